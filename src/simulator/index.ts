@@ -1,0 +1,96 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { FaultController, type SimFault } from './faults.js';
+import { createRequestListener, type RequestLogEntry, type ServerSettings } from './http/server.js';
+import { resolveOptions, validateOptionsPatch, type SimulatorOptions } from './options.js';
+import { buildRouter } from './routes/index.js';
+import { SimState, type SimManifest } from './state.js';
+
+/**
+ * The cloud API simulator: an HTTP server implementing every endpoint of cloud-api.md over an
+ * in-memory, deterministic demo company (see README, "Simulator").
+ */
+
+export type { SimFault } from './faults.js';
+export { simulatorOptionsFromEnv, type SimulatorOptions } from './options.js';
+export { SimLookupError, SimState, type AddClusterInput, type SimManifest, type SimScopeSummary } from './state.js';
+export type { SimTaskStatus, SimTaskView } from './tasks.js';
+export type * from './model.js';
+
+export interface Simulator {
+  /** e.g. 'http://127.0.0.1:41234' (no trailing slash). */
+  url: string;
+  apiKey: string;
+  /** Same as GET /_sim/manifest. */
+  manifest(): SimManifest;
+  /** The in-memory company shared with the routes. */
+  state: SimState;
+  /** Scripted faults, consumed in order by the next matching requests. */
+  injectFaults(...faults: SimFault[]): void;
+  setOptions(
+    patch: Partial<Pick<SimulatorOptions, 'latencyMs' | 'errorRate' | 'rateLimit' | 'truncateRate' | 'legacy' | 'taskDelayMs'>>,
+  ): void;
+  /** Every request received (path without query); status 0 for a reset connection. */
+  requestLog: RequestLogEntry[];
+  clearRequestLog(): void;
+  close(): Promise<void>;
+}
+
+export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const opts = resolveOptions(options);
+  const startedAt = Date.now();
+  const base = opts.now.getTime();
+  const clock = () => new Date(base + (Date.now() - startedAt));
+  const state = new SimState({ seed: opts.seed, size: opts.size, now: opts.now, taskDelayMs: opts.taskDelayMs, clock });
+  const faults = new FaultController(opts.seed);
+  const settings: ServerSettings = {
+    latencyMs: opts.latencyMs,
+    errorRate: opts.errorRate,
+    rateLimit: opts.rateLimit,
+    truncateRate: opts.truncateRate,
+    legacy: opts.legacy,
+  };
+  const requestLog: RequestLogEntry[] = [];
+  const server = createServer(
+    { keepAlive: true },
+    createRequestListener({ router: buildRouter(), state, faults, settings, apiKey: opts.apiKey, requestLog }),
+  );
+  server.keepAliveTimeout = 5_000;
+
+  await new Promise<void>((resolve, reject) => {
+    const onError = (error: Error) => reject(new Error(`simulator could not listen on ${opts.host}:${opts.port}: ${error.message}`));
+    server.once('error', onError);
+    server.listen(opts.port, opts.host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+
+  return {
+    url: `http://${host}:${address.port}`,
+    apiKey: opts.apiKey,
+    manifest: () => state.manifest(),
+    state,
+    injectFaults: (...list) => faults.inject(list),
+    setOptions: (patch) => {
+      const p = validateOptionsPatch(patch);
+      if (p.latencyMs !== undefined) settings.latencyMs = p.latencyMs;
+      if (p.errorRate !== undefined) settings.errorRate = p.errorRate;
+      if (p.rateLimit !== undefined) settings.rateLimit = p.rateLimit;
+      if (p.truncateRate !== undefined) settings.truncateRate = p.truncateRate;
+      if (p.legacy !== undefined) settings.legacy = p.legacy;
+      if (p.taskDelayMs !== undefined) state.taskDelayMs = p.taskDelayMs;
+    },
+    requestLog,
+    clearRequestLog: () => {
+      requestLog.length = 0;
+    },
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(new Error(`simulator close failed: ${error.message}`)) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}
