@@ -1,0 +1,866 @@
+/**
+ * cloudtally's configuration: environment variables plus an optional JSON file named by
+ * CLOUDTALLY_CONFIG. Validated once; every problem is reported together in one ConfigError; the
+ * result is deep-frozen. This is the only module that reads process.env (as a default argument).
+ *
+ * Precedence: environment variables win over the file for scalar settings (retention); the
+ * structured settings (scopes, schedules, tag aliases, client tuning) come from the file only.
+ * An empty environment variable counts as unset.
+ */
+import { parseSimulatorEnv, type SimulatorOptions } from './simulator/options.js';
+import { readFileSync } from 'node:fs';
+import cron from 'node-cron';
+import { z } from 'zod';
+import { redactDatabaseUrl } from './db/url.js';
+import { parseAddressRule } from './auth/addresses.js';
+import { parsePasswordHash } from './auth/password.js';
+import { ROLES, type Role } from './auth/roles.js';
+
+// ---------------------------------------------------------------------------------------------
+// Public types and constants.
+
+export const COLLECTOR_NAMES = [
+  'clusters',
+  'instances',
+  'ports',
+  'keypairs',
+  'flavors',
+  'k8s_prices',
+  'storage_keys',
+  'image_tags',
+  'free_features',
+] as const;
+export type CollectorName = (typeof COLLECTOR_NAMES)[number];
+
+/** Inventory hourly; prices change rarely (every 6 h); free features daily. */
+export const DEFAULT_SCHEDULES: Readonly<Record<CollectorName, string>> = Object.freeze({
+  clusters: '0 * * * *',
+  instances: '0 * * * *',
+  ports: '0 * * * *',
+  keypairs: '0 * * * *',
+  flavors: '0 */6 * * *',
+  k8s_prices: '0 */6 * * *',
+  storage_keys: '0 * * * *',
+  image_tags: '0 * * * *',
+  free_features: '0 3 * * *',
+});
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Who may read /metrics: anyone who reaches the port, holders of the bearer token, or nobody. */
+export const METRICS_ACCESS_MODES = ['open', 'token', 'off'] as const;
+export type MetricsAccessMode = (typeof METRICS_ACCESS_MODES)[number];
+export const METRICS_TOKEN_MIN_LENGTH = 16;
+
+export interface MetricsSettings {
+  access: MetricsAccessMode;
+  /** Set exactly when access is 'token'. */
+  token: string | null;
+}
+
+export type TagKeyCase = 'lower' | 'preserve';
+
+export interface Scope {
+  projectId: number;
+  regionId: number;
+  securityGroups: string[];
+  k8sClusters: string[];
+}
+
+export type CloudConfig = { mode: 'simulator' } | { mode: 'remote'; baseUrl: string; apiKey: string };
+
+/** Same shape as openDatabase's argument (src/db/connection.ts). */
+export type DatabaseSettings = { driver: 'pg'; url: string } | { driver: 'pglite'; dataDir: string };
+
+/** The built-in simulator's knobs, from the SIM_* variables (validated by the simulator's own schema). */
+export type SimulatorSettings = Omit<SimulatorOptions, 'now'>;
+
+export interface ClientSettings {
+  timeoutMs: number;
+  maxConcurrency: number;
+  maxRetries: number;
+}
+
+// ---- Users, roles and actions (issue 5) ------------------------------------------------------
+
+export interface AuthUser {
+  name: string;
+  role: Role;
+  /** `scrypt$N$r$p$salt$hash` (see src/auth/password.ts). */
+  passwordHash: string;
+}
+
+export interface ProxyAuthSettings {
+  /** Request header carrying the user name (lower case), honoured only from trustedAddresses. */
+  header: string;
+  /** Optional header carrying the user's groups, comma-separated. */
+  groupsHeader: string | null;
+  /** IP addresses or CIDR blocks of the reverse proxies (compared with the TCP peer address). */
+  trustedAddresses: string[];
+  /** User name or group -> role; the most trusted match wins. */
+  roleMap: Record<string, Role>;
+  /** Role of a proxied user that no entry maps; null refuses them (403). */
+  defaultRole: Role | null;
+}
+
+export interface AuthSettings {
+  /** CLOUDTALLY_SESSION_SECRET: signs cookies and CSRF tokens; required when users are configured. */
+  sessionSecret: string | null;
+  sessionTtlHours: number;
+  /** Failed logins allowed per window, per user name and per client address (in-memory sliding window). */
+  loginRateLimit: { maxFailuresPerUser: number; maxFailuresPerIp: number; windowMinutes: number };
+  proxy: ProxyAuthSettings | null;
+}
+
+export interface IdleRulesSettings {
+  /** Running at least this many days with no (or an empty) owner tag. */
+  noOwner: { enabled: boolean; minRunningDays: number };
+  /** A tag holding a date (YYYY-MM-DD or ISO 8601 time) in the past. */
+  expired: { enabled: boolean; tagKey: string };
+  /** An environment tag with one of `values` running outside working hours in `timezone`. */
+  offHours: {
+    enabled: boolean;
+    tagKey: string;
+    /** Lower case. */
+    values: string[];
+    /** IANA time zone, e.g. Europe/Berlin. */
+    timezone: string;
+    /** 'HH:MM' 24 h, local to the time zone; start < end. */
+    workingHours: { start: string; end: string };
+    /** ISO weekdays that are working days: 1 = Monday ... 7 = Sunday. */
+    workingDays: number[];
+  };
+  /** Listed through one of these security groups (id or name). */
+  quarantine: { enabled: boolean; securityGroups: string[] };
+  /** Servers of a bare metal cluster whose task_status is one of these. */
+  clusterCleanUp: { enabled: boolean; taskStatuses: string[] };
+}
+
+export interface NotificationSettings {
+  /** Slack-compatible incoming webhook (POST {"text": ...}); a secret: never logged. */
+  webhookUrl: string;
+  timeoutMs: number;
+  /** Attempts after the first one. */
+  retries: number;
+  /** Address of this app, for links in the messages (null: no links). */
+  appUrl: string | null;
+}
+
+interface ConfigShape {
+  cloud: CloudConfig;
+  database: DatabaseSettings;
+  server: { host: string; port: number };
+  logLevel: LogLevel;
+  /** Snapshots older than this are pruned (cost_daily is kept). */
+  retentionDays: number;
+  /** Hourly detail is kept this long; older snapshots are thinned to one per scope and day. */
+  retentionHourlyDays: number;
+  /** Knobs of the built-in simulator (used when cloud.mode is 'simulator', and by `npm run sim`). */
+  simulator: SimulatorSettings;
+  /** Empty in simulator mode unless configured: the scopes then come from the simulator's manifest. */
+  scopes: Scope[];
+  imageIds: string[];
+  freeFeatureIds: number[];
+  schedules: Record<CollectorName, string>;
+  /** alias key -> canonical key, both already in the configured case. */
+  tagAliases: Record<string, string>;
+  tagKeyCase: TagKeyCase;
+  client: ClientSettings;
+  collectOnStart: boolean;
+  /** Web users; none (and no proxy) = local-only mode: 127.0.0.1 only, everyone admin. */
+  users: AuthUser[];
+  auth: AuthSettings;
+  idleRules: IdleRulesSettings;
+  notifications: NotificationSettings | null;
+  /** Default delay between marking an instance for a stop and the stop. */
+  stopGraceHours: number;
+  /** Tag key (normalised) naming an instance's owner, who is warned of a scheduled stop. */
+  ownerTagKey: string;
+  /** Access to /metrics (CLOUDTALLY_METRICS_ACCESS, CLOUDTALLY_METRICS_TOKEN). */
+  metrics: MetricsSettings;
+  /** Path of the JSON file read, or null. */
+  configFile: string | null;
+}
+
+export type DeepReadonly<T> = T extends (infer E)[]
+  ? readonly DeepReadonly<E>[]
+  : T extends object
+    ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
+    : T;
+
+export type Config = DeepReadonly<ConfigShape>;
+
+export interface ConfigProblem {
+  path: string;
+  message: string;
+}
+
+/** Invalid configuration: every problem found, each as `path: reason`. Never carries a secret. */
+export class ConfigError extends Error {
+  readonly problems: readonly ConfigProblem[];
+
+  constructor(problems: ConfigProblem[], source = 'configuration') {
+    const count = problems.length === 1 ? '1 problem' : `${problems.length} problems`;
+    super(`Invalid ${source} (${count}):\n${problems.map((p) => `  - ${p.path}: ${p.message}`).join('\n')}`);
+    this.name = 'ConfigError';
+    this.problems = Object.freeze(problems.map((p) => Object.freeze({ ...p })));
+  }
+}
+
+export interface LoadConfigOptions {
+  /** Reads the file named by CLOUDTALLY_CONFIG; defaults to fs.readFileSync(path, 'utf8'). */
+  readFile?: (path: string) => string;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Environment variables.
+
+const blankToUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
+
+const envInt = (min: number, max: number) => {
+  const reason = `must be a whole number from ${min} to ${max}`;
+  return z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .trim()
+      .regex(/^[+-]?\d+$/, { error: reason })
+      .transform(Number)
+      .refine((n) => n >= min && n <= max, { error: reason })
+      .optional(),
+  );
+};
+
+// Reasons never echo the value: URLs and keys may carry credentials.
+const envString = () => z.preprocess(blankToUndefined, z.string().trim().optional());
+
+const envHttpUrl = () =>
+  z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .trim()
+      .refine((s) => hasProtocol(s, ['http:', 'https:']), { error: 'must be an absolute http(s) URL' })
+      .transform((s) => s.replace(/\/+$/, ''))
+      .optional(),
+  );
+
+const envPostgresUrl = () =>
+  z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .trim()
+      .refine((s) => hasProtocol(s, ['postgres:', 'postgresql:']), {
+        error: 'must be a postgres:// or postgresql:// URL',
+      })
+      .optional(),
+  );
+
+function hasProtocol(value: string, protocols: string[]): boolean {
+  try {
+    return protocols.includes(new URL(value).protocol);
+  } catch {
+    return false;
+  }
+}
+
+const EnvSchema = z.object({
+  CLOUDTALLY_CONFIG: envString(),
+  CLOUDTALLY_API_URL: envHttpUrl(),
+  CLOUDTALLY_API_KEY: envString(),
+  DATABASE_URL: envPostgresUrl(),
+  CLOUDTALLY_DATA_DIR: envString(),
+  PORT: envInt(0, 65535),
+  HOST: envString(),
+  LOG_LEVEL: z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .trim()
+      .toLowerCase()
+      .pipe(z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }))
+      .optional(),
+  ),
+  CLOUDTALLY_RETENTION_DAYS: envInt(1, 3650),
+  CLOUDTALLY_RETENTION_HOURLY_DAYS: envInt(1, 3650),
+  CLOUDTALLY_METRICS_ACCESS: z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .trim()
+      .toLowerCase()
+      .pipe(z.enum(METRICS_ACCESS_MODES, { error: `must be one of ${METRICS_ACCESS_MODES.join(', ')}` }))
+      .optional(),
+  ),
+  CLOUDTALLY_METRICS_TOKEN: envString(),
+  CLOUDTALLY_SESSION_SECRET: envString(),
+  CLOUDTALLY_WEBHOOK_URL: envHttpUrl(),
+});
+type Env = z.infer<typeof EnvSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// The JSON file. `scopes`, `image_ids` and `free_feature_ids` have the shape of the simulator's
+// GET /_sim/manifest answer, so a manifest is a valid configuration file.
+
+const nonEmptyName = z.string().trim().min(1, { error: 'must not be empty' }).max(255, { error: 'must be at most 255 characters' });
+const positiveInt = z.int({ error: 'must be a positive whole number' }).positive({ error: 'must be a positive whole number' });
+
+const ScopeSchema = z.strictObject({
+  project_id: positiveInt,
+  region_id: positiveInt,
+  security_groups: z.array(nonEmptyName).default([]),
+  k8s_clusters: z.array(nonEmptyName).default([]),
+});
+
+const cronExpression = z.string().superRefine((pattern, ctx) => {
+  const reason = cronProblem(pattern);
+  if (reason) ctx.addIssue({ code: 'custom', message: reason });
+});
+
+function cronProblem(pattern: string): string | null {
+  try {
+    if (cron.validate(pattern)) return null;
+    const errors = cron.validateDetailed(pattern).errors;
+    const detail = errors.map((e) => e.message).join('; ');
+    return `is not a valid cron expression${detail ? ` (${detail})` : ''}`;
+  } catch (err) {
+    return `is not a valid cron expression (${(err as Error).message})`;
+  }
+}
+
+const SchedulesSchema = z.strictObject(
+  Object.fromEntries(COLLECTOR_NAMES.map((name) => [name, cronExpression.optional()])) as Record<
+    CollectorName,
+    z.ZodOptional<typeof cronExpression>
+  >,
+);
+
+const roleSchema = z.enum(ROLES, { error: `must be one of ${ROLES.join(', ')}` });
+
+const UserSchema = z.strictObject({
+  name: z
+    .string()
+    .trim()
+    .min(1, { error: 'must not be empty' })
+    .max(100, { error: 'must be at most 100 characters' })
+    .regex(/^[^\s\u0000-\u001f]+$/, { error: 'must not contain spaces or control characters' }),
+  role: roleSchema,
+  // The reason never echoes the hash.
+  password_hash: z.string().superRefine((text, ctx) => {
+    const parsed = parsePasswordHash(text);
+    if ('problem' in parsed) ctx.addIssue({ code: 'custom', message: parsed.problem });
+  }),
+});
+
+const headerName = z
+  .string()
+  .trim()
+  .regex(/^[A-Za-z0-9-]{1,100}$/, { error: 'must be an HTTP header name (letters, digits, -)' })
+  .transform((h) => h.toLowerCase());
+
+const ProxySchema = z.strictObject({
+  header: headerName,
+  groups_header: headerName.nullable().default(null),
+  trusted_addresses: z
+    .array(
+      z.string().superRefine((text, ctx) => {
+        const rule = parseAddressRule(text);
+        if ('problem' in rule) ctx.addIssue({ code: 'custom', message: rule.problem });
+      }),
+    )
+    .min(1, { error: 'must list at least one proxy address: the header is honoured only from these' }),
+  role_map: z.record(nonEmptyName, roleSchema).default({}),
+  default_role: roleSchema.nullable().default(null),
+});
+
+const AuthSchema = z.strictObject({
+  session_ttl_hours: z.number().positive().max(24 * 90).default(12),
+  login_rate_limit: z
+    .strictObject({
+      max_failures_per_user: z.int().min(1).max(1000).default(5),
+      max_failures_per_ip: z.int().min(1).max(10_000).default(20),
+      window_minutes: z.int().min(1).max(24 * 60).default(15),
+    })
+    .prefault({}),
+  proxy: ProxySchema.nullable().default(null),
+});
+
+const clockTime = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, { error: 'must be HH:MM (24 h)' });
+
+const IdleRulesSchema = z.strictObject({
+  no_owner: z
+    .strictObject({ enabled: z.boolean().default(true), min_running_days: z.int().min(0).max(3650).default(30) })
+    .prefault({}),
+  expired: z.strictObject({ enabled: z.boolean().default(true), tag_key: nonEmptyName.default('expires') }).prefault({}),
+  off_hours: z
+    .strictObject({
+      enabled: z.boolean().default(true),
+      tag_key: nonEmptyName.default('env'),
+      values: z.array(nonEmptyName).min(1).default(['dev', 'test', 'sandbox']),
+      timezone: z
+        .string()
+        .default('UTC')
+        .refine(isTimeZone, { error: 'must be an IANA time zone such as Europe/Berlin or UTC' }),
+      working_hours: z
+        .strictObject({ start: clockTime.default('08:00'), end: clockTime.default('20:00') })
+        .prefault({})
+        .refine((h) => h.start < h.end, { error: 'start must be before end' }),
+      working_days: z.array(z.int().min(1).max(7)).default([1, 2, 3, 4, 5]),
+    })
+    .prefault({}),
+  quarantine: z.strictObject({ enabled: z.boolean().default(true), security_groups: z.array(nonEmptyName).default([]) }).prefault({}),
+  cluster_clean_up: z
+    .strictObject({ enabled: z.boolean().default(true), task_statuses: z.array(nonEmptyName).default(['CLUSTER_CLEAN_UP']) })
+    .prefault({}),
+});
+
+const NotificationsSchema = z.strictObject({
+  /** Optional here when CLOUDTALLY_WEBHOOK_URL gives it (a webhook URL is a secret). */
+  webhook_url: z
+    .string()
+    .refine((s) => hasProtocol(s, ['http:', 'https:']), { error: 'must be an absolute http(s) URL' })
+    .optional(),
+  timeout_ms: z.int().min(100).max(60_000).default(5_000),
+  retries: z.int().min(0).max(10).default(2),
+  app_url: z
+    .string()
+    .refine((s) => hasProtocol(s, ['http:', 'https:']), { error: 'must be an absolute http(s) URL' })
+    .transform((s) => s.replace(/\/+$/, ''))
+    .nullable()
+    .default(null),
+});
+
+function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const FileSchema = z.strictObject({
+  scopes: z.array(ScopeSchema).default([]),
+  image_ids: z.array(nonEmptyName).default([]),
+  free_feature_ids: z.array(positiveInt).default([]),
+  schedules: SchedulesSchema.default({}),
+  retention_days: z.int().min(1).max(3650).optional(),
+  retention_hourly_days: z.int().min(1).max(3650).optional(),
+  tag_aliases: z.record(nonEmptyName, nonEmptyName).default({}),
+  tag_key_case: z.enum(['lower', 'preserve']).default('lower'),
+  client: z
+    .strictObject({
+      timeout_ms: z.int().min(100).max(600_000).default(30_000),
+      max_concurrency: z.int().min(1).max(256).default(8),
+      max_retries: z.int().min(0).max(20).default(4),
+    })
+    .default({ timeout_ms: 30_000, max_concurrency: 8, max_retries: 4 }),
+  collect_on_start: z.boolean().default(true),
+  users: z.array(UserSchema).default([]),
+  auth: AuthSchema.prefault({}),
+  idle_rules: IdleRulesSchema.prefault({}),
+  notifications: NotificationsSchema.nullable().default(null),
+  stop_grace_hours: z.number().min(0).max(24 * 30).default(24),
+  owner_tag_key: nonEmptyName.default('owner'),
+});
+type FileSettings = z.infer<typeof FileSchema>;
+
+/** The simulator's manifest: same fields as the file; keys it may add later are ignored. */
+const ManifestSchema = z.looseObject({
+  scopes: z.array(z.looseObject(ScopeSchema.shape)),
+  image_ids: z.array(nonEmptyName).default([]),
+  free_feature_ids: z.array(positiveInt).default([]),
+});
+
+// ---------------------------------------------------------------------------------------------
+// Loading.
+
+export function loadConfig(
+  env: Record<string, string | undefined> = process.env,
+  opts: LoadConfigOptions = {},
+): Config {
+  const problems: ConfigProblem[] = [];
+
+  const { vars, invalid } = parseEnv(env, problems);
+
+  const configFile = vars.CLOUDTALLY_CONFIG ?? null;
+  let file: FileSettings | null = null;
+  if (configFile !== null) {
+    const loaded = readConfigFile(configFile, opts.readFile ?? ((p) => readFileSync(p, 'utf8')));
+    if ('problem' in loaded) {
+      problems.push(loaded.problem);
+    } else {
+      const fileResult = FileSchema.safeParse(loaded.value);
+      if (fileResult.success) file = fileResult.data;
+      else problems.push(...zodProblems(fileResult.error));
+    }
+  } else {
+    file = FileSchema.parse({});
+  }
+
+  const simulator = parseSimulatorEnv(env);
+  problems.push(...simulator.problems);
+  const cloud = cloudConfig(vars, invalid, problems);
+  const scopes = file ? toScopes(file.scopes, problems, 'scopes') : [];
+  if (cloud?.mode === 'remote' && file && scopes.length === 0) {
+    problems.push({
+      path: 'scopes',
+      message:
+        'at least one scope (project_id, region_id) is required with CLOUDTALLY_API_URL: the API has no endpoint that lists projects and regions',
+    });
+  }
+  const tagKeyCase = file?.tag_key_case ?? 'lower';
+  const tagAliases = file ? normaliseAliases(file.tag_aliases, tagKeyCase, problems) : {};
+
+  const retentionDays = vars.CLOUDTALLY_RETENTION_DAYS ?? file?.retention_days ?? 90;
+  const retentionHourlyDays = Math.min(vars.CLOUDTALLY_RETENTION_HOURLY_DAYS ?? file?.retention_hourly_days ?? 7, retentionDays);
+  const hourlyExplicit = vars.CLOUDTALLY_RETENTION_HOURLY_DAYS ?? file?.retention_hourly_days;
+  if (hourlyExplicit !== undefined && hourlyExplicit > retentionDays) {
+    problems.push({
+      path: vars.CLOUDTALLY_RETENTION_HOURLY_DAYS !== undefined ? 'CLOUDTALLY_RETENTION_HOURLY_DAYS' : 'retention_hourly_days',
+      message: `must not exceed the retention (${retentionDays} days)`,
+    });
+  }
+
+  const metrics = metricsSettings(vars, invalid, problems);
+  const actions = file ? actionSettings(file, vars, { tagAliases, tagKeyCase }, problems) : null;
+
+  if (problems.length > 0 || !cloud || !file || !actions) {
+    throw new ConfigError(problems);
+  }
+
+  const config: ConfigShape = {
+    cloud,
+    database: vars.DATABASE_URL
+      ? { driver: 'pg', url: vars.DATABASE_URL }
+      : { driver: 'pglite', dataDir: vars.CLOUDTALLY_DATA_DIR ?? './data' },
+    server: { host: vars.HOST ?? '127.0.0.1', port: vars.PORT ?? 3000 },
+    logLevel: vars.LOG_LEVEL ?? 'info',
+    retentionDays,
+    retentionHourlyDays,
+    simulator: simulator.options,
+    scopes,
+    imageIds: file.image_ids,
+    freeFeatureIds: file.free_feature_ids,
+    schedules: { ...DEFAULT_SCHEDULES, ...definedEntries(file.schedules) },
+    tagAliases,
+    tagKeyCase,
+    client: {
+      timeoutMs: file.client.timeout_ms,
+      maxConcurrency: file.client.max_concurrency,
+      maxRetries: file.client.max_retries,
+    },
+    collectOnStart: file.collect_on_start,
+    ...actions,
+    metrics,
+    configFile,
+  };
+  return deepFreeze(config);
+}
+
+type ActionSettings = Pick<ConfigShape, 'users' | 'auth' | 'idleRules' | 'notifications' | 'stopGraceHours' | 'ownerTagKey'>;
+
+/** Users, sign-in, idle rules and notifications; tag keys normalised like the collected tags. */
+function actionSettings(
+  file: FileSettings,
+  vars: Env,
+  tags: { tagAliases: Record<string, string>; tagKeyCase: TagKeyCase },
+  problems: ConfigProblem[],
+): ActionSettings {
+  const seen = new Map<string, number>();
+  file.users.forEach((user, i) => {
+    const key = user.name.normalize('NFC').toLowerCase();
+    const first = seen.get(key);
+    if (first !== undefined) problems.push({ path: `users[${i}].name`, message: `repeats users[${first}] (names are compared case-insensitively)` });
+    else seen.set(key, i);
+  });
+  const secret = vars.CLOUDTALLY_SESSION_SECRET ?? null;
+  if (secret !== null && secret.length < 32) {
+    problems.push({ path: 'CLOUDTALLY_SESSION_SECRET', message: 'must be at least 32 characters (e.g. openssl rand -hex 32)' });
+  } else if (secret === null && file.users.length > 0) {
+    problems.push({
+      path: 'CLOUDTALLY_SESSION_SECRET',
+      message: 'is required when users are configured (at least 32 characters, e.g. openssl rand -hex 32), so that logins survive restarts and work on every replica',
+    });
+  }
+
+  let notifications: NotificationSettings | null = null;
+  const webhookUrl = vars.CLOUDTALLY_WEBHOOK_URL ?? file.notifications?.webhook_url;
+  if (webhookUrl) {
+    const n = file.notifications;
+    notifications = { webhookUrl, timeoutMs: n?.timeout_ms ?? 5_000, retries: n?.retries ?? 2, appUrl: n?.app_url ?? null };
+  } else if (file.notifications) {
+    problems.push({ path: 'notifications.webhook_url', message: 'is required (or set CLOUDTALLY_WEBHOOK_URL); use "notifications": null for none' });
+  }
+
+  const key = (k: string) => normaliseTagKey(k, tags);
+  const rules = file.idle_rules;
+  const proxy = file.auth.proxy;
+  return {
+    users: file.users.map((u) => ({ name: u.name, role: u.role, passwordHash: u.password_hash })),
+    auth: {
+      sessionSecret: secret,
+      sessionTtlHours: file.auth.session_ttl_hours,
+      loginRateLimit: {
+        maxFailuresPerUser: file.auth.login_rate_limit.max_failures_per_user,
+        maxFailuresPerIp: file.auth.login_rate_limit.max_failures_per_ip,
+        windowMinutes: file.auth.login_rate_limit.window_minutes,
+      },
+      proxy: proxy
+        ? {
+            header: proxy.header,
+            groupsHeader: proxy.groups_header,
+            trustedAddresses: proxy.trusted_addresses.map((a) => a.trim()),
+            roleMap: { ...proxy.role_map },
+            defaultRole: proxy.default_role,
+          }
+        : null,
+    },
+    idleRules: {
+      noOwner: { enabled: rules.no_owner.enabled, minRunningDays: rules.no_owner.min_running_days },
+      expired: { enabled: rules.expired.enabled, tagKey: key(rules.expired.tag_key) },
+      offHours: {
+        enabled: rules.off_hours.enabled,
+        tagKey: key(rules.off_hours.tag_key),
+        values: [...new Set(rules.off_hours.values.map((v) => v.toLowerCase()))],
+        timezone: rules.off_hours.timezone,
+        workingHours: { ...rules.off_hours.working_hours },
+        workingDays: [...new Set(rules.off_hours.working_days)].sort((a, b) => a - b),
+      },
+      quarantine: { enabled: rules.quarantine.enabled, securityGroups: [...new Set(rules.quarantine.security_groups)] },
+      clusterCleanUp: { enabled: rules.cluster_clean_up.enabled, taskStatuses: [...new Set(rules.cluster_clean_up.task_statuses)] },
+    },
+    notifications,
+    stopGraceHours: file.stop_grace_hours,
+    ownerTagKey: key(file.owner_tag_key),
+  };
+}
+
+/** Each variable parsed on its own, so one bad value does not hide the others' problems. */
+function parseEnv(
+  env: Record<string, string | undefined>,
+  problems: ConfigProblem[],
+): { vars: Env; invalid: Set<string> } {
+  const vars: Record<string, unknown> = {};
+  const invalid = new Set<string>();
+  for (const [name, schema] of Object.entries(EnvSchema.shape)) {
+    const result = schema.safeParse(env[name]);
+    if (result.success) {
+      vars[name] = result.data;
+    } else {
+      invalid.add(name);
+      problems.push(...result.error.issues.map((issue) => ({ path: name, message: issue.message })));
+    }
+  }
+  return { vars: vars as Env, invalid };
+}
+
+function cloudConfig(vars: Env, invalid: Set<string>, problems: ConfigProblem[]): CloudConfig | null {
+  if (invalid.has('CLOUDTALLY_API_URL') || invalid.has('CLOUDTALLY_API_KEY')) return null;
+  const url = vars.CLOUDTALLY_API_URL;
+  const key = vars.CLOUDTALLY_API_KEY;
+  if (url && key) return { mode: 'remote', baseUrl: url, apiKey: key };
+  if (!url && !key) return { mode: 'simulator' };
+  const [missing, present] = url ? ['CLOUDTALLY_API_KEY', 'CLOUDTALLY_API_URL'] : ['CLOUDTALLY_API_URL', 'CLOUDTALLY_API_KEY'];
+  problems.push({
+    path: missing,
+    message: `is required when ${present} is set (set both for a real cloud, neither for the built-in simulator)`,
+  });
+  return null;
+}
+
+function readConfigFile(
+  path: string,
+  readFile: (path: string) => string,
+): { value: unknown } | { problem: ConfigProblem } {
+  let text: string;
+  try {
+    text = readFile(path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return { problem: { path: 'CLOUDTALLY_CONFIG', message: `cannot read ${JSON.stringify(path)} (${code ?? (err as Error).message})` } };
+  }
+  try {
+    return { value: JSON.parse(text) as unknown };
+  } catch (err) {
+    return { problem: { path: 'CLOUDTALLY_CONFIG', message: `${JSON.stringify(path)} is not valid JSON (${(err as Error).message})` } };
+  }
+}
+
+function toScopes(raw: FileSettings['scopes'], problems: ConfigProblem[], basePath: string): Scope[] {
+  const seen = new Map<string, number>();
+  raw.forEach((s, i) => {
+    const key = `${s.project_id}/${s.region_id}`;
+    const first = seen.get(key);
+    if (first !== undefined) {
+      problems.push({
+        path: `${basePath}[${i}]`,
+        message: `repeats ${basePath}[${first}] (project ${s.project_id}, region ${s.region_id}); list each scope once`,
+      });
+    } else {
+      seen.set(key, i);
+    }
+  });
+  return raw.map((s) => ({
+    projectId: s.project_id,
+    regionId: s.region_id,
+    securityGroups: [...new Set(s.security_groups)],
+    k8sClusters: [...new Set(s.k8s_clusters)],
+  }));
+}
+
+function normaliseAliases(
+  raw: Record<string, string>,
+  keyCase: TagKeyCase,
+  problems: ConfigProblem[],
+): Record<string, string> {
+  const aliases: Record<string, string> = Object.create(null) as Record<string, string>;
+  const origin: Record<string, string> = Object.create(null) as Record<string, string>;
+  for (const [alias, canonical] of Object.entries(raw)) {
+    const from = applyKeyCase(alias, keyCase);
+    const to = applyKeyCase(canonical, keyCase);
+    const path = `tag_aliases${formatPathSegment(alias)}`;
+    if (from in aliases && aliases[from] !== to) {
+      problems.push({
+        path,
+        message: `maps to "${canonical}" but "${origin[from]}" is the same key in ${keyCase} case and maps to "${aliases[from]}"`,
+      });
+      continue;
+    }
+    aliases[from] = to;
+    origin[from] = alias;
+  }
+  for (const [from, to] of Object.entries(aliases)) {
+    if (from !== to && to in aliases && aliases[to] !== to) {
+      problems.push({
+        path: `tag_aliases${formatPathSegment(origin[from] ?? from)}`,
+        message: `maps to "${to}", which is itself an alias of "${aliases[to]}"; map straight to the canonical key`,
+      });
+    }
+  }
+  return Object.fromEntries(Object.entries(aliases));
+}
+
+function applyKeyCase(key: string, keyCase: TagKeyCase): string {
+  const nfc = key.normalize('NFC');
+  return keyCase === 'lower' ? nfc.toLowerCase() : nfc;
+}
+
+/**
+ * The key under which a tag is stored and grouped: the configured case applied (NFC-normalised),
+ * then the alias map (so `Team`, `TEAM` and `owner-team` can all become `team`).
+ */
+export function normaliseTagKey(
+  key: string,
+  settings: { readonly tagAliases: Readonly<Record<string, string>>; readonly tagKeyCase: TagKeyCase },
+): string {
+  const cased = applyKeyCase(key, settings.tagKeyCase);
+  return Object.hasOwn(settings.tagAliases, cased) ? settings.tagAliases[cased]! : cased;
+}
+
+/**
+ * Scopes, image IDs and free-feature IDs from a simulator manifest (GET /_sim/manifest), for
+ * simulator mode where the configuration has none. Throws ConfigError naming each bad field.
+ */
+export function scopesFromManifest(manifest: unknown): {
+  scopes: readonly DeepReadonly<Scope>[];
+  imageIds: readonly string[];
+  freeFeatureIds: readonly number[];
+} {
+  const result = ManifestSchema.safeParse(manifest);
+  if (!result.success) throw new ConfigError(zodProblems(result.error), 'simulator manifest');
+  const problems: ConfigProblem[] = [];
+  const scopes = toScopes(result.data.scopes, problems, 'scopes');
+  if (problems.length > 0) throw new ConfigError(problems, 'simulator manifest');
+  return deepFreeze({ scopes, imageIds: result.data.image_ids, freeFeatureIds: result.data.free_feature_ids });
+}
+
+/**
+ * /metrics access. Default: 'token' when a token is given, else 'open' — the numbers carry no
+ * secrets and no money, and Prometheus usually scrapes from inside the network; set 'token' or
+ * 'off' when the port is reachable from where it should not be.
+ */
+function metricsSettings(vars: Env, invalid: Set<string>, problems: ConfigProblem[]): MetricsSettings {
+  const token = vars.CLOUDTALLY_METRICS_TOKEN ?? null;
+  const access = vars.CLOUDTALLY_METRICS_ACCESS ?? (token !== null ? 'token' : 'open');
+  if (invalid.has('CLOUDTALLY_METRICS_ACCESS')) return { access: 'off', token: null };
+  if (access === 'token') {
+    if (token === null) {
+      problems.push({ path: 'CLOUDTALLY_METRICS_TOKEN', message: 'is required when CLOUDTALLY_METRICS_ACCESS is token' });
+    } else if (token.length < METRICS_TOKEN_MIN_LENGTH || !/^[\x21-\x7e]+$/.test(token)) {
+      problems.push({
+        path: 'CLOUDTALLY_METRICS_TOKEN',
+        message: `must be at least ${METRICS_TOKEN_MIN_LENGTH} printable ASCII characters without spaces`,
+      });
+    }
+    return { access, token };
+  }
+  if (token !== null) {
+    problems.push({
+      path: 'CLOUDTALLY_METRICS_TOKEN',
+      message: `is set but CLOUDTALLY_METRICS_ACCESS is ${access}: the token would be ignored (unset one of them)`,
+    });
+  }
+  return { access, token: null };
+}
+
+/** A copy safe to log: API keys and the database password replaced. */
+export function describeConfig(config: Config): DeepReadonly<ConfigShape> {
+  const copy = structuredClone(config) as ConfigShape;
+  if (copy.cloud.mode === 'remote') copy.cloud.apiKey = '[redacted]';
+  if (copy.database.driver === 'pg') copy.database.url = redactDatabaseUrl(copy.database.url);
+  if (copy.simulator.apiKey !== undefined) copy.simulator.apiKey = '[redacted]';
+  for (const user of copy.users) user.passwordHash = '[redacted]';
+  if (copy.auth.sessionSecret !== null) copy.auth.sessionSecret = '[redacted]';
+  if (copy.notifications) copy.notifications.webhookUrl = '[redacted]';
+  if (copy.metrics.token !== null) copy.metrics.token = '[redacted]';
+  return copy;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers.
+
+function zodProblems(error: z.ZodError): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  for (const issue of error.issues) {
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) {
+        problems.push({ path: formatPath([...issue.path, key]), message: 'is not a known setting' });
+      }
+    } else {
+      problems.push({ path: formatPath(issue.path), message: issue.message });
+    }
+  }
+  return problems;
+}
+
+function formatPath(path: readonly PropertyKey[]): string {
+  if (path.length === 0) return '(top level)';
+  const [first, ...rest] = path;
+  const head = typeof first === 'string' && isIdentifier(first) ? first : formatPathSegment(first!);
+  return head + rest.map(formatPathSegment).join('');
+}
+
+function formatPathSegment(segment: PropertyKey): string {
+  if (typeof segment === 'number') return `[${segment}]`;
+  const s = String(segment);
+  return isIdentifier(s) ? `.${s}` : `[${JSON.stringify(s)}]`;
+}
+
+function isIdentifier(s: string): boolean {
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(s);
+}
+
+function definedEntries<T extends object>(obj: T): Partial<T> {
+  return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+function deepFreeze<T>(value: T): DeepReadonly<T> {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value as DeepReadonly<T>;
+}

@@ -1,0 +1,253 @@
+/**
+ * Opens the database: Postgres through a pg.Pool, or embedded PGlite (in a folder or in memory).
+ * Both give the same Database interface, so callers write one code path.
+ *
+ * Every session runs with TimeZone=UTC, so zone-less timestamps are read as UTC and day
+ * boundaries (date_trunc, ::date) are UTC days on both drivers.
+ *
+ * Raw query results (`query`/`execute`) are normalised across drivers: int8 and numeric (and
+ * their arrays) come back as strings (exact), date as 'YYYY-MM-DD', timestamptz as Date, jsonb
+ * parsed. Drizzle queries through `db` map values as the schema declares.
+ */
+import { mkdirSync } from 'node:fs';
+import { PGlite, types as pgliteTypes, type Transaction as PGliteTransaction } from '@electric-sql/pglite';
+import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import pg from 'pg';
+import * as schema from './schema.js';
+import { describeDatabaseTarget } from './url.js';
+
+export type DatabaseConfig = { driver: 'pg'; url: string } | { driver: 'pglite'; dataDir: string };
+export type Driver = DatabaseConfig['driver'];
+
+export type Schema = typeof schema;
+/** The drizzle database, typed with the schema, the same type for both drivers. */
+export type Db = PgDatabase<PgQueryResultHKT, Schema>;
+
+export type Row = Record<string, unknown>;
+
+/** Something to run statements on: the database itself, or one transaction / session of it. */
+export interface Queryable {
+  readonly driver: Driver;
+  /** Drizzle bound to this connection (inside a transaction: to the transaction). */
+  readonly db: Db;
+  /** Raw SQL with $1.. placeholders; returns the rows. */
+  query<R extends Row = Row>(text: string, params?: readonly unknown[]): Promise<R[]>;
+  /** Raw SQL; returns the rows and the number of rows affected. */
+  execute<R extends Row = Row>(text: string, params?: readonly unknown[]): Promise<{ rows: R[]; rowCount: number }>;
+}
+
+export interface Database extends Queryable {
+  /**
+   * Runs fn in one transaction on one connection: committed when fn resolves, rolled back when it
+   * throws. Use only the handle given to fn inside (on PGlite the outer object waits for the
+   * transaction to end); do not nest transactions through `tx.db.transaction`.
+   */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Runs fn while holding a cluster-wide advisory lock named `name` (Postgres: a session-level
+   * pg_advisory_lock on a dedicated connection, so replicas exclude each other; PGlite: an
+   * in-process lock). With `wait: false` it returns `{ acquired: false }` at once when the lock is
+   * held elsewhere. fn gets a handle on the locked session (not a transaction).
+   */
+  withAdvisoryLock<T>(
+    name: string,
+    fn: (session: Queryable) => Promise<T>,
+    options?: { wait?: boolean },
+  ): Promise<{ acquired: true; value: T } | { acquired: false }>;
+  close(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  /** pg only: connections in the pool (default 10). */
+  poolSize?: number;
+  /** pg only: an idle pooled connection failed (e.g. the server restarted). Default: a process warning. */
+  onPoolError?: (err: Error) => void;
+  /**
+   * PGlite only: start from this data-directory dump (PGlite's dumpDataDir) instead of running
+   * initdb; tests use it to open a migrated database in a fraction of the time.
+   */
+  pgliteLoadDataDir?: Blob;
+}
+
+export async function openDatabase(cfg: DatabaseConfig, options: OpenDatabaseOptions = {}): Promise<Database> {
+  return cfg.driver === 'pg' ? openPostgres(cfg.url, options) : openPglite(cfg.dataDir, options.pgliteLoadDataDir);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Postgres.
+
+const { types: pgTypes } = pg;
+const getPgParser = pgTypes.getTypeParser as (oid: number, format?: 'text' | 'binary') => (value: string) => unknown;
+const parseTextArray = getPgParser(1009 /* text[] */);
+const identity = (value: string) => value;
+
+/** int8 and numeric stay strings; their arrays too; dates stay 'YYYY-MM-DD'. */
+const pgRawTypes = {
+  getTypeParser: (oid: number, format?: 'text' | 'binary') => {
+    switch (oid) {
+      case 1231: // numeric[]
+      case 1016: // int8[]
+      case 1182: // date[]
+        return parseTextArray;
+      case 1082: // date
+        return identity;
+      default:
+        return getPgParser(oid, format);
+    }
+  },
+};
+
+async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<Database> {
+  const target = describeDatabaseTarget(url);
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize ?? 10,
+    application_name: 'cloudtally',
+    // A startup parameter, so it holds before the first statement of every connection. (An
+    // `options` parameter inside DATABASE_URL takes precedence over this one.)
+    options: '-c TimeZone=UTC',
+  });
+  const onPoolError =
+    options.onPoolError ??
+    ((err: Error) => process.emitWarning(`idle Postgres connection to ${target} failed: ${err.message}`));
+  pool.on('error', onPoolError);
+
+  try {
+    await pool.query('select 1');
+  } catch (err) {
+    await pool.end().catch(() => undefined); // the connection error below is the one that matters
+    throw new Error(`cannot connect to Postgres at ${target}: ${(err as Error).message}`, { cause: err });
+  }
+
+  const session = (client: pg.Pool | pg.PoolClient): Queryable => ({
+    driver: 'pg',
+    db: drizzleNodePg({ client, schema }),
+    query: async (text, params) => (await runPg(client, text, params)).rows as never[],
+    execute: async (text, params) => {
+      const result = await runPg(client, text, params);
+      return { rows: result.rows as never[], rowCount: result.rowCount ?? 0 };
+    },
+  });
+
+  let closed = false;
+  return {
+    ...session(pool),
+
+    async transaction(fn) {
+      const client = await pool.connect();
+      let broken = false;
+      try {
+        await client.query('BEGIN');
+        const value = await fn(session(client));
+        await client.query('COMMIT');
+        return value;
+      } catch (err) {
+        try {
+          await client.query('ROLLBACK');
+        } catch (rollbackErr) {
+          broken = true;
+          throw new AggregateError([err, rollbackErr], `transaction failed, and so did its rollback: ${(err as Error).message}`);
+        }
+        throw err;
+      } finally {
+        client.release(broken);
+      }
+    },
+
+    async withAdvisoryLock(name, fn, opts = {}) {
+      const client = await pool.connect();
+      let broken = false;
+      try {
+        if (opts.wait === false) {
+          const res = await client.query<{ ok: boolean }>('select pg_try_advisory_lock(hashtextextended($1, 0)) as ok', [name]);
+          if (!res.rows[0]?.ok) return { acquired: false };
+        } else {
+          await client.query('select pg_advisory_lock(hashtextextended($1, 0))', [name]);
+        }
+        try {
+          return { acquired: true, value: await fn(session(client)) };
+        } finally {
+          await client.query('select pg_advisory_unlock(hashtextextended($1, 0))', [name]).catch((err: unknown) => {
+            broken = true; // a dropped connection releases its locks; make sure it is not reused
+            onPoolError(err as Error);
+          });
+        }
+      } finally {
+        client.release(broken);
+      }
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      await pool.end();
+    },
+  };
+}
+
+function runPg(client: pg.Pool | pg.PoolClient, text: string, params?: readonly unknown[]) {
+  return client.query({ text, values: params ? [...params] : [], types: pgRawTypes });
+}
+
+// ---------------------------------------------------------------------------------------------
+// PGlite.
+
+/** Global PGlite parsers: int8 as string (like pg) so values above 2^53 stay exact; date as text. */
+const pgliteParsers = {
+  [pgliteTypes.INT8]: identity,
+  [pgliteTypes.DATE]: identity,
+};
+
+async function openPglite(dataDir: string, loadDataDir: Blob | undefined): Promise<Database> {
+  const inMemory = dataDir === 'memory://' || dataDir === '';
+  if (!inMemory) mkdirSync(dataDir, { recursive: true });
+  let client: PGlite;
+  try {
+    client = await PGlite.create(inMemory ? 'memory://' : dataDir, { parsers: pgliteParsers, loadDataDir });
+  } catch (err) {
+    throw new Error(`cannot open PGlite database in ${inMemory ? 'memory' : dataDir}: ${(err as Error).message}`, { cause: err });
+  }
+  await client.query("SET TIME ZONE 'UTC'");
+
+  const session = (conn: PGlite | PGliteTransaction): Queryable => ({
+    driver: 'pglite',
+    // drizzle's PGlite driver only calls query() on its client, which a PGlite transaction has.
+    db: drizzlePglite({ client: conn as PGlite, schema }),
+    query: async (text, params) => (await conn.query(text, params ? [...params] : [])).rows as never[],
+    execute: async (text, params) => {
+      const result = await conn.query(text, params ? [...params] : []);
+      return { rows: result.rows as never[], rowCount: result.affectedRows ?? 0 };
+    },
+  });
+
+  // PGlite is one session in this process: an in-process lock is what excludes concurrent holders.
+  const held = new Map<string, Promise<void>>();
+  let closed = false;
+
+  return {
+    ...session(client),
+
+    transaction: (fn) => client.transaction((tx) => fn(session(tx))),
+
+    async withAdvisoryLock(name, fn, opts = {}) {
+      if (opts.wait === false && held.has(name)) return { acquired: false };
+      while (held.has(name)) await held.get(name);
+      let release!: () => void;
+      held.set(name, new Promise<void>((resolve) => (release = resolve)));
+      try {
+        return { acquired: true, value: await fn(session(client)) };
+      } finally {
+        held.delete(name);
+        release();
+      }
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      await client.close();
+    },
+  };
+}

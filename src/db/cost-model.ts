@@ -1,0 +1,653 @@
+/**
+ * The cost model: what a resource costs per hour, the per-snapshot rollups, and the cost per day.
+ *
+ * Rules (README "Cost model"):
+ * - An instance's hourly price is the GPU flavor price of its scope, matched by flavor_name
+ *   (fallback: flavor_id), from the latest complete flavor snapshot of the scope taken at or
+ *   before the instance snapshot (failing that, the flavor snapshot of the same run).
+ * - A bare metal cluster costs its flavor's price x the number of its servers that run. A cluster
+ *   whose servers are not listed (legacy responses) has an unknown price.
+ * - A Kubernetes cluster costs the `total_price` of the pricing endpoint.
+ * - Only running resources cost: instances and cluster servers whose status (or vm_state when the
+ *   status is missing) is ACTIVE. A cluster runs when one of its servers does (or, servers not
+ *   listed, when its cluster_status is ACTIVE). Priced Kubernetes clusters always count as running.
+ * - Every resource is counted (running or not); stopped ones cost 0 in their currency's row.
+ *   A resource whose price is unknown (no matching flavor, hidden price, no currency) goes into the
+ *   row with currency NULL and is counted in unpriced_count: never priced at zero.
+ * - Monthly price = the flavor's price_per_month when given, else price_per_hour x 730; an hourly
+ *   price missing while the monthly one is given is price_per_month / 730.
+ * - Currency codes are upper-cased; amounts in different currencies are never added together.
+ *
+ * All sums run in SQL on numeric; nothing is rounded here.
+ */
+import cron from 'node-cron';
+import type { Database, Queryable } from './connection.js';
+import { UNTAGGED } from './schema.js';
+
+/** Snapshot kinds that carry cost. */
+export const PRICED_KINDS = ['instance', 'cluster', 'k8s_price'] as const;
+export type PricedKind = (typeof PRICED_KINDS)[number];
+
+/** Hours in the month used to turn an hourly price into a monthly one (the provider's own factor). */
+export const HOURS_PER_MONTH = 730;
+
+/** Longest time (hours) one snapshot's run-rate is assumed to hold, per priced kind. */
+export type GapCaps = Record<PricedKind, number>;
+
+/** 2 x the default schedules: instances and clusters hourly, Kubernetes prices every 6 hours. */
+export const DEFAULT_MAX_GAP_HOURS: Readonly<GapCaps> = Object.freeze({ instance: 2, cluster: 2, k8s_price: 12 });
+
+/** Dimensions written for every priced snapshot, besides `tag:<key>`. */
+export const FIXED_DIMENSIONS = ['project', 'region', 'kind', 'flavor', 'state'] as const;
+export type FixedDimension = (typeof FIXED_DIMENSIONS)[number];
+
+export const TAG_DIMENSION_PREFIX = 'tag:';
+/** Group of the `state` dimension for resources that run (and cost) / that do not. */
+export const STATE_RUNNING = 'running';
+export const STATE_STOPPED = 'stopped';
+/** Group of the flavor / project / region dimensions when the resource has none. */
+export const NO_VALUE = '(none)';
+
+const sqlText = (value: string) => `'${value.replace(/'/g, "''")}'`;
+
+/** Running = status (or vm_state when status is empty) is ACTIVE, case-insensitively. */
+function runningSql(status: string, vmState: string): string {
+  return `(upper(trim(coalesce(nullif(trim(${status}), ''), ${vmState}, ''))) = 'ACTIVE')`;
+}
+
+/**
+ * The flavor snapshot that prices a resource snapshot `s`: the latest complete flavor snapshot
+ * of the same scope taken at or before it, else the complete one of the same run (a run may
+ * finish its flavors a moment after its instances).
+ */
+function flavorSnapshotSql(s: string): string {
+  return `coalesce(
+      (select f.id from snapshots f
+        where f.complete and f.kind = 'flavor' and f.scope_key = ${s}.scope_key and f.taken_at <= ${s}.taken_at
+        order by f.taken_at desc limit 1),
+      (select f.id from snapshots f
+        where f.complete and f.kind = 'flavor' and f.scope_key = ${s}.scope_key and f.run_id = ${s}.run_id
+        order by f.taken_at limit 1))`;
+}
+
+/** Columns every branch of pricedResourcesSql yields, in this order. */
+export const PRICED_RESOURCE_COLUMNS = [
+  'snapshot_id',
+  'taken_at',
+  'kind',
+  'scope_key',
+  'resource_id',
+  'name',
+  'project_id',
+  'region_id',
+  'region_name',
+  'status',
+  'running',
+  'flavor',
+  'tags',
+  'created_at',
+  'ssh_key_name',
+  'servers_total',
+  'currency',
+  'unit_price_per_hour',
+  'unit_price_per_month',
+  'quantity',
+  'price_per_hour',
+  'price_per_month',
+] as const;
+
+/**
+ * SQL (a SELECT, no trailing semicolon) of every resource of the snapshots in relation `snaps`
+ * (columns id, kind, scope_key, project_id, region_id, taken_at, run_id) with its price:
+ * currency NULL = unknown price (then unit price and prices are NULL); price_per_hour is the
+ * current run-rate (unit price x running quantity: 0 when not running). `snaps` must be a
+ * relation name or a parenthesised subquery written by code, never by user input.
+ */
+export function pricedResourcesSql(snaps: string, kinds: readonly PricedKind[] = PRICED_KINDS): string {
+  const branches: string[] = [];
+  if (kinds.includes('instance')) branches.push(instanceBranch(snaps));
+  if (kinds.includes('cluster')) branches.push(clusterBranch(snaps));
+  if (kinds.includes('k8s_price')) branches.push(k8sBranch(snaps));
+  if (branches.length === 0) throw new Error('pricedResourcesSql: no kinds');
+  return branches.join('\nunion all\n');
+}
+
+interface PriceInputs {
+  currency: string;
+  hour: string;
+  month: string;
+  quantity: string;
+  /** Further condition for the price to count as known. */
+  alsoKnownWhen?: string;
+}
+
+/**
+ * The price columns: currency (upper-cased) only when an hourly or monthly price is known; the
+ * hourly price falls back to monthly / 730 and the monthly to hourly x 730.
+ */
+function priceColumns(p: PriceInputs): string {
+  const currency = `nullif(upper(trim(${p.currency})), '')`;
+  const hour = `coalesce(${p.hour}, ${p.month} / ${HOURS_PER_MONTH})`;
+  const month = `coalesce(${p.month}, ${p.hour} * ${HOURS_PER_MONTH})`;
+  const known = `(${currency} is not null and ${hour} is not null${p.alsoKnownWhen ? ` and ${p.alsoKnownWhen}` : ''})`;
+  return `case when ${known} then ${currency} end as currency,
+    case when ${known} then ${hour} end as unit_price_per_hour,
+    case when ${known} then ${month} end as unit_price_per_month,
+    ${p.quantity} as quantity,
+    case when ${known} then ${hour} * ${p.quantity} end as price_per_hour,
+    case when ${known} then ${month} * ${p.quantity} end as price_per_month`;
+}
+
+/**
+ * A flavor's price fields normalised once per flavor row (not per resource): currency upper-cased
+ * (NULL when blank), hourly price falling back to monthly / 730 and monthly to hourly x 730, and
+ * whether the price is known (both a currency and an hourly price).
+ */
+function normalisedFlavorColumns(g: string): string {
+  const currency = `nullif(upper(trim(${g}.currency_code)), '')`;
+  const hour = `coalesce(${g}.price_per_hour, ${g}.price_per_month / ${HOURS_PER_MONTH})`;
+  return `${currency} as currency, ${hour} as hour,
+    coalesce(${g}.price_per_month, ${g}.price_per_hour * ${HOURS_PER_MONTH}) as month,
+    (${currency} is not null and ${hour} is not null) as known`;
+}
+
+/**
+ * Price columns of a resource from its matched flavor: `fx` (by name) or else `fy` (by id, joined
+ * only when the name matched none); unknown price = NULL currency and prices, never zero.
+ */
+function flavorPrices(quantity: string, alsoKnownWhen?: string): string {
+  const known = `(coalesce(fx.known, fy.known, false)${alsoKnownWhen ? ` and ${alsoKnownWhen}` : ''})`;
+  return `case when ${known} then coalesce(fx.currency, fy.currency) end as currency,
+    case when ${known} then coalesce(fx.hour, fy.hour) end as unit_price_per_hour,
+    case when ${known} then coalesce(fx.month, fy.month) end as unit_price_per_month,
+    ${quantity} as quantity,
+    case when ${known} then coalesce(fx.hour, fy.hour) * ${quantity} end as price_per_hour,
+    case when ${known} then coalesce(fx.month, fy.month) * ${quantity} end as price_per_month`;
+}
+
+/**
+ * The resource snapshots of one kind from `snaps`, each with the flavor snapshot that prices it
+ * (computed once per snapshot: OFFSET 0 keeps the planner from re-running it per resource row).
+ */
+function snapshotsWithFlavors(snaps: string, kind: PricedKind): string {
+  return `(select s.*, ${flavorSnapshotSql('s')} as flavor_snapshot_id from ${snaps} s where s.kind = '${kind}' offset 0)`;
+}
+
+function flavorSnapshotsOf(snaps: string, kind: PricedKind): string {
+  return `(select ${flavorSnapshotSql('s2')} from ${snaps} s2 where s2.kind = '${kind}')`;
+}
+
+/**
+ * Flavors that price the snapshots in `snaps`, one row per (flavor snapshot, name): duplicate
+ * names in a catalogue resolve to the lowest flavor_id. Joined by name as `fx`.
+ */
+function flavorByName(snaps: string, kind: PricedKind, nameExpr: string): string {
+  return `left join (
+      select distinct on (g.snapshot_id, g.flavor_name) true as matched, g.snapshot_id, g.flavor_name, ${normalisedFlavorColumns('g')}
+      from gpu_flavors g
+      where g.snapshot_id in ${flavorSnapshotsOf(snaps, kind)}
+      order by g.snapshot_id, g.flavor_name, g.flavor_id) fx
+    on fx.snapshot_id = s.flavor_snapshot_id and fx.flavor_name = ${nameExpr}`;
+}
+
+/** The flavor matched by id (`fy`), joined only when the name matched none. */
+function flavorById(snaps: string, kind: PricedKind, idExpr: string): string {
+  return `left join (
+      select g.snapshot_id, g.flavor_id, g.flavor_name, ${normalisedFlavorColumns('g')}
+      from gpu_flavors g
+      where g.snapshot_id in ${flavorSnapshotsOf(snaps, kind)}) fy
+    on fx.matched is null and fy.snapshot_id = s.flavor_snapshot_id and fy.flavor_id = ${idExpr}`;
+}
+
+function instanceBranch(snaps: string): string {
+  const running = runningSql('i.status', 'i.vm_state');
+  return `select i.snapshot_id, s.taken_at, 'instance'::text as kind, s.scope_key, i.instance_id as resource_id, i.name,
+    coalesce(i.project_id, s.project_id) as project_id, coalesce(i.region_id, s.region_id) as region_id, i.region as region_name,
+    coalesce(nullif(trim(i.status), ''), i.vm_state) as status, ${running} as running,
+    coalesce(i.flavor_name, fy.flavor_name, i.flavor_id, ${sqlText(NO_VALUE)}) as flavor, i.tags, i.created_at,
+    i.ssh_key_name, null::int as servers_total,
+    ${flavorPrices(`case when ${running} then 1 else 0 end`)}
+  from ${snapshotsWithFlavors(snaps, 'instance')} s
+  join instances i on i.snapshot_id = s.id
+  ${flavorByName(snaps, 'instance', 'i.flavor_name')}
+  ${flavorById(snaps, 'instance', 'i.flavor_id')}`;
+}
+
+function clusterBranch(snaps: string): string {
+  // A cluster whose servers were not listed runs when its cluster_status is ACTIVE; its price is
+  // unknown (how many servers run is unknown), so `known` also requires listed servers.
+  const running = `(coalesce(sv.active, 0) > 0 or (coalesce(sv.total, 0) = 0 and upper(trim(coalesce(c.cluster_status, ''))) = 'ACTIVE'))`;
+  return `select c.snapshot_id, s.taken_at, 'cluster'::text as kind, s.scope_key, c.cluster_id as resource_id, c.cluster_name as name,
+    coalesce(c.project_id, s.project_id) as project_id, coalesce(c.region_id, s.region_id) as region_id, c.region as region_name,
+    c.cluster_status as status, ${running} as running,
+    coalesce(c.flavor_name, ${sqlText(NO_VALUE)}) as flavor, c.tags, c.created_at,
+    c.ssh_key_name, coalesce(sv.total, 0) as servers_total,
+    ${flavorPrices('coalesce(sv.active, 0)', 'coalesce(sv.total, 0) > 0')}
+  from ${snapshotsWithFlavors(snaps, 'cluster')} s
+  join gpu_clusters c on c.snapshot_id = s.id
+  left join lateral (
+    select count(*)::int as total, (count(*) filter (where ${runningSql('v.status', 'v.vm_state')}))::int as active
+    from gpu_cluster_servers v where v.snapshot_id = c.snapshot_id and v.cluster_id = c.cluster_id) sv on true
+  ${flavorByName(snaps, 'cluster', 'c.flavor_name')}
+  ${flavorById(snaps, 'cluster', 'c.flavor_name')}`;
+}
+
+function k8sBranch(snaps: string): string {
+  return `select k.snapshot_id, s.taken_at, 'k8s_price'::text as kind, s.scope_key, k.cluster_name as resource_id, k.cluster_name as name,
+    coalesce(k.project_id, s.project_id) as project_id, coalesce(k.region_id, s.region_id) as region_id, null::text as region_name,
+    k.price_status as status, true as running,
+    ${sqlText(NO_VALUE)}::text as flavor, '{}'::jsonb as tags, null::timestamptz as created_at,
+    null::text as ssh_key_name, null::int as servers_total,
+    ${priceColumns({ currency: 'k.currency_code', hour: 'k.price_per_hour', month: 'k.price_per_month', quantity: '1' })}
+  from ${snaps} s
+  join k8s_cluster_prices k on k.snapshot_id = s.id
+  where s.kind = 'k8s_price'`;
+}
+
+/**
+ * Writes cost_rollups rows for one complete priced snapshot (kind instance, cluster or k8s_price),
+ * using the latest complete flavor snapshot of the same scope taken at or before it. Idempotent
+ * (deletes then inserts). Dimensions: project, region, kind, flavor, state (running / stopped),
+ * and `tag:<key>` for every tag key present among the snapshot's resources, resources lacking the
+ * key in the `(untagged)` group. Call it inside the transaction that completes the snapshot (it
+ * does not check `complete`, so it can run just before the flag is set).
+ */
+export async function computeCostRollups(q: Queryable, snapshotId: number): Promise<void> {
+  const found = await q.query<{ kind: string }>('select kind from snapshots where id = $1', [snapshotId]);
+  const kind = found[0]?.kind;
+  if (kind === undefined) throw new Error(`computeCostRollups: snapshot ${snapshotId} does not exist`);
+  if (!(PRICED_KINDS as readonly string[]).includes(kind)) {
+    throw new Error(`computeCostRollups: snapshot ${snapshotId} is of kind ${kind}, which carries no cost (expected ${PRICED_KINDS.join(', ')})`);
+  }
+  await inTransactionWithoutJit(q, async (tx) => {
+    await tx.execute('delete from cost_rollups where snapshot_id = $1', [snapshotId]);
+    await tx.execute(rollupInsertSql(kind as PricedKind), [snapshotId, UNTAGGED]);
+  });
+}
+
+/**
+ * Runs fn in a transaction (the caller's, when q is one; else a new one) with JIT compilation off
+ * for its duration. The planner over-estimates set-returning functions such as jsonb_each_text
+ * (100 rows per call), which pushes these plans past jit_above_cost, and compiling them costs
+ * seconds while running them takes a fraction of one. The caller's setting is restored after.
+ */
+export async function inTransactionWithoutJit<T>(q: Queryable, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+  const run = async (tx: Queryable): Promise<T> => {
+    const [previous] = await tx.query<{ jit: string }>("select current_setting('jit') as jit");
+    await tx.query("select set_config('jit', 'off', true)");
+    const value = await fn(tx);
+    await tx.query("select set_config('jit', $1, true)", [previous?.jit ?? 'on']);
+    return value;
+  };
+  return isDatabase(q) ? q.transaction(run) : run(q);
+}
+
+function isDatabase(q: Queryable): q is Database {
+  return typeof (q as Partial<Database>).transaction === 'function';
+}
+
+/**
+ * First the snapshot's priced resources collapse into one row per distinct (currency, running,
+ * project, region, kind, flavor, tag set), usually a few hundred rows out of 100,000; the
+ * dimensions are summed from those. A tag key's `(untagged)` group is the snapshot's total minus
+ * what carries the key, per currency (exact: numeric subtraction).
+ */
+function rollupInsertSql(kind: PricedKind): string {
+  const state = `case when c.running then ${sqlText(STATE_RUNNING)} else ${sqlText(STATE_STOPPED)} end`;
+  return `with s as materialized (
+    select id, kind, scope_key, project_id, region_id, taken_at, run_id from snapshots where id = $1
+  ),
+  c as materialized (
+    select r.currency, r.running, r.project_id, r.region_id, r.kind, r.flavor, r.tags,
+      coalesce(sum(r.price_per_hour), 0) as h, coalesce(sum(r.price_per_month), 0) as m, count(*)::int as n
+    from (${pricedResourcesSql('s', [kind])}) r
+    group by r.currency, r.running, r.project_id, r.region_id, r.kind, r.flavor, r.tags
+  ),
+  fixed as (
+    select d.dimension, d.group_value, c.currency, sum(c.h) as h, sum(c.m) as m, sum(c.n)::int as n
+    from c cross join lateral (values
+      ('project', coalesce(c.project_id::text, ${sqlText(NO_VALUE)})),
+      ('region', coalesce(c.region_id::text, ${sqlText(NO_VALUE)})),
+      ('kind', c.kind),
+      ('flavor', c.flavor),
+      ('state', ${state})
+    ) as d(dimension, group_value)
+    group by d.dimension, d.group_value, c.currency
+  ),
+  pairs as materialized (
+    select t.key, t.value, c.currency, c.h, c.m, c.n from c cross join lateral jsonb_each_text(c.tags) as t(key, value)
+  ),
+  tagged as (
+    select ${sqlText(TAG_DIMENSION_PREFIX)} || p.key as dimension, p.value as group_value, p.currency,
+      sum(p.h) as h, sum(p.m) as m, sum(p.n)::int as n
+    from pairs p group by p.key, p.value, p.currency
+  ),
+  totals as (select c.currency, sum(c.h) as h, sum(c.m) as m, sum(c.n)::int as n from c group by c.currency),
+  with_key as (
+    select p.key, coalesce(p.currency, '') as currency_key, sum(p.h) as h, sum(p.m) as m, sum(p.n)::int as n
+    from pairs p group by p.key, coalesce(p.currency, '')
+  ),
+  untagged as (
+    select ${sqlText(TAG_DIMENSION_PREFIX)} || k.key as dimension, $2::text as group_value, t.currency,
+      t.h - coalesce(w.h, 0) as h, t.m - coalesce(w.m, 0) as m, t.n - coalesce(w.n, 0) as n
+    from (select distinct key from pairs) k
+    cross join totals t
+    left join with_key w on w.key = k.key and w.currency_key = coalesce(t.currency, '')
+    where t.n - coalesce(w.n, 0) > 0
+  ),
+  g as (select * from fixed union all select * from tagged union all select * from untagged)
+  insert into cost_rollups (snapshot_id, taken_at, kind, scope_key, project_id, region_id, dimension, group_value, currency,
+    price_per_hour, price_per_month, resource_count, unpriced_count)
+  select s.id, s.taken_at, s.kind, s.scope_key, s.project_id, s.region_id, g.dimension, g.group_value, g.currency,
+    g.h, g.m, g.n, case when g.currency is null then g.n else 0 end
+  from g cross join s`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Gap caps from the collection schedules.
+
+/**
+ * The longest time between two runs of a cron schedule, in hours (exact for schedules that fire
+ * every day; for day-restricted ones an upper bound: a week, or a month).
+ */
+export function cronGapHours(expression: string): number {
+  const fields = cron.parse(expression);
+  const everyDay = fields.dayOfMonth.length >= 31 && fields.month.length >= 12 && fields.dayOfWeek.length >= 7;
+  if (!everyDay) return fields.dayOfMonth.length >= 31 && fields.month.length >= 12 ? 7 * 24 : 31 * 24;
+  const minutes = [...new Set(fields.hour.flatMap((h) => fields.minute.map((m) => h * 60 + m)))].sort((a, b) => a - b);
+  if (minutes.length === 0) return 24;
+  let gap = minutes[0]! + 1440 - minutes[minutes.length - 1]!;
+  for (let i = 1; i < minutes.length; i++) gap = Math.max(gap, minutes[i]! - minutes[i - 1]!);
+  // A sub-minute schedule (six fields) still gives at most one snapshot a minute in practice.
+  return gap / 60;
+}
+
+/** Caps of 2 x each priced collector's schedule (config.schedules). */
+export function maxGapHoursForSchedules(schedules: { readonly instances: string; readonly clusters: string; readonly k8s_prices: string }): GapCaps {
+  return {
+    instance: 2 * cronGapHours(schedules.instances),
+    cluster: 2 * cronGapHours(schedules.clusters),
+    k8s_price: 2 * cronGapHours(schedules.k8s_prices),
+  };
+}
+
+function resolveCaps(maxGapHours: number | Partial<GapCaps> | undefined): GapCaps {
+  const caps: GapCaps =
+    typeof maxGapHours === 'number'
+      ? { instance: maxGapHours, cluster: maxGapHours, k8s_price: maxGapHours }
+      : { ...DEFAULT_MAX_GAP_HOURS, ...(maxGapHours ?? {}) };
+  for (const [kind, hours] of Object.entries(caps)) {
+    if (!Number.isFinite(hours) || hours <= 0) throw new Error(`maxGapHours for ${kind} must be a positive number of hours (got ${hours})`);
+  }
+  return caps;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Integration over time: cost per UTC day.
+
+export interface CostOverTimeOptions {
+  /**
+   * Longest time one snapshot's run-rate is assumed to hold: one number for every kind, or per
+   * kind (default DEFAULT_MAX_GAP_HOURS: 2 x the default schedules).
+   */
+  maxGapHours?: number | Partial<GapCaps>;
+  /** End of the open interval after the newest snapshot of each (kind, scope) (default: the real time). */
+  now?: Date;
+}
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+function checkDayRange(fn: string, fromDay: string, toDay: string): void {
+  const valid = (d: string) => DAY.test(d) && !Number.isNaN(Date.parse(`${d}T00:00:00Z`));
+  if (!valid(fromDay) || !valid(toDay)) {
+    throw new Error(`${fn}: fromDay and toDay must be dates YYYY-MM-DD (got ${JSON.stringify(fromDay)}, ${JSON.stringify(toDay)})`);
+  }
+  if (fromDay > toDay) throw new Error(`${fn}: fromDay ${fromDay} is after toDay ${toDay}`);
+}
+
+/**
+ * CTE text (`win`, `intervals`, `pieces`) cutting the complete priced snapshots' run-rates into
+ * per-UTC-day pieces for days [$1, $2] not sealed: each snapshot's rate holds from its taken_at
+ * until the next complete snapshot of the same (kind, scope), at most the kind's cap ($3 instance,
+ * $4 cluster, $5 k8s_price, in seconds); the newest until $6 (now), capped alike.
+ */
+function piecesCte(): string {
+  const kinds = PRICED_KINDS.map(sqlText).join(', ');
+  const cap = `make_interval(secs => (case kind when 'instance' then $3::int when 'cluster' then $4::int else $5::int end))`;
+  return `win as (
+    select id, kind, scope_key, project_id, region_id, taken_at,
+      lead(taken_at) over (partition by kind, scope_key order by taken_at, id) as next_at
+    from snapshots
+    where complete and kind in (${kinds})
+      and taken_at >= $1::date - make_interval(secs => greatest($3::int, $4::int, $5::int))
+      and taken_at < $2::date + 1 + make_interval(secs => greatest($3::int, $4::int, $5::int))
+  ),
+  intervals as (
+    select w.*, least(coalesce(w.next_at, $6::timestamptz), w.taken_at + ${cap}) as end_at from win w
+  ),
+  pieces as materialized (
+    select iv.id, iv.kind, iv.scope_key, iv.project_id, iv.region_id, iv.taken_at, d.day::date as day,
+      extract(epoch from least(iv.end_at, d.day + interval '1 day') - greatest(iv.taken_at, d.day)) as secs
+    from intervals iv
+    cross join lateral generate_series(date_trunc('day', iv.taken_at), iv.end_at - interval '1 microsecond', interval '1 day') as d(day)
+    where iv.end_at > iv.taken_at
+      and d.day::date between $1::date and $2::date
+      and d.day::date not in (select day from cost_daily_sealed_days)
+  )`;
+}
+
+/** The taken_at range of the snapshots piecesCte reads (for bounding rollup reads by the dimension/time index). */
+const WINDOW_TIME_RANGE = `r.taken_at >= $1::date - make_interval(secs => greatest($3::int, $4::int, $5::int))
+  and r.taken_at < $2::date + 1 + make_interval(secs => greatest($3::int, $4::int, $5::int))`;
+
+function pieceParams(fromDay: string, toDay: string, opts: CostOverTimeOptions): unknown[] {
+  const caps = resolveCaps(opts.maxGapHours);
+  const secs = (h: number) => Math.round(h * 3600);
+  return [fromDay, toDay, secs(caps.instance), secs(caps.cluster), secs(caps.k8s_price), (opts.now ?? new Date()).toISOString()];
+}
+
+/**
+ * Recomputes cost_daily for [fromDay, toDay] (UTC dates 'YYYY-MM-DD') from cost_rollups.
+ * Idempotent. Each complete priced snapshot's run-rate holds from its taken_at until the next
+ * complete snapshot of the same (kind, scope), but never longer than maxGapHours (a gap is capped,
+ * not extrapolated); the newest holds until `now`, capped alike. Intervals are split at UTC
+ * midnight. A tag dimension that some snapshots of a (kind, scope) in the range lack counts those
+ * snapshots' resources as `(untagged)` (readers treat a day without the dimension the same way).
+ * Days recorded in cost_daily_sealed_days are left alone (their detail has been thinned;
+ * recomputing them would undercount).
+ */
+export async function refreshCostDaily(
+  q: Queryable,
+  range: { fromDay: string; toDay: string },
+  opts: CostOverTimeOptions = {},
+): Promise<void> {
+  checkDayRange('refreshCostDaily', range.fromDay, range.toDay);
+  const params = pieceParams(range.fromDay, range.toDay, opts);
+  await inTransactionWithoutJit(q, async (tx) => {
+    await tx.execute(
+      'delete from cost_daily where day between $1::date and $2::date and day not in (select day from cost_daily_sealed_days)',
+      params.slice(0, 2),
+    );
+    await tx.execute(
+      `with ${piecesCte()},
+      tag_dims as (
+        select distinct p.kind, p.scope_key, r.dimension
+        from pieces p join cost_rollups r on r.snapshot_id = p.id
+        where r.dimension like 'tag:%'
+      ),
+      effective as (
+        select p.kind, p.scope_key, p.project_id, p.region_id, p.day, p.secs,
+          r.dimension, r.group_value, r.currency, r.price_per_hour, r.resource_count, r.unpriced_count
+        from pieces p join cost_rollups r on r.snapshot_id = p.id
+        union all
+        select p.kind, p.scope_key, p.project_id, p.region_id, p.day, p.secs,
+          t.dimension, $7, k.currency, k.price_per_hour, k.resource_count, k.unpriced_count
+        from pieces p
+        join tag_dims t on t.kind = p.kind and t.scope_key = p.scope_key
+        join cost_rollups k on k.snapshot_id = p.id and k.dimension = 'kind'
+        where not exists (select 1 from cost_rollups x where x.snapshot_id = p.id and x.dimension = t.dimension)
+      )
+      insert into cost_daily (day, kind, scope_key, project_id, region_id, dimension, group_value, currency,
+        cost, resource_hours, unpriced_resource_hours, max_resource_count, computed_at)
+      select e.day, e.kind, e.scope_key, max(e.project_id), max(e.region_id), e.dimension, e.group_value, e.currency,
+        trim_scale(sum(e.price_per_hour * e.secs) / 3600), trim_scale(sum(e.resource_count * e.secs) / 3600), trim_scale(sum(e.unpriced_count * e.secs) / 3600),
+        max(e.resource_count), now()
+      from effective e
+      group by e.day, e.kind, e.scope_key, e.dimension, e.group_value, e.currency`,
+      [...params, UNTAGGED],
+    );
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading rollups and daily costs for one dimension (the reports' side of the same rules).
+
+/**
+ * SQL of the rollup rows of dimension `dimParam` for the snapshots in relation `snaps` (columns
+ * id at least), with the `(untagged)` rule applied at read time: a snapshot without any row of a
+ * tag dimension (none of its resources carries the key) contributes its `kind` rows (its
+ * totals) as `(untagged)`. Columns: snapshot_id, taken_at, kind, scope_key, project_id,
+ * region_id, group_value, currency, price_per_hour, price_per_month, resource_count,
+ * unpriced_count, then the `passThrough` columns of `snaps`. `untaggedParam` binds UNTAGGED.
+ */
+export function effectiveRollupsSql(
+  snaps: string,
+  dimParam: string,
+  untaggedParam: string,
+  passThrough: readonly string[] = [],
+  /** Extra SQL condition on the rollup rows `r` (e.g. a taken_at range, so the dimension/time index bounds the read). */
+  alsoWhere = 'true',
+): string {
+  const cols = ['r.snapshot_id', 'r.taken_at', 'r.kind', 'r.scope_key', 'r.project_id', 'r.region_id', ...passThrough.map((c) => `sn.${c}`)].join(', ');
+  const values = 'r.currency, r.price_per_hour, r.price_per_month, r.resource_count, r.unpriced_count';
+  return `select ${cols}, r.group_value, ${values}
+    from cost_rollups r join ${snaps} sn on sn.id = r.snapshot_id
+    where r.dimension = ${dimParam} and ${alsoWhere}
+    union all
+    select ${cols}, ${untaggedParam}::text, ${values}
+    from cost_rollups r join ${snaps} sn on sn.id = r.snapshot_id
+    where r.dimension = 'kind' and left(${dimParam}, 4) = 'tag:' and ${alsoWhere}
+      and not exists (select 1 from cost_rollups x where x.snapshot_id = r.snapshot_id and x.dimension = ${dimParam})`;
+}
+
+export interface DailyCostRow {
+  day: string;
+  group_value: string;
+  currency: string | null;
+  /** Price integrated over the day (exact decimal text). */
+  cost: string;
+  resource_hours: string;
+  unpriced_resource_hours: string;
+}
+
+export interface DailyCostQuery extends CostOverTimeOptions {
+  fromDay: string;
+  toDay: string;
+  /** `project`, `region`, `kind`, `flavor`, `state` or `tag:<normalised key>`. */
+  dimension: string;
+  /** Only this priced kind / project / region. */
+  kind?: PricedKind;
+  projectId?: number;
+  regionId?: number;
+}
+
+/**
+ * Cost per UTC day, group and currency over [fromDay, toDay] for one dimension: sealed days from
+ * cost_daily (their detail may be gone), every other day integrated live from cost_rollups with
+ * the same rules as refreshCostDaily (so it is right whether or not cost_daily was refreshed).
+ */
+export async function dailyCosts(q: Queryable, query: DailyCostQuery): Promise<DailyCostRow[]> {
+  checkDayRange('dailyCosts', query.fromDay, query.toDay);
+  const params = [...pieceParams(query.fromDay, query.toDay, query), query.dimension, UNTAGGED, query.kind ?? null, query.projectId ?? null, query.regionId ?? null];
+  const filter = (t: string) =>
+    `($9::text is null or ${t}.kind = $9) and ($10::int is null or ${t}.project_id = $10) and ($11::int is null or ${t}.region_id = $11)`;
+  return inTransactionWithoutJit(q, (tx) =>
+    tx.query<DailyCostRow & Record<string, unknown>>(
+      `with ${piecesCte()},
+      effective as (${effectiveRollupsSql('(select distinct id from pieces)', '$7', '$8', [], WINDOW_TIME_RANGE)}),
+      live as (
+        select p.day, e.group_value, e.currency, sum(e.price_per_hour * p.secs) / 3600 as cost,
+          sum(e.resource_count * p.secs) / 3600 as resource_hours, sum(e.unpriced_count * p.secs) / 3600 as unpriced_resource_hours
+        from pieces p join effective e on e.snapshot_id = p.id
+        where ${filter('e')}
+        group by p.day, e.group_value, e.currency
+      ),
+      sealed as (
+        select d.day, d.group_value, d.currency, d.cost, d.resource_hours, d.unpriced_resource_hours
+        from cost_daily d
+        where d.dimension = $7 and d.day between $1::date and $2::date and d.day in (select day from cost_daily_sealed_days) and ${filter('d')}
+        union all
+        select d.day, $8::text, d.currency, d.cost, d.resource_hours, d.unpriced_resource_hours
+        from cost_daily d
+        where d.dimension = 'kind' and left($7, 4) = 'tag:' and d.day between $1::date and $2::date
+          and d.day in (select day from cost_daily_sealed_days) and ${filter('d')}
+          and not exists (select 1 from cost_daily x where x.day = d.day and x.dimension = $7 and x.kind = d.kind and x.scope_key = d.scope_key)
+      )
+      select to_char(day, 'YYYY-MM-DD') as day, group_value, currency,
+        trim_scale(sum(cost))::text as cost, trim_scale(sum(resource_hours))::text as resource_hours,
+        trim_scale(sum(unpriced_resource_hours))::text as unpriced_resource_hours
+      from (
+        select day, group_value, currency, cost, resource_hours, unpriced_resource_hours from live
+        union all
+        select day, group_value, currency, cost, resource_hours, unpriced_resource_hours from sealed
+      ) u
+      group by day, group_value, currency
+      order by day, group_value, currency nulls last`,
+      params,
+    ),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-snapshot pieces of time, for per-resource integration (the FOCUS export).
+
+export interface PricePiece {
+  /** The priced snapshot whose run-rates hold during the piece. */
+  snapshot_id: number;
+  kind: PricedKind;
+  scope_key: string;
+  project_id: number | null;
+  region_id: number | null;
+  taken_at: Date;
+  day: string;
+  /** Only resources priced in this currency (sealed days); NULL = every resource of the snapshot. */
+  currency: string | null;
+  /** Seconds the snapshot's rates hold on that day (exact decimal text). */
+  secs: string;
+}
+
+/**
+ * The time each complete priced snapshot's run-rates hold on each UTC day of [fromDay, toDay]:
+ * the same pieces dailyCosts integrates, so a resource's cost = sum(price_per_hour x secs) / 3600.
+ * Sealed days have lost their hourly detail: there the day's last kept snapshot stands for the
+ * whole day, its hours scaled per currency so that the day's total equals the stored cost_daily.
+ */
+export async function pricePieces(q: Queryable, query: { fromDay: string; toDay: string } & CostOverTimeOptions): Promise<PricePiece[]> {
+  checkDayRange('pricePieces', query.fromDay, query.toDay);
+  const kinds = PRICED_KINDS.map(sqlText).join(', ');
+  return inTransactionWithoutJit(q, (tx) =>
+    tx.query<PricePiece & Record<string, unknown>>(
+      `with ${piecesCte()},
+      sealed_snaps as (
+        select distinct on (kind, scope_key, taken_at::date) id, kind, scope_key, project_id, region_id, taken_at, taken_at::date as day
+        from snapshots
+        where complete and kind in (${kinds}) and taken_at::date between $1::date and $2::date
+          and taken_at::date in (select day from cost_daily_sealed_days)
+        order by kind, scope_key, taken_at::date, taken_at desc, id desc
+      ),
+      sealed_pieces as (
+        select s.id, s.kind, s.scope_key, s.project_id, s.region_id, s.taken_at, s.day, d.currency, d.cost * 3600 / r.price_per_hour as secs
+        from sealed_snaps s
+        join cost_daily d on d.day = s.day and d.kind = s.kind and d.scope_key = s.scope_key and d.dimension = 'kind' and d.currency is not null
+        join cost_rollups r on r.snapshot_id = s.id and r.dimension = 'kind' and r.currency = d.currency
+        where r.price_per_hour > 0
+      )
+      select id as snapshot_id, kind, scope_key, project_id, region_id, taken_at, to_char(day, 'YYYY-MM-DD') as day, null::text as currency, secs
+      from pieces
+      union all
+      select id, kind, scope_key, project_id, region_id, taken_at, to_char(day, 'YYYY-MM-DD'), currency, secs from sealed_pieces
+      order by day, kind, scope_key, snapshot_id`,
+      pieceParams(query.fromDay, query.toDay, query),
+    ),
+  );
+}

@@ -1,0 +1,634 @@
+/**
+ * cloudtally's database schema (drizzle pg-core; the same schema runs on Postgres and PGlite).
+ *
+ * Shape: one `collection_runs` row per run; one immutable `snapshots` row per (kind, scope) and run;
+ * one table per resource kind whose rows belong to a snapshot. Tags live on the resource row as a
+ * flat jsonb object (GIN-indexed); pre-aggregated cost per snapshot and group lives in
+ * `cost_rollups`, and per day in `cost_daily` (which survives retention). See DATA-MODEL.md.
+ *
+ * Conventions: TypeScript keys are camelCase, SQL names snake_case. Money is `numeric` read and
+ * written as strings (never JS floats). Every timestamp is `timestamp with time zone`.
+ *
+ * This file is loaded by drizzle-kit on its own: keep it free of local imports.
+ */
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  boolean,
+  check,
+  customType,
+  date,
+  index,
+  integer,
+  jsonb,
+  numeric,
+  pgTable,
+  pgView,
+  primaryKey,
+  text,
+  timestamp,
+  unique,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
+
+/** int64 kept exact as a decimal string (a JS number would lose precision above 2^53). */
+const int64String = customType<{ data: string; driverData: string | number }>({
+  dataType: () => 'bigint',
+  fromDriver: (value) => String(value),
+  toDriver: (value) => value,
+});
+
+const timestamptz = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+const money = (name: string) => numeric(name, { mode: 'string' });
+
+// ---------------------------------------------------------------------------------------------
+// Vocabulary shared with collectors and reports.
+
+export const RUN_TRIGGERS = ['schedule', 'manual', 'startup'] as const;
+export type RunTrigger = (typeof RUN_TRIGGERS)[number];
+
+export const RUN_STATUSES = ['running', 'succeeded', 'partial', 'failed'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+/** What one snapshot holds. A `cluster` snapshot holds rows of both gpu_clusters and gpu_cluster_servers. */
+export const SNAPSHOT_KINDS = [
+  'cluster',
+  'instance',
+  'port',
+  'keypair',
+  'flavor',
+  'k8s_price',
+  'storage_key',
+  'image_tag',
+  'free_feature',
+] as const;
+export type SnapshotKind = (typeof SNAPSHOT_KINDS)[number];
+
+/** Kinds tracked in resource_presence: the snapshot kinds plus servers inside cluster snapshots. */
+export const PRESENCE_KINDS = [...SNAPSHOT_KINDS, 'cluster_server'] as const;
+export type PresenceKind = (typeof PRESENCE_KINDS)[number];
+
+/** Group of a resource that lacks the tag key a report groups by. Stored explicitly in rollups. */
+export const UNTAGGED = '(untagged)';
+
+/** Scope key of a project + region pair, e.g. `p12-r3`. Global kinds use `global`. */
+export function scopeKeyOf(projectId: number, regionId: number): string {
+  return `p${projectId}-r${regionId}`;
+}
+export const GLOBAL_SCOPE = 'global';
+
+/** One error of a collection run, as stored in collection_runs.errors. */
+export interface RunError {
+  collector: string;
+  scope: string;
+  endpoint: string;
+  status: number | null;
+  message: string;
+}
+
+/** A tag as the API returned it (output form); tags_original holds a list of these. */
+export interface OriginalTag {
+  key: string;
+  value: string;
+  read_only: boolean;
+}
+
+const inList = (values: readonly string[]) => sql.raw(values.map((v) => `'${v}'`).join(', '));
+
+// ---------------------------------------------------------------------------------------------
+// Runs and snapshots.
+
+export const collectionRuns = pgTable(
+  'collection_runs',
+  {
+    id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+    trigger: text('trigger').$type<RunTrigger>().notNull(),
+    /** Collector names this run was asked to run. */
+    collectors: text('collectors').array().notNull(),
+    startedAt: timestamptz('started_at').notNull().defaultNow(),
+    finishedAt: timestamptz('finished_at'),
+    /** Touched periodically by the runner; a running row whose heartbeat is stale is a dead run. */
+    heartbeatAt: timestamptz('heartbeat_at').notNull().defaultNow(),
+    status: text('status').$type<RunStatus>().notNull().default('running'),
+    /** Rows written per kind, e.g. {"instance": 1200, "port": 2400}. */
+    counts: jsonb('counts').$type<Record<string, number>>().notNull().default({}),
+    errors: jsonb('errors').$type<RunError[]>().notNull().default([]),
+    /** Which process ran it (host:pid or similar), for runs left behind by a dead replica. */
+    runnerId: text('runner_id').notNull(),
+  },
+  (t) => [
+    check('collection_runs_trigger_check', sql`${t.trigger} in (${inList(RUN_TRIGGERS)})`),
+    check('collection_runs_status_check', sql`${t.status} in (${inList(RUN_STATUSES)})`),
+    index('collection_runs_started_at_idx').on(t.startedAt.desc().nullsFirst()),
+    index('collection_runs_running_idx').on(t.heartbeatAt).where(sql`${t.status} = 'running'`),
+  ],
+);
+
+export const snapshots = pgTable(
+  'snapshots',
+  {
+    id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+    /** Null once the run record has been pruned; a snapshot never depends on its run surviving. */
+    runId: integer('run_id').references(() => collectionRuns.id, { onDelete: 'set null' }),
+    kind: text('kind').$type<SnapshotKind>().notNull(),
+    /** `p<project>-r<region>` (see scopeKeyOf), `global`, or another collector-chosen key. */
+    scopeKey: text('scope_key').notNull(),
+    projectId: integer('project_id'),
+    regionId: integer('region_id'),
+    takenAt: timestamptz('taken_at').notNull().defaultNow(),
+    /** True when the snapshot holds everything of its scope; only complete snapshots mark resources gone. */
+    complete: boolean('complete').notNull().default(false),
+    rowCount: integer('row_count').notNull().default(0),
+  },
+  (t) => [
+    check('snapshots_kind_check', sql`${t.kind} in (${inList(SNAPSHOT_KINDS)})`),
+    // "Latest good snapshot per (kind, scope)": DISTINCT ON (kind, scope_key) ... ORDER BY taken_at DESC.
+    index('snapshots_latest_complete_idx')
+      .on(t.kind, t.scopeKey, t.takenAt.desc().nullsFirst())
+      .where(sql`${t.complete}`),
+    index('snapshots_taken_at_idx').on(t.takenAt),
+    // One snapshot per (kind, scope) in a run; also serves "snapshots of a run".
+    uniqueIndex('snapshots_run_kind_scope_uq').on(t.runId, t.kind, t.scopeKey),
+  ],
+);
+
+// ---------------------------------------------------------------------------------------------
+// Resource rows. Each belongs to one snapshot; the primary key starts with snapshot_id so that
+// "the rows of a snapshot" and the cascade on snapshot delete are index scans.
+
+const snapshotId = () =>
+  integer('snapshot_id')
+    .notNull()
+    .references(() => snapshots.id, { onDelete: 'cascade' });
+
+/** Tags: normalised flat object, the read-only keys (normalised), and the list as received. */
+const tagColumns = () => ({
+  tags: jsonb('tags').$type<Record<string, string>>().notNull().default({}),
+  tagsReadOnly: text('tags_read_only').array().notNull().default(sql`'{}'::text[]`),
+  tagsOriginal: jsonb('tags_original').$type<OriginalTag[]>().notNull().default([]),
+});
+
+/** The API record as received, with secrets (password, user_data, private_key) already removed. */
+const rawColumn = () => ({ raw: jsonb('raw').$type<Record<string, unknown>>().notNull() });
+
+const scopeColumns = () => ({
+  projectId: integer('project_id'),
+  regionId: integer('region_id'),
+});
+
+export const gpuClusters = pgTable(
+  'gpu_clusters',
+  {
+    snapshotId: snapshotId(),
+    clusterId: text('cluster_id').notNull(),
+    clusterName: text('cluster_name'),
+    clusterStatus: text('cluster_status'),
+    taskStatus: text('task_status'),
+    /** Flavor name (the API's `flavor`). */
+    flavorName: text('flavor_name'),
+    imageId: text('image_id'),
+    imageName: text('image_name'),
+    ...scopeColumns(),
+    region: text('region'),
+    createdAt: timestamptz('created_at'),
+    sshKeyName: text('ssh_key_name'),
+    serverCount: integer('server_count').notNull().default(0),
+    ...tagColumns(),
+    ...rawColumn(),
+  },
+  (t) => [
+    primaryKey({ name: 'gpu_clusters_pk', columns: [t.snapshotId, t.clusterId] }),
+    index('gpu_clusters_tags_idx').using('gin', t.tags.op('jsonb_path_ops')),
+  ],
+);
+
+export const gpuClusterServers = pgTable(
+  'gpu_cluster_servers',
+  {
+    snapshotId: snapshotId(),
+    clusterId: text('cluster_id').notNull(),
+    serverId: text('server_id').notNull(),
+    name: text('name'),
+    status: text('status'),
+    vmState: text('vm_state'),
+    flavorId: text('flavor_id'),
+    flavorName: text('flavor_name'),
+    resourceClass: text('resource_class'),
+    ...scopeColumns(),
+    region: text('region'),
+    createdAt: timestamptz('created_at'),
+    sshKeyName: text('ssh_key_name'),
+    ...tagColumns(),
+    ...rawColumn(),
+  },
+  (t) => [
+    primaryKey({ name: 'gpu_cluster_servers_pk', columns: [t.snapshotId, t.clusterId, t.serverId] }),
+    index('gpu_cluster_servers_tags_idx').using('gin', t.tags.op('jsonb_path_ops')),
+  ],
+);
+
+export const instances = pgTable(
+  'instances',
+  {
+    snapshotId: snapshotId(),
+    instanceId: text('instance_id').notNull(),
+    name: text('name'),
+    description: text('description'),
+    status: text('status'),
+    vmState: text('vm_state'),
+    taskState: text('task_state'),
+    flavorId: text('flavor_id'),
+    flavorName: text('flavor_name'),
+    vcpus: integer('vcpus'),
+    /** RAM as the flavor reports it (the API gives no unit; MiB in practice). */
+    ram: integer('ram'),
+    ...scopeColumns(),
+    region: text('region'),
+    createdAt: timestamptz('created_at'),
+    sshKeyName: text('ssh_key_name'),
+    /** Configured security groups through which the instance was listed (one row per instance). */
+    securityGroupIds: text('security_group_ids').array().notNull().default(sql`'{}'::text[]`),
+    /** Names from the record's own security_groups list. */
+    securityGroupNames: text('security_group_names').array().notNull().default(sql`'{}'::text[]`),
+    volumeCount: integer('volume_count'),
+    ...tagColumns(),
+    ...rawColumn(),
+  },
+  (t) => [
+    primaryKey({ name: 'instances_pk', columns: [t.snapshotId, t.instanceId] }),
+    index('instances_tags_idx').using('gin', t.tags.op('jsonb_path_ops')),
+  ],
+);
+
+export const instancePorts = pgTable(
+  'instance_ports',
+  {
+    snapshotId: snapshotId(),
+    instanceId: text('instance_id').notNull(),
+    portId: text('port_id').notNull(),
+    name: text('name'),
+    /** [{id, name}] as received. */
+    securityGroups: jsonb('security_groups').$type<Array<{ id: string | null; name: string | null }>>(),
+    ...scopeColumns(),
+    ...rawColumn(),
+  },
+  (t) => [primaryKey({ name: 'instance_ports_pk', columns: [t.snapshotId, t.instanceId, t.portId] })],
+);
+
+export const keypairs = pgTable(
+  'keypairs',
+  {
+    snapshotId: snapshotId(),
+    /** UUID per the spec; legacy responses put the key's name here (sshkey_id). */
+    keypairId: text('keypair_id').notNull(),
+    name: text('name'),
+    fingerprint: text('fingerprint'),
+    state: text('state'),
+    sharedInProject: boolean('shared_in_project'),
+    ...scopeColumns(),
+    createdAt: timestamptz('created_at'),
+    ...rawColumn(),
+  },
+  (t) => [primaryKey({ name: 'keypairs_pk', columns: [t.snapshotId, t.keypairId] })],
+);
+
+export const storageSshKeys = pgTable(
+  'storage_ssh_keys',
+  {
+    snapshotId: snapshotId(),
+    keyId: int64String('key_id').notNull(),
+    name: text('name'),
+    createdAt: timestamptz('created_at'),
+    ...rawColumn(),
+  },
+  (t) => [primaryKey({ name: 'storage_ssh_keys_pk', columns: [t.snapshotId, t.keyId] })],
+);
+
+export const imageTags = pgTable(
+  'image_tags',
+  {
+    snapshotId: snapshotId(),
+    imageId: text('image_id').notNull(),
+    /** The key as received (image tags are a resource of their own, not normalised). */
+    key: text('key').notNull(),
+    value: text('value'),
+    readOnly: boolean('read_only').notNull().default(false),
+    ...scopeColumns(),
+    ...rawColumn(),
+  },
+  (t) => [primaryKey({ name: 'image_tags_pk', columns: [t.snapshotId, t.imageId, t.key] })],
+);
+
+export const freeFeatures = pgTable(
+  'free_features',
+  {
+    snapshotId: snapshotId(),
+    /** The internal feature activation ID (the path parameter of the endpoint). */
+    activationId: int64String('activation_id').notNull(),
+    clientId: int64String('client_id'),
+    featureId: int64String('feature_id'),
+    featureName: text('feature_name'),
+    featureService: text('feature_service'),
+    isFree: boolean('is_free'),
+    /** The API's create_date. */
+    createdAt: timestamptz('created_at'),
+    ...rawColumn(),
+  },
+  (t) => [primaryKey({ name: 'free_features_pk', columns: [t.snapshotId, t.activationId] })],
+);
+
+export const gpuFlavors = pgTable(
+  'gpu_flavors',
+  {
+    snapshotId: snapshotId(),
+    flavorId: text('flavor_id').notNull(),
+    flavorName: text('flavor_name'),
+    disabled: boolean('disabled').notNull().default(false),
+    /** Available clusters of this configuration (include_capacity). */
+    capacity: integer('capacity'),
+    currencyCode: text('currency_code'),
+    pricePerHour: money('price_per_hour'),
+    pricePerMonth: money('price_per_month'),
+    priceStatus: text('price_status'),
+    resourceClass: text('resource_class'),
+    /** hardware_description: {cpu, disk, ephemeral, gpu, network, ram}. */
+    hardware: jsonb('hardware').$type<Record<string, string | null>>(),
+    ...scopeColumns(),
+    ...rawColumn(),
+  },
+  (t) => [primaryKey({ name: 'gpu_flavors_pk', columns: [t.snapshotId, t.flavorId] })],
+);
+
+/** One price item of the pricing endpoint, kept as received (numbers as decimal strings). */
+export interface PriceItem {
+  currency_code: string | null;
+  discount_percent: string | null;
+  price_per_hour: string | null;
+  price_per_month: string | null;
+  price_status: string | null;
+  price_without_discount_per_month: string | null;
+  tax_percent: string | null;
+}
+
+export const k8sClusterPrices = pgTable(
+  'k8s_cluster_prices',
+  {
+    snapshotId: snapshotId(),
+    clusterName: text('cluster_name').notNull(),
+    /** From total_price. */
+    currencyCode: text('currency_code'),
+    pricePerHour: money('price_per_hour'),
+    pricePerMonth: money('price_per_month'),
+    priceWithoutDiscountPerMonth: money('price_without_discount_per_month'),
+    discountPercent: numeric('discount_percent', { mode: 'string' }),
+    taxPercent: numeric('tax_percent', { mode: 'string' }),
+    priceStatus: text('price_status'),
+    /** {instances: PriceItem[], publicips: PriceItem[], volumes: PriceItem[]}. */
+    breakdown: jsonb('breakdown').$type<{ instances: PriceItem[]; publicips: PriceItem[]; volumes: PriceItem[] }>(),
+    ...scopeColumns(),
+    ...rawColumn(),
+  },
+  (t) => [primaryKey({ name: 'k8s_cluster_prices_pk', columns: [t.snapshotId, t.clusterName] })],
+);
+
+// ---------------------------------------------------------------------------------------------
+// First / last seen per resource. Not tied to a snapshot (no FK): it outlives retention.
+
+export const resourcePresence = pgTable(
+  'resource_presence',
+  {
+    kind: text('kind').$type<PresenceKind>().notNull(),
+    scopeKey: text('scope_key').notNull(),
+    resourceId: text('resource_id').notNull(),
+    /** Last name seen, so a gone resource can still be named after its snapshots are pruned. */
+    name: text('name'),
+    firstSeenAt: timestamptz('first_seen_at').notNull(),
+    lastSeenAt: timestamptz('last_seen_at').notNull(),
+    /** Set when a complete snapshot of the scope lacks the resource; cleared if it comes back. */
+    goneAt: timestamptz('gone_at'),
+    firstSnapshotId: integer('first_snapshot_id'),
+    lastSnapshotId: integer('last_snapshot_id'),
+  },
+  (t) => [
+    primaryKey({ name: 'resource_presence_pk', columns: [t.kind, t.scopeKey, t.resourceId] }),
+    index('resource_presence_gone_idx').on(t.kind, t.goneAt).where(sql`${t.goneAt} is not null`),
+  ],
+);
+
+// ---------------------------------------------------------------------------------------------
+// Pre-aggregated cost.
+
+/**
+ * Cost per snapshot and group, written with the snapshot. dimension: `tag:<normalised key>`,
+ * `project`, `region`, `kind`, `flavor`. Resources lacking the tag key are in group `(untagged)`.
+ * currency null = resources with no known price (counted in unpriced_count, never priced at zero).
+ */
+export const costRollups = pgTable(
+  'cost_rollups',
+  {
+    snapshotId: snapshotId(),
+    takenAt: timestamptz('taken_at').notNull(),
+    kind: text('kind').$type<SnapshotKind>().notNull(),
+    scopeKey: text('scope_key').notNull(),
+    projectId: integer('project_id'),
+    regionId: integer('region_id'),
+    dimension: text('dimension').notNull(),
+    groupValue: text('group_value').notNull(),
+    currency: text('currency'),
+    pricePerHour: money('price_per_hour').notNull().default('0'),
+    pricePerMonth: money('price_per_month').notNull().default('0'),
+    resourceCount: integer('resource_count').notNull().default(0),
+    unpricedCount: integer('unpriced_count').notNull().default(0),
+  },
+  (t) => [
+    unique('cost_rollups_group_uq')
+      .on(t.snapshotId, t.dimension, t.groupValue, t.currency)
+      .nullsNotDistinct(),
+    index('cost_rollups_dimension_time_idx').on(t.dimension, t.takenAt),
+  ],
+);
+
+/**
+ * Accumulated cost per UTC day, scope, kind and group. Computed from snapshots before they are
+ * pruned, so long-range reports keep working after retention.
+ */
+export const costDaily = pgTable(
+  'cost_daily',
+  {
+    day: date('day', { mode: 'string' }).notNull(),
+    kind: text('kind').$type<SnapshotKind>().notNull(),
+    scopeKey: text('scope_key').notNull(),
+    projectId: integer('project_id'),
+    regionId: integer('region_id'),
+    dimension: text('dimension').notNull(),
+    groupValue: text('group_value').notNull(),
+    currency: text('currency'),
+    /** Price integrated over the covered hours of the day (in currency). */
+    cost: money('cost').notNull().default('0'),
+    /** Sum over resources of the hours each was seen (priced or not). */
+    resourceHours: numeric('resource_hours', { mode: 'string' }).notNull().default('0'),
+    unpricedResourceHours: numeric('unpriced_resource_hours', { mode: 'string' }).notNull().default('0'),
+    maxResourceCount: integer('max_resource_count').notNull().default(0),
+    computedAt: timestamptz('computed_at').notNull().defaultNow(),
+  },
+  (t) => [
+    unique('cost_daily_group_uq')
+      .on(t.day, t.dimension, t.groupValue, t.currency, t.kind, t.scopeKey)
+      .nullsNotDistinct(),
+    index('cost_daily_dimension_day_idx').on(t.dimension, t.day),
+  ],
+);
+
+// ---------------------------------------------------------------------------------------------
+// Audit log of actions (append-only: a trigger in migrations/ rejects UPDATE and DELETE).
+
+export const auditLog = pgTable(
+  'audit_log',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    at: timestamptz('at').notNull().defaultNow(),
+    actor: text('actor').notNull(),
+    role: text('role').notNull(),
+    action: text('action').notNull(),
+    instanceId: text('instance_id'),
+    projectId: integer('project_id'),
+    regionId: integer('region_id'),
+    reason: text('reason'),
+    dryRun: boolean('dry_run').notNull().default(false),
+    result: text('result').notNull(),
+    error: text('error'),
+    taskIds: jsonb('task_ids').$type<string[]>().notNull().default([]),
+  },
+  (t) => [index('audit_log_at_idx').on(t.at.desc().nullsFirst()), index('audit_log_instance_idx').on(t.instanceId)],
+);
+
+// ---------------------------------------------------------------------------------------------
+// Actions (issue 5): web sessions, stops scheduled after a grace period, and the status of
+// instances stopped through cloudtally since their latest snapshot.
+
+/**
+ * Login sessions. The cookie carries a random token; only its SHA-256 is stored, so a copy of this
+ * table cannot be replayed as cookies. Logout deletes the row; expired rows are purged at login.
+ */
+export const authSessions = pgTable(
+  'auth_sessions',
+  {
+    idHash: text('id_hash').primaryKey(),
+    userName: text('user_name').notNull(),
+    createdAt: timestamptz('created_at').notNull().defaultNow(),
+    expiresAt: timestamptz('expires_at').notNull(),
+  },
+  (t) => [index('auth_sessions_expires_idx').on(t.expiresAt)],
+);
+
+export const SCHEDULED_STOP_STATUSES = ['pending', 'running', 'done', 'failed', 'cancelled'] as const;
+export type ScheduledStopStatus = (typeof SCHEDULED_STOP_STATUSES)[number];
+
+/** One webhook notice about a scheduled stop (the warning when marked, the outcome when run). */
+export interface StopNotice {
+  event: 'scheduled' | 'executed' | 'cancelled';
+  at: string;
+  status: 'sent' | 'failed' | 'not_configured';
+  attempts: number;
+  error: string | null;
+}
+
+/**
+ * Instances marked to be stopped when `due_at` passes (the scheduler claims due rows by setting
+ * `running`, so replicas never run one twice). At most one pending/running row per instance.
+ */
+export const scheduledStops = pgTable(
+  'scheduled_stops',
+  {
+    id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+    instanceId: text('instance_id').notNull(),
+    projectId: integer('project_id').notNull(),
+    regionId: integer('region_id').notNull(),
+    instanceName: text('instance_name'),
+    /** Value of the configured owner tag when marked (who is warned). */
+    owner: text('owner'),
+    reason: text('reason').notNull(),
+    createdBy: text('created_by').notNull(),
+    createdByRole: text('created_by_role').notNull(),
+    createdAt: timestamptz('created_at').notNull().defaultNow(),
+    dueAt: timestamptz('due_at').notNull(),
+    status: text('status').$type<ScheduledStopStatus>().notNull().default('pending'),
+    claimedAt: timestamptz('claimed_at'),
+    finishedAt: timestamptz('finished_at'),
+    cancelledBy: text('cancelled_by'),
+    cancelledAt: timestamptz('cancelled_at'),
+    /** The stop's result (as in audit_log.result) and error, once run. */
+    result: text('result'),
+    error: text('error'),
+    auditId: bigint('audit_id', { mode: 'number' }),
+    notices: jsonb('notices').$type<StopNotice[]>().notNull().default([]),
+  },
+  (t) => [
+    check('scheduled_stops_status_check', sql`${t.status} in (${inList(SCHEDULED_STOP_STATUSES)})`),
+    uniqueIndex('scheduled_stops_one_open_uq')
+      .on(t.instanceId, t.projectId, t.regionId)
+      .where(sql`${t.status} in ('pending', 'running')`),
+    index('scheduled_stops_due_idx').on(t.dueAt).where(sql`${t.status} = 'pending'`),
+  ],
+);
+
+/**
+ * Instances stopped through cloudtally after the latest complete snapshot that lists them: the
+ * status reports show at once, without waiting for the next collection. A successful real stop in
+ * the audit log counts until a complete instance or cluster snapshot of its scope, taken after
+ * the stop, lists the instance again (that snapshot then tells the truth).
+ * Reports: `LEFT JOIN instance_status_overrides o USING (instance_id, project_id, region_id)` and
+ * `coalesce(o.status, i.status)`.
+ */
+export const instanceStatusOverrides = pgView('instance_status_overrides', {
+  instanceId: text('instance_id').notNull(),
+  projectId: integer('project_id').notNull(),
+  regionId: integer('region_id').notNull(),
+  status: text('status').notNull(),
+  changedAt: timestamptz('changed_at').notNull(),
+  auditId: bigint('audit_id', { mode: 'number' }).notNull(),
+}).as(sql`
+  select distinct on (a.instance_id, a.project_id, a.region_id)
+    a.instance_id, a.project_id, a.region_id, 'SHUTOFF'::text as status, a.at as changed_at, a.id as audit_id
+  from audit_log a
+  where a.action = 'stop' and not a.dry_run and a.result = 'stopped'
+    and a.instance_id is not null and a.project_id is not null and a.region_id is not null
+    and not exists (
+      select 1 from snapshots s
+      where s.complete and s.kind in ('instance', 'cluster')
+        and s.scope_key = 'p' || a.project_id || '-r' || a.region_id
+        and s.taken_at > a.at
+        and (exists (select 1 from instances i where i.snapshot_id = s.id and i.instance_id = a.instance_id)
+          or exists (select 1 from gpu_cluster_servers g where g.snapshot_id = s.id and g.server_id = a.instance_id))
+    )
+  order by a.instance_id, a.project_id, a.region_id, a.at desc, a.id desc
+`);
+
+// ---------------------------------------------------------------------------------------------
+// Scheduling and retention bookkeeping (written by src/collect).
+
+/**
+ * One row per scheduled slot that a replica claimed (node-cron's run coordinator): the first
+ * replica to insert the slot's key runs it, the others skip it. Old claims are pruned.
+ */
+export const scheduleClaims = pgTable(
+  'schedule_claims',
+  {
+    /** e.g. `collect@2025-03-04T05:00:00.000Z`. */
+    key: text('key').primaryKey(),
+    claimedBy: text('claimed_by').notNull(),
+    claimedAt: timestamptz('claimed_at').notNull().defaultNow(),
+    expiresAt: timestamptz('expires_at').notNull(),
+  },
+  (t) => [index('schedule_claims_expires_at_idx').on(t.expiresAt)],
+);
+
+/**
+ * UTC days whose cost_daily rows were computed from their full snapshot detail just before
+ * retention first deleted some of it. Pruning never recomputes these days again (from the
+ * thinned detail that remains, the integration would come out lower).
+ */
+export const costDailySealedDays = pgTable('cost_daily_sealed_days', {
+  day: date('day', { mode: 'string' }).primaryKey(),
+  sealedAt: timestamptz('sealed_at').notNull().defaultNow(),
+});

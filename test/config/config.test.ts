@@ -1,0 +1,392 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  COLLECTOR_NAMES,
+  ConfigError,
+  DEFAULT_SCHEDULES,
+  describeConfig,
+  loadConfig,
+  normaliseTagKey,
+  scopesFromManifest,
+} from '../../src/config.js';
+
+const API_KEY = 'ak-very-secret-0123456789';
+const DB_PASSWORD = 'db-pa55-word';
+const DB_URL = `postgres://app:${DB_PASSWORD}@db.internal:5433/cloudtally`;
+
+/** A manifest exactly as the simulator's GET /_sim/manifest answers it. */
+const MANIFEST = {
+  scopes: [
+    { project_id: 1, region_id: 1, security_groups: ['sg-1', 'sg-2'], k8s_clusters: ['k8s-a'] },
+    { project_id: 2, region_id: 3, security_groups: [], k8s_clusters: [] },
+  ],
+  image_ids: ['0f3a7c9e-1111-4aaa-8bbb-222233334444'],
+  free_feature_ids: [11, 12],
+};
+
+/** loadConfig with the file given as an object (or raw text), read through the readFile hook. */
+function load(env: Record<string, string | undefined>, file?: unknown) {
+  const readFile = (path: string) => {
+    expect(path).toBe('/etc/cloudtally.json');
+    return typeof file === 'string' ? file : JSON.stringify(file);
+  };
+  return loadConfig(file === undefined ? env : { CLOUDTALLY_CONFIG: '/etc/cloudtally.json', ...env }, { readFile });
+}
+
+function problemsOf(fn: () => unknown): { path: string; message: string }[] {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return [...(err as ConfigError).problems];
+  }
+  throw new Error('expected a ConfigError');
+}
+
+function errorOf(fn: () => unknown): ConfigError {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return err as ConfigError;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig defaults', () => {
+  it('needs nothing: simulator, PGlite in ./data, default schedules and limits', () => {
+    const config = loadConfig({});
+    expect(config).toEqual({
+      cloud: { mode: 'simulator' },
+      database: { driver: 'pglite', dataDir: './data' },
+      server: { host: '127.0.0.1', port: 3000 },
+      logLevel: 'info',
+      retentionDays: 90,
+      retentionHourlyDays: 7,
+      simulator: { host: '127.0.0.1', port: 8088 },
+      scopes: [],
+      imageIds: [],
+      freeFeatureIds: [],
+      schedules: DEFAULT_SCHEDULES,
+      tagAliases: {},
+      tagKeyCase: 'lower',
+      client: { timeoutMs: 30_000, maxConcurrency: 8, maxRetries: 4 },
+      collectOnStart: true,
+      // Users, sign-in and actions (issue 5; detailed in actions.test.ts).
+      users: [],
+      auth: { sessionSecret: null, sessionTtlHours: 12, loginRateLimit: { maxFailuresPerUser: 5, maxFailuresPerIp: 20, windowMinutes: 15 }, proxy: null },
+      idleRules: expect.any(Object),
+      notifications: null,
+      stopGraceHours: 24,
+      ownerTagKey: 'owner',
+      metrics: { access: 'open', token: null },
+      configFile: null,
+    });
+    expect(Object.keys(config.schedules).sort()).toEqual([...COLLECTOR_NAMES].sort());
+    expect(config.schedules.instances).toBe('0 * * * *');
+    expect(config.schedules.flavors).toBe('0 */6 * * *');
+    expect(config.schedules.free_features).toBe('0 3 * * *');
+  });
+
+  it('treats empty variables as unset', () => {
+    const config = loadConfig({ CLOUDTALLY_API_URL: '', CLOUDTALLY_API_KEY: ' ', DATABASE_URL: '', PORT: '' });
+    expect(config.cloud).toEqual({ mode: 'simulator' });
+    expect(config.database.driver).toBe('pglite');
+    expect(config.server.port).toBe(3000);
+  });
+
+  it('reads every environment variable', () => {
+    const config = load(
+      {
+        CLOUDTALLY_API_URL: 'https://api.example.test/',
+        CLOUDTALLY_API_KEY: API_KEY,
+        DATABASE_URL: DB_URL,
+        PORT: '8080',
+        HOST: '0.0.0.0',
+        LOG_LEVEL: 'DEBUG',
+        CLOUDTALLY_RETENTION_DAYS: '30',
+        SIM_SEED: '7',
+        SIM_SIZE: '100000',
+        SIM_LATENCY_MS: '25',
+        SIM_ERROR_RATE: '0.05',
+        SIM_LEGACY: 'yes',
+        SIM_PORT: '9099',
+        SIM_API_KEY: 'sim-key',
+      },
+      { scopes: [MANIFEST.scopes[0]], retention_days: 400 },
+    );
+    expect(config.cloud).toEqual({ mode: 'remote', baseUrl: 'https://api.example.test', apiKey: API_KEY });
+    expect(config.database).toEqual({ driver: 'pg', url: DB_URL });
+    expect(config.server).toEqual({ host: '0.0.0.0', port: 8080 });
+    expect(config.logLevel).toBe('debug');
+    expect(config.retentionDays).toBe(30); // the environment wins over the file
+    expect(config.simulator).toEqual({ host: '127.0.0.1', seed: 7, size: 100_000, latencyMs: 25, errorRate: 0.05, legacy: true, port: 9099, apiKey: 'sim-key' });
+  });
+
+  it('takes retention from the file when the environment has none', () => {
+    expect(load({}, { retention_days: 400, retention_hourly_days: 14 })).toMatchObject({ retentionDays: 400, retentionHourlyDays: 14 });
+    expect(load({ CLOUDTALLY_RETENTION_HOURLY_DAYS: '3' }, { retention_hourly_days: 14 }).retentionHourlyDays).toBe(3);
+  });
+
+  it('keeps hourly detail no longer than the retention', () => {
+    expect(loadConfig({ CLOUDTALLY_RETENTION_DAYS: '5' }).retentionHourlyDays).toBe(5);
+    expect(problemsOf(() => load({ CLOUDTALLY_RETENTION_DAYS: '5' }, { retention_hourly_days: 6 }))).toEqual([
+      { path: 'retention_hourly_days', message: 'must not exceed the retention (5 days)' },
+    ]);
+  });
+
+  it('uses CLOUDTALLY_DATA_DIR for PGlite', () => {
+    expect(loadConfig({ CLOUDTALLY_DATA_DIR: '/var/lib/cloudtally' }).database).toEqual({ driver: 'pglite', dataDir: '/var/lib/cloudtally' });
+  });
+
+  it('returns a deep-frozen object', () => {
+    const config = load({}, { ...MANIFEST, tag_aliases: { Team: 'team' } });
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.scopes)).toBe(true);
+    expect(Object.isFrozen(config.scopes[0])).toBe(true);
+    expect(Object.isFrozen(config.scopes[0]!.securityGroups)).toBe(true);
+    expect(Object.isFrozen(config.schedules)).toBe(true);
+    expect(Object.isFrozen(config.tagAliases)).toBe(true);
+    expect(() => {
+      (config.scopes as unknown as unknown[]).push({});
+    }).toThrow(TypeError);
+  });
+});
+
+describe('loadConfig file', () => {
+  it('accepts a simulator manifest as the configuration file', () => {
+    const config = load({}, MANIFEST);
+    expect(config.scopes).toEqual([
+      { projectId: 1, regionId: 1, securityGroups: ['sg-1', 'sg-2'], k8sClusters: ['k8s-a'] },
+      { projectId: 2, regionId: 3, securityGroups: [], k8sClusters: [] },
+    ]);
+    expect(config.imageIds).toEqual(MANIFEST.image_ids);
+    expect(config.freeFeatureIds).toEqual([11, 12]);
+    expect(config.configFile).toBe('/etc/cloudtally.json');
+  });
+
+  it('reads a real file from disk', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cloudtally-config-'));
+    try {
+      const path = join(dir, 'config.json');
+      writeFileSync(path, JSON.stringify({ ...MANIFEST, collect_on_start: false }));
+      const config = loadConfig({ CLOUDTALLY_CONFIG: path });
+      expect(config.scopes).toHaveLength(2);
+      expect(config.collectOnStart).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('merges schedules over the defaults and reads client tuning and tag settings', () => {
+    const config = load(
+      {},
+      {
+        schedules: { instances: '*/15 * * * *', flavors: '@hourly' },
+        client: { timeout_ms: 5000, max_concurrency: 2 },
+        tag_aliases: { Team: 'team', 'owner-team': 'Team', 'Cost Center': 'cost.center' },
+        tag_key_case: 'lower',
+      },
+    );
+    expect(config.schedules).toEqual({ ...DEFAULT_SCHEDULES, instances: '*/15 * * * *', flavors: '@hourly' });
+    expect(config.client).toEqual({ timeoutMs: 5000, maxConcurrency: 2, maxRetries: 4 });
+    expect(config.tagAliases).toEqual({ team: 'team', 'owner-team': 'team', 'cost center': 'cost.center' });
+  });
+
+  it('requires at least one scope against a real cloud', () => {
+    expect(problemsOf(() => load({ CLOUDTALLY_API_URL: 'https://api.example.test', CLOUDTALLY_API_KEY: API_KEY }, { scopes: [] }))).toEqual([
+      { path: 'scopes', message: expect.stringContaining('at least one scope') },
+    ]);
+    expect(problemsOf(() => loadConfig({ CLOUDTALLY_API_URL: 'https://api.example.test', CLOUDTALLY_API_KEY: API_KEY }))).toEqual([
+      { path: 'scopes', message: expect.stringContaining('at least one scope') },
+    ]);
+  });
+
+  it('reports an unreadable or non-JSON file against CLOUDTALLY_CONFIG', () => {
+    expect(problemsOf(() => loadConfig({ CLOUDTALLY_CONFIG: '/nonexistent/cloudtally.json' }))).toEqual([
+      { path: 'CLOUDTALLY_CONFIG', message: 'cannot read "/nonexistent/cloudtally.json" (ENOENT)' },
+    ]);
+    expect(problemsOf(() => load({}, '{"scopes": ['))).toEqual([
+      { path: 'CLOUDTALLY_CONFIG', message: expect.stringMatching(/^"\/etc\/cloudtally\.json" is not valid JSON/) },
+    ]);
+  });
+});
+
+describe('loadConfig problems', () => {
+  it('reports every invalid field at once, each with its path', () => {
+    const error = errorOf(() =>
+      load(
+        { PORT: 'eighty', HOST: 'ok', LOG_LEVEL: 'loud', SIM_ERROR_RATE: '1.5', SIM_LEGACY: 'maybe', CLOUDTALLY_RETENTION_DAYS: '0' },
+        {
+          scopes: [
+            { project_id: 0, region_id: 'one', security_groups: [''], k8s_clusters: [] },
+            { project_id: 5, region_id: 5, security_group: ['typo'] },
+            { project_id: 5, region_id: 5 },
+          ],
+          free_feature_ids: [1, -2],
+          schedules: { instances: 'every hour', ports: '61 * * * *', invoices: '0 * * * *' },
+          tag_key_case: 'upper',
+          client: { timeout_ms: 0 },
+          tag_aliases: { 'Owner Team': '' },
+          collect_on_start: 'yes',
+          colour: 'blue',
+        },
+      ),
+    );
+    const paths = error.problems.map((p) => p.path);
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        'PORT',
+        'LOG_LEVEL',
+        'SIM_ERROR_RATE',
+        'SIM_LEGACY',
+        'CLOUDTALLY_RETENTION_DAYS',
+        'scopes[0].project_id',
+        'scopes[0].region_id',
+        'scopes[0].security_groups[0]',
+        'scopes[1].security_group',
+        'free_feature_ids[1]',
+        'schedules.instances',
+        'schedules.ports',
+        'schedules.invoices',
+        'tag_key_case',
+        'client.timeout_ms',
+        'tag_aliases["Owner Team"]',
+        'collect_on_start',
+        'colour',
+      ]),
+    );
+    expect(paths).not.toContain('HOST');
+    const byPath = new Map(error.problems.map((p) => [p.path, p.message]));
+    expect(byPath.get('PORT')).toBe('must be a whole number from 0 to 65535');
+    expect(byPath.get('schedules.ports')).toMatch(/is not a valid cron expression \(61 is a invalid expression for minute\)/);
+    expect(byPath.get('schedules.instances')).toMatch(/is not a valid cron expression/);
+    expect(byPath.get('schedules.invoices')).toBe('is not a known setting');
+    expect(byPath.get('colour')).toBe('is not a known setting');
+    // One message listing every problem as "path: reason".
+    for (const problem of error.problems) expect(error.message).toContain(`  - ${problem.path}: ${problem.message}`);
+    expect(error.message).toMatch(/^Invalid configuration \(\d+ problems\):\n/);
+  });
+
+  it('reports duplicate scopes, after the other problems are fixed', () => {
+    expect(problemsOf(() => load({}, { scopes: [MANIFEST.scopes[0], MANIFEST.scopes[1], { ...MANIFEST.scopes[0] }] }))).toEqual([
+      { path: 'scopes[2]', message: 'repeats scopes[0] (project 1, region 1); list each scope once' },
+    ]);
+  });
+
+  it('wants both or neither of the API URL and key', () => {
+    expect(problemsOf(() => loadConfig({ CLOUDTALLY_API_URL: 'https://api.example.test' }))).toEqual([
+      { path: 'CLOUDTALLY_API_KEY', message: expect.stringContaining('is required when CLOUDTALLY_API_URL is set') },
+    ]);
+    expect(problemsOf(() => loadConfig({ CLOUDTALLY_API_KEY: API_KEY }))).toEqual([
+      { path: 'CLOUDTALLY_API_URL', message: expect.stringContaining('is required when CLOUDTALLY_API_KEY is set') },
+    ]);
+  });
+
+  it('rejects URLs of the wrong kind', () => {
+    expect(problemsOf(() => loadConfig({ CLOUDTALLY_API_URL: 'ftp://x', CLOUDTALLY_API_KEY: API_KEY, DATABASE_URL: 'mysql://x/y' }))).toEqual([
+      { path: 'CLOUDTALLY_API_URL', message: 'must be an absolute http(s) URL' },
+      { path: 'DATABASE_URL', message: 'must be a postgres:// or postgresql:// URL' },
+    ]);
+  });
+
+  it('rejects alias chains and case collisions', () => {
+    const problems = problemsOf(() => load({}, { tag_aliases: { 'owner-team': 'owner', owner: 'team', Team: 'team', TEAM: 'squad' } }));
+    expect(problems).toEqual([
+      { path: 'tag_aliases.TEAM', message: 'maps to "squad" but "Team" is the same key in lower case and maps to "team"' },
+      { path: 'tag_aliases["owner-team"]', message: 'maps to "owner", which is itself an alias of "team"; map straight to the canonical key' },
+    ]);
+  });
+
+  it('never puts a secret in an error message', () => {
+    const error = errorOf(() =>
+      load(
+        {
+          CLOUDTALLY_API_URL: `https://user:${API_KEY}@`,
+          CLOUDTALLY_API_KEY: API_KEY,
+          DATABASE_URL: `mysql://app:${DB_PASSWORD}@db/x`,
+          SIM_API_KEY: 'sim-secret-key',
+          PORT: API_KEY,
+        },
+        { scopes: [], colour: API_KEY },
+      ),
+    );
+    for (const secret of [API_KEY, DB_PASSWORD, 'sim-secret-key']) {
+      expect(error.message).not.toContain(secret);
+      expect(JSON.stringify(error.problems)).not.toContain(secret);
+    }
+    expect(error.problems.map((p) => p.path)).toEqual(expect.arrayContaining(['CLOUDTALLY_API_URL', 'DATABASE_URL', 'PORT', 'colour']));
+  });
+});
+
+describe('describeConfig', () => {
+  it('redacts the API key, the database password and the simulator key', () => {
+    const config = load(
+      { CLOUDTALLY_API_URL: 'https://api.example.test', CLOUDTALLY_API_KEY: API_KEY, DATABASE_URL: DB_URL, SIM_API_KEY: 'sim-secret-key' },
+      MANIFEST,
+    );
+    const described = describeConfig(config);
+    const text = JSON.stringify(described);
+    for (const secret of [API_KEY, DB_PASSWORD, 'sim-secret-key']) expect(text).not.toContain(secret);
+    expect(described.cloud).toEqual({ mode: 'remote', baseUrl: 'https://api.example.test', apiKey: '[redacted]' });
+    expect(described.database).toEqual({ driver: 'pg', url: 'postgres://app:***@db.internal:5433/cloudtally' });
+    expect(described.scopes).toEqual(config.scopes);
+    // the original is untouched
+    expect(config.cloud).toEqual({ mode: 'remote', baseUrl: 'https://api.example.test', apiKey: API_KEY });
+  });
+});
+
+describe('normaliseTagKey', () => {
+  it('lower-cases and applies aliases, leaving odd keys otherwise intact', () => {
+    const config = load({}, { tag_aliases: { Team: 'team', 'owner-team': 'team' } });
+    const keys = ['Team', 'TEAM', 'team', 'owner-team', 'Owner-Team', 'cost.center', 'team/sub', 'Ünïcode Key', 'env'];
+    expect(keys.map((k) => normaliseTagKey(k, config))).toEqual([
+      'team',
+      'team',
+      'team',
+      'team',
+      'team',
+      'cost.center',
+      'team/sub',
+      'ünïcode key',
+      'env',
+    ]);
+    // NFC: a decomposed "é" and a composed one are the same key
+    expect(normaliseTagKey('cafe\u0301', config)).toBe(normaliseTagKey('café', config));
+  });
+
+  it('keeps case when asked to', () => {
+    const config = load({}, { tag_key_case: 'preserve', tag_aliases: { Team: 'team' } });
+    expect(['Team', 'TEAM', 'team'].map((k) => normaliseTagKey(k, config))).toEqual(['team', 'TEAM', 'team']);
+  });
+
+  it('is not fooled by keys that look like object internals', () => {
+    const config = load({}, { tag_aliases: { constructor: 'y', 'Has Own Property': 'x' } });
+    expect(normaliseTagKey('constructor', config)).toBe('y');
+    expect(normaliseTagKey('has own property', config)).toBe('x');
+    expect(normaliseTagKey('hasOwnProperty', config)).toBe('hasownproperty');
+    expect(normaliseTagKey('__proto__', config)).toBe('__proto__');
+    expect(normaliseTagKey('toString', config)).toBe('tostring');
+  });
+});
+
+describe('scopesFromManifest', () => {
+  it('reads the scopes of a manifest, ignoring keys it does not know', () => {
+    const result = scopesFromManifest({
+      ...MANIFEST,
+      scopes: MANIFEST.scopes.map((scope) => ({ ...scope, region_name: 'Luxembourg' })),
+      company: 'demo',
+    });
+    expect(result.scopes).toEqual(load({}, MANIFEST).scopes);
+    expect(result.imageIds).toEqual(MANIFEST.image_ids);
+    expect(result.freeFeatureIds).toEqual([11, 12]);
+  });
+
+  it('names each broken field of a bad manifest', () => {
+    const error = errorOf(() => scopesFromManifest({ scopes: [{ project_id: 'x', region_id: 1 }] }));
+    expect(error.message).toMatch(/^Invalid simulator manifest/);
+    expect(error.problems).toEqual([{ path: 'scopes[0].project_id', message: expect.any(String) }]);
+  });
+});

@@ -1,0 +1,164 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Database } from '../../src/db/connection.js';
+import { migrateDatabase } from '../../src/db/migrate.js';
+import { redactDatabaseUrl } from '../../src/db/url.js';
+import { collectionRuns } from '../../src/db/schema.js';
+import { testDatabases } from '../helpers/databases.js';
+
+describe.each(testDatabases())('database on $name', ({ name, open }) => {
+  let database: Database;
+  beforeAll(async () => {
+    database = await open();
+  });
+  afterAll(async () => {
+    await database?.close();
+  });
+
+  it('returns raw values the same way on both drivers', async () => {
+    const rows = await database.query(
+      `SELECT 9007199254740993::int8 AS big, 7::int4 AS small, 0.1::numeric + 0.2::numeric AS money,
+              ARRAY[0.1, 2]::numeric[] AS monies, ARRAY[1, 9007199254740993]::int8[] AS bigs,
+              '2024-02-29'::date AS day, '2024-01-02T03:04:05.678Z'::timestamptz AS at,
+              '{"a": [1, "x"]}'::jsonb AS doc, ARRAY['a', NULL]::text[] AS names, true AS flag`,
+    );
+    expect(rows).toEqual([
+      {
+        big: '9007199254740993',
+        small: 7,
+        money: '0.3',
+        monies: ['0.1', '2'],
+        bigs: ['1', '9007199254740993'],
+        day: '2024-02-29',
+        at: new Date('2024-01-02T03:04:05.678Z'),
+        doc: { a: [1, 'x'] },
+        names: ['a', null],
+        flag: true,
+      },
+    ]);
+  });
+
+  it('reads zone-less timestamps as UTC and cuts days in UTC', async () => {
+    const [row] = await database.query<{ at: Date; day: string; tz: string }>(
+      `SELECT '2023-09-28 23:30:00.115'::timestamptz AS at, ('2023-09-28T23:30:00-02:00'::timestamptz)::date AS day,
+              current_setting('TimeZone') AS tz`,
+    );
+    expect(row!.at.toISOString()).toBe('2023-09-28T23:30:00.115Z');
+    expect(row!.day).toBe('2023-09-29');
+    expect(row!.tz).toBe('UTC');
+  });
+
+  it('binds parameters of every kind', async () => {
+    const rows = await database.query<{ t: string; n: number; j: unknown; arr: string[] }>(
+      'SELECT $1::text AS t, $2::int AS n, $3::jsonb AS j, $4::text[] AS arr',
+      ['Ünïcode "q"', 42, JSON.stringify({ 'cost.center': 'x' }), ['a', 'b,c']],
+    );
+    expect(rows).toEqual([{ t: 'Ünïcode "q"', n: 42, j: { 'cost.center': 'x' }, arr: ['a', 'b,c'] }]);
+  });
+
+  it('commits a transaction, and rolls it back when the function throws', async () => {
+    const id = await database.transaction(async (tx) => {
+      const [run] = await tx.db.insert(collectionRuns).values({ trigger: 'manual', collectors: [], runnerId: 'commit' }).returning();
+      await tx.execute(`UPDATE collection_runs SET status = 'succeeded' WHERE id = $1`, [run!.id]);
+      return run!.id;
+    });
+    const committed = await database.db.select().from(collectionRuns).where(eq(collectionRuns.id, id));
+    expect(committed[0]?.status).toBe('succeeded');
+
+    const failure = new Error('collector blew up');
+    await expect(
+      database.transaction(async (tx) => {
+        await tx.db.insert(collectionRuns).values({ trigger: 'manual', collectors: [], runnerId: 'rollback' });
+        await tx.query(`INSERT INTO collection_runs (trigger, collectors, runner_id) VALUES ('manual', '{}', 'rollback')`);
+        throw failure;
+      }),
+    ).rejects.toBe(failure);
+    const rolledBack = await database.query(`SELECT id FROM collection_runs WHERE runner_id = 'rollback'`);
+    expect(rolledBack).toEqual([]);
+  });
+
+  it('reports affected row counts', async () => {
+    await database.query(`INSERT INTO collection_runs (trigger, collectors, runner_id) VALUES ('manual', '{}', 'count'), ('manual', '{}', 'count')`);
+    const result = await database.execute(`UPDATE collection_runs SET status = 'failed' WHERE runner_id = 'count'`);
+    expect(result.rowCount).toBe(2);
+  });
+
+  it('lets one holder at a time have an advisory lock', async () => {
+    let releaseFirst!: () => void;
+    const firstHolds = new Promise<void>((resolve) => (releaseFirst = resolve));
+    let signalHeld!: () => void;
+    const held = new Promise<void>((resolve) => (signalHeld = resolve));
+
+    const first = database.withAdvisoryLock('test-lock', async () => {
+      signalHeld();
+      await firstHolds;
+      return 'first';
+    });
+    await held;
+    expect(await database.withAdvisoryLock('test-lock', async () => 'second', { wait: false })).toEqual({ acquired: false });
+    expect(await database.withAdvisoryLock('other-lock', async () => 'other', { wait: false })).toEqual({ acquired: true, value: 'other' });
+
+    const order: string[] = [];
+    const waiter = database.withAdvisoryLock('test-lock', async () => {
+      order.push('waiter');
+      return 'waited';
+    });
+    order.push('release');
+    releaseFirst();
+    expect(await first).toEqual({ acquired: true, value: 'first' });
+    expect(await waiter).toEqual({ acquired: true, value: 'waited' });
+    expect(order).toEqual(['release', 'waiter']);
+    expect(await database.withAdvisoryLock('test-lock', async () => 'free again', { wait: false })).toEqual({
+      acquired: true,
+      value: 'free again',
+    });
+  });
+
+  it(`closes idempotently (${name})`, async () => {
+    const extra = await open();
+    await extra.close();
+    await extra.close();
+  });
+});
+
+describe('PGlite in a folder', () => {
+  it('creates the folder, migrates, and keeps the data across a reopen', async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'cloudtally-pglite-')), 'nested', 'data');
+    try {
+      const first = await openDatabase({ driver: 'pglite', dataDir: dir });
+      await migrateDatabase(first);
+      await first.query(`INSERT INTO collection_runs (trigger, collectors, runner_id) VALUES ('startup', '{clusters}', 'disk')`);
+      await first.close();
+
+      const again = await openDatabase({ driver: 'pglite', dataDir: dir });
+      try {
+        await migrateDatabase(again);
+        expect(await again.query('SELECT runner_id, collectors FROM collection_runs')).toEqual([{ runner_id: 'disk', collectors: ['clusters'] }]);
+      } finally {
+        await again.close();
+      }
+    } finally {
+      rmSync(dirname(dirname(dir)), { recursive: true, force: true });
+    }
+  });
+});
+
+describe('connection errors', () => {
+  it('names the Postgres target but never the password', async () => {
+    const url = 'postgres://someone:s3cr3t-pw@127.0.0.1:1/nowhere';
+    const error = await openDatabase({ driver: 'pg', url }).catch((err: Error) => err);
+    expect(error).toBeInstanceOf(Error);
+    expect((error as Error).message).toMatch(/^cannot connect to Postgres at 127\.0\.0\.1:1\/nowhere as someone: /);
+    expect((error as Error).message).not.toContain('s3cr3t-pw');
+  });
+
+  it('redacts passwords in database URLs', () => {
+    expect(redactDatabaseUrl('postgres://u:p%40ss@h:5432/db?sslpassword=x&sslmode=require')).toBe(
+      'postgres://u:***@h:5432/db?sslpassword=***&sslmode=require',
+    );
+    expect(redactDatabaseUrl('not a url with secret')).toBe('[unparseable database URL]');
+  });
+});

@@ -1,0 +1,78 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Database } from '../../src/db/connection.js';
+import { migrateDatabase } from '../../src/db/migrate.js';
+import { testDatabases } from '../helpers/databases.js';
+
+const EXPECTED_TABLES = [
+  'audit_log',
+  'auth_sessions',
+  'collection_runs',
+  'cost_daily',
+  'cost_daily_sealed_days',
+  'cost_rollups',
+  'free_features',
+  'gpu_cluster_servers',
+  'gpu_clusters',
+  'gpu_flavors',
+  'image_tags',
+  'instance_ports',
+  'instance_status_overrides', // a view (information_schema.tables lists views too)
+  'instances',
+  'k8s_cluster_prices',
+  'keypairs',
+  'resource_presence',
+  'schedule_claims',
+  'scheduled_stops',
+  'snapshots',
+  'storage_ssh_keys',
+];
+
+describe.each(testDatabases())('migrations on $name', ({ open }) => {
+  let database: Database | undefined;
+  afterEach(async () => {
+    await database?.close();
+    database = undefined;
+  });
+
+  it('creates every table and index, and a second run changes nothing', async () => {
+    database = await open({ migrate: false });
+    await migrateDatabase(database);
+
+    const tables = await database.query<{ table_name: string }>(
+      `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name`,
+    );
+    expect(tables.map((t) => t.table_name)).toEqual(EXPECTED_TABLES);
+
+    const indexes = await database.query<{ indexname: string; indexdef: string }>(
+      `SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'public' ORDER BY indexname`,
+    );
+    const byName = new Map(indexes.map((i) => [i.indexname, i.indexdef]));
+    expect(byName.get('instances_tags_idx')).toMatch(/USING gin \(tags jsonb_path_ops\)/);
+    expect(byName.get('snapshots_latest_complete_idx')).toMatch(/\(kind, scope_key, taken_at DESC\) WHERE complete/);
+
+    const applied = await database.query<{ hash: string }>('SELECT hash FROM drizzle.__drizzle_migrations ORDER BY id');
+    expect(applied.length).toBeGreaterThanOrEqual(2);
+
+    await migrateDatabase(database);
+    const again = await database.query<{ hash: string }>('SELECT hash FROM drizzle.__drizzle_migrations ORDER BY id');
+    expect(again).toEqual(applied);
+    const tablesAgain = await database.query(`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public'`);
+    expect(tablesAgain).toEqual([{ n: EXPECTED_TABLES.length }]);
+  });
+
+  it('lets concurrent migrations of one database take turns', async () => {
+    database = await open({ migrate: false });
+    await Promise.all([migrateDatabase(database), migrateDatabase(database), migrateDatabase(database)]);
+    const applied = await database.query<{ n: number }>('SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations');
+    const files = await database.query<{ n: number }>(`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public'`);
+    expect(files[0]!.n).toBe(EXPECTED_TABLES.length);
+    expect(applied[0]!.n).toBe(4);
+  });
+
+  it('names the folder when migrations cannot be read', async () => {
+    database = await open({ migrate: false });
+    await expect(migrateDatabase(database, { migrationsFolder: '/nonexistent/migrations' })).rejects.toThrow(
+      /database migration from \/nonexistent\/migrations failed/,
+    );
+  });
+});
