@@ -1,0 +1,378 @@
+/**
+ * `npm run bench collect [-- --size 100000] [--no-ports] [--keep]`
+ *
+ * Collects the simulator at `size` instances (clusters, keypairs, Kubernetes clusters and storage
+ * keys in proportion, as the simulator scales them) into a fresh database on the local Postgres
+ * (`ct_bench_<time>`, created and dropped; BENCH_DATABASE_URL or --database-url names the server),
+ * and prints:
+ *   - wall time and rows/s per collector, the whole collection without ports, and the ports run;
+ *   - peak RSS of this process during the collections (the simulator runs in a child process, so
+ *     its ~300 MB of generated company is not counted);
+ *   - snapshot ingest: the same instance rows written again through the collector's snapshot
+ *     writer (page-sized bulkInsert statements, then the finalising transaction), from memory;
+ *   - the ceiling: a plain `COPY instances_copy FROM STDIN` of the same rows (text format,
+ *     streamed from a file the server produced with COPY TO STDOUT) into a table LIKE instances
+ *     INCLUDING ALL (same primary key and GIN index). pg-copy-streams is not installed; the COPY
+ *     protocol is driven through pg's own Connection (sendCopyFromChunk / endCopyFrom), which is
+ *     what pg-copy-streams does too.
+ * Targets (issue 3): ingest >= 0.5 x COPY; collection without ports < 10 s; with ports < 60 s;
+ * peak RSS < 400 MB.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { and, eq, gt, asc } from 'drizzle-orm';
+import pg from 'pg';
+import { createCloudClient } from '../src/cloud/index.js';
+import { COLLECTOR_NAMES, loadConfig, scopesFromManifest } from '../src/config.js';
+import { openDatabase, type Database } from '../src/db/connection.js';
+import { migrateDatabase } from '../src/db/migrate.js';
+import { instances } from '../src/db/schema.js';
+import { silentLogger } from '../src/logger.js';
+import { runCollection, type CollectorDeps, type RunSummary } from '../src/collect/index.js';
+import { openSnapshot } from '../src/collect/snapshot-writer.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const DEFAULT_SERVER = 'postgres://postgres@127.0.0.1:5432/postgres';
+/** Rows per page when re-ingesting: about one security group's answer. */
+const INGEST_PAGE = 1_700;
+
+interface Options {
+  size: number;
+  serverUrl: string;
+  ports: boolean;
+  keep: boolean;
+}
+
+function parseArgs(args: string[]): Options {
+  const options: Options = {
+    size: 100_000,
+    // Bench scripts are entry points like the CLI; the lead's bench/run.ts documents this variable.
+    serverUrl: process.env['BENCH_DATABASE_URL'] ?? DEFAULT_SERVER,
+    ports: true,
+    keep: false,
+  };
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '--size') options.size = Number(args[++i]);
+    else if (arg === '--database-url') options.serverUrl = args[++i] ?? options.serverUrl;
+    else if (arg === '--no-ports') options.ports = false;
+    else if (arg === '--keep') options.keep = true;
+    else throw new Error(`bench collect: unknown argument ${arg} (known: --size N, --database-url URL, --no-ports, --keep)`);
+  }
+  if (!Number.isInteger(options.size) || options.size < 1) throw new Error('bench collect: --size must be a positive integer');
+  return options;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Peak memory of this process.
+
+class RssSampler {
+  peak = process.memoryUsage().rss;
+  private readonly timer = setInterval(() => this.sample(), 50);
+
+  sample(): number {
+    const rss = process.memoryUsage().rss;
+    this.peak = Math.max(this.peak, rss);
+    return rss;
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.sample();
+  }
+}
+
+const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
+const secs = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+const perSecond = (rows: number, ms: number) => (ms > 0 ? Math.round((rows * 1000) / ms).toLocaleString('en-US') : '-');
+
+// ---------------------------------------------------------------------------------------------
+// The simulator in a child process.
+
+interface ChildSimulator {
+  url: string;
+  apiKey: string;
+  manifest: unknown;
+  child: ChildProcess;
+}
+
+async function startChildSimulator(size: number): Promise<ChildSimulator> {
+  const entry = join(ROOT, 'src/simulator/index.ts');
+  const code = `
+    import { startSimulator } from ${JSON.stringify(entry)};
+    const sim = await startSimulator({ size: ${size}, seed: 42, taskDelayMs: 10 });
+    process.stdout.write(JSON.stringify({ url: sim.url, apiKey: sim.apiKey, manifest: sim.manifest() }) + '\\n');
+    process.on('SIGTERM', () => sim.close().finally(() => process.exit(0)));
+  `;
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let buffered = '';
+  for await (const chunk of child.stdout!) {
+    buffered += String(chunk);
+    const newline = buffered.indexOf('\n');
+    if (newline >= 0) {
+      const info = JSON.parse(buffered.slice(0, newline)) as { url: string; apiKey: string; manifest: unknown };
+      return { ...info, child };
+    }
+  }
+  throw new Error(`the simulator child process exited (code ${child.exitCode}) before listening`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The bench database.
+
+function withDatabase(serverUrl: string, name: string): string {
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+async function onServer<T>(serverUrl: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// COPY through pg's protocol connection (a minimal submittable, as pg-copy-streams does it).
+
+interface PgConnection {
+  query(text: string): void;
+  sendCopyFromChunk(chunk: Buffer): void;
+  endCopyFrom(): void;
+  stream: NodeJS.WritableStream & { writableNeedDrain?: boolean };
+}
+
+class CopyQuery {
+  private error: Error | null = null;
+  rowCount = 0;
+  readonly done: Promise<number>;
+  private settle!: { resolve: (n: number) => void; reject: (e: Error) => void };
+
+  constructor(
+    private readonly text: string,
+    private readonly handlers: { data?: (chunk: Buffer) => void; feed?: (connection: PgConnection) => Promise<void> },
+  ) {
+    this.done = new Promise((resolve, reject) => (this.settle = { resolve, reject }));
+  }
+
+  submit(connection: PgConnection): void {
+    connection.query(this.text);
+  }
+  handleCopyInResponse(connection: PgConnection): void {
+    if (!this.handlers.feed) {
+      connection.endCopyFrom();
+      return;
+    }
+    this.handlers.feed(connection).then(
+      () => connection.endCopyFrom(),
+      (err: Error) => {
+        this.error = err;
+        connection.endCopyFrom();
+      },
+    );
+  }
+  handleCopyData(msg: { chunk: Buffer }): void {
+    this.handlers.data?.(msg.chunk);
+  }
+  handleCommandComplete(msg: { text: string }): void {
+    this.rowCount = Number(/\d+$/.exec(msg.text)?.[0] ?? 0);
+  }
+  handleError(err: Error): void {
+    this.error = err;
+  }
+  handleReadyForQuery(): void {
+    if (this.error) this.settle.reject(this.error);
+    else this.settle.resolve(this.rowCount);
+  }
+  handleRowDescription(): void {}
+  handleDataRow(): void {}
+  handleEmptyQuery(): void {}
+  handlePortalSuspended(): void {}
+}
+
+async function copyOut(client: pg.Client, sql: string, file: string): Promise<number> {
+  const out = createWriteStream(file);
+  // pg hands out views into its read buffer: copy each chunk before it is queued for writing.
+  const query = new CopyQuery(`COPY (${sql}) TO STDOUT`, { data: (chunk) => out.write(Buffer.from(chunk)) });
+  void client.query(query as never);
+  const rows = await query.done;
+  out.end();
+  await once(out, 'finish');
+  return rows;
+}
+
+async function copyIn(client: pg.Client, table: string, columns: string, file: string): Promise<number> {
+  const query = new CopyQuery(`COPY ${table} (${columns}) FROM STDIN`, {
+    feed: async (connection) => {
+      for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) {
+        connection.sendCopyFromChunk(chunk as Buffer);
+        if (connection.stream.writableNeedDrain) await once(connection.stream, 'drain');
+      }
+    },
+  });
+  void client.query(query as never);
+  return query.done;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function collectorTable(summary: RunSummary): string[] {
+  return summary.perCollector.map(
+    (c) =>
+      `  ${c.collector.padEnd(14)} ${String(c.scopesOk).padStart(3)} ok ${String(c.scopesFailed).padStart(2)} failed ${String(c.rows).padStart(9)} rows ${secs(c.durationMs).padStart(9)} ${perSecond(c.rows, c.durationMs).padStart(10)} rows/s`,
+  );
+}
+
+/** The instance rows of the latest run, written again through the snapshot writer (from memory). */
+async function measureIngest(db: Database, runId: number): Promise<{ rows: number; insertMs: number; finaliseMs: number }> {
+  const sources = await db.query<{ id: number; scope_key: string; project_id: number; region_id: number }>(
+    `SELECT id, scope_key, project_id, region_id FROM snapshots WHERE run_id = $1 AND kind = 'instance' AND complete ORDER BY id`,
+    [runId],
+  );
+  let rows = 0;
+  let insertMs = 0;
+  let finaliseMs = 0;
+  for (const source of sources) {
+    const writer = await openSnapshot(db, {
+      runId: null,
+      kind: 'instance',
+      scopeKey: source.scope_key,
+      projectId: source.project_id,
+      regionId: source.region_id,
+      takenAt: new Date(),
+    });
+    let after = '';
+    for (;;) {
+      const page = await db.db
+        .select()
+        .from(instances)
+        .where(and(eq(instances.snapshotId, source.id), gt(instances.instanceId, after)))
+        .orderBy(asc(instances.instanceId))
+        .limit(INGEST_PAGE);
+      if (page.length === 0) break;
+      after = page[page.length - 1]!.instanceId;
+      const t0 = performance.now();
+      rows += await writer.insert(instances, page.map((r) => ({ ...r, snapshotId: writer.id })));
+      insertMs += performance.now() - t0;
+    }
+    const t1 = performance.now();
+    await writer.finalise();
+    finaliseMs += performance.now() - t1;
+  }
+  return { rows, insertMs, finaliseMs };
+}
+
+const COPY_COLUMNS =
+  'snapshot_id, instance_id, name, description, status, vm_state, task_state, flavor_id, flavor_name, vcpus, ram, project_id, region_id, region, created_at, ssh_key_name, security_group_ids, security_group_names, volume_count, tags, tags_read_only, tags_original, raw';
+
+async function measureCopy(url: string, runId: number): Promise<{ rows: number; ms: number; bytes: number }> {
+  const file = join(tmpdir(), `ct_bench_instances_${process.pid}.copy`);
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await copyOut(
+      client,
+      `SELECT ${COPY_COLUMNS} FROM instances WHERE snapshot_id IN (SELECT id FROM snapshots WHERE run_id = ${Number(runId)} AND kind = 'instance')`,
+      file,
+    );
+    const { size } = await import('node:fs/promises').then((fs) => fs.stat(file));
+    await client.query('CREATE TABLE instances_copy (LIKE instances INCLUDING ALL)');
+    await client.query('CHECKPOINT');
+    const t0 = performance.now();
+    const rows = await copyIn(client, 'instances_copy', COPY_COLUMNS, file);
+    return { rows, ms: performance.now() - t0, bytes: size };
+  } finally {
+    await client.end();
+    await rm(file, { force: true });
+  }
+}
+
+export async function main(args: string[]): Promise<void> {
+  const options = parseArgs(args);
+  const out = (line = '') => process.stdout.write(`${line}\n`);
+  const dbName = `ct_bench_${Date.now()}`;
+  const url = withDatabase(options.serverUrl, dbName);
+  out(`collect benchmark: ${options.size.toLocaleString('en-US')} instances -> Postgres database ${dbName}`);
+
+  let t0 = performance.now();
+  const sim = await startChildSimulator(options.size);
+  out(`simulator (child process ${sim.child.pid}) ready in ${secs(performance.now() - t0)}`);
+
+  await onServer(options.serverUrl, (c) => c.query(`CREATE DATABASE ${dbName}`));
+  let db: Database | null = null;
+  const config = loadConfig({ DATABASE_URL: url });
+  const client = createCloudClient({ baseUrl: sim.url, apiKey: sim.apiKey, maxConcurrency: config.client.maxConcurrency });
+  try {
+    db = await openDatabase({ driver: 'pg', url }, { poolSize: 10 });
+    await migrateDatabase(db);
+    const manifest = scopesFromManifest(sim.manifest);
+    const deps: CollectorDeps = {
+      db,
+      client,
+      config,
+      scopes: manifest.scopes,
+      imageIds: manifest.imageIds,
+      freeFeatureIds: manifest.freeFeatureIds,
+      logger: silentLogger(),
+      runnerId: 'bench',
+    };
+    const groups = manifest.scopes.reduce((n, s) => n + s.securityGroups.length, 0);
+    out(`${manifest.scopes.length} scopes, ${groups} security groups, client concurrency ${config.client.maxConcurrency}`);
+
+    const rss = new RssSampler();
+    t0 = performance.now();
+    const inventory = await runCollection(deps, { collectors: COLLECTOR_NAMES.filter((n) => n !== 'ports') });
+    const inventoryMs = performance.now() - t0;
+    const rssInventory = rss.peak;
+    out();
+    out(`collection without ports: ${inventory.status}, ${secs(inventoryMs)} (target < 10 s), peak RSS ${mb(rssInventory)}`);
+    for (const line of collectorTable(inventory)) out(line);
+
+    let portsMs = 0;
+    if (options.ports) {
+      t0 = performance.now();
+      const ports = await runCollection(deps, { collectors: ['ports'] });
+      portsMs = performance.now() - t0;
+      out(`ports: ${ports.status}, ${secs(portsMs)}`);
+      for (const line of collectorTable(ports)) out(line);
+      out(`collection with ports: ${secs(inventoryMs + portsMs)} (target < 60 s)`);
+    }
+    rss.stop();
+    out(`peak RSS during the collections: ${mb(rss.peak)} (target < 400 MB); process.resourceUsage().maxRSS ${mb(process.resourceUsage().maxRSS * 1024)}`);
+    for (const e of [...inventory.errors].slice(0, 10)) out(`  error: ${e.collector} ${e.scope} ${e.endpoint} ${e.status ?? ''} ${e.message}`);
+
+    const instanceCollector = inventory.perCollector.find((c) => c.collector === 'instances')!;
+    out('measuring snapshot ingest of the same instance rows...');
+    const ingest = await measureIngest(db, inventory.runId);
+    out('measuring the COPY ceiling...');
+    const copy = await measureCopy(url, inventory.runId);
+    const copyRate = (copy.rows * 1000) / copy.ms;
+    const insertRate = (ingest.rows * 1000) / ingest.insertMs;
+    const fullRate = (ingest.rows * 1000) / (ingest.insertMs + ingest.finaliseMs);
+    const endToEnd = (instanceCollector.rows * 1000) / instanceCollector.durationMs;
+    out();
+    out(`instance rows: ${ingest.rows.toLocaleString('en-US')} (COPY file ${mb(copy.bytes)})`);
+    out(`  COPY FROM STDIN ceiling               ${secs(copy.ms).padStart(9)} ${perSecond(copy.rows, copy.ms).padStart(10)} rows/s`);
+    out(`  snapshot ingest, bulkInsert pages      ${secs(ingest.insertMs).padStart(9)} ${perSecond(ingest.rows, ingest.insertMs).padStart(10)} rows/s  = ${(insertRate / copyRate).toFixed(2)} x COPY (target >= 0.5)`);
+    out(`  + finalising transaction (presence, rollups) ${secs(ingest.finaliseMs)}: ${perSecond(ingest.rows, ingest.insertMs + ingest.finaliseMs)} rows/s = ${(fullRate / copyRate).toFixed(2)} x COPY`);
+    out(`  instances collector end to end (HTTP + parse + write, concurrent) ${perSecond(instanceCollector.rows, instanceCollector.durationMs)} rows/s = ${(endToEnd / copyRate).toFixed(2)} x COPY`);
+  } finally {
+    await client.close();
+    sim.child.kill('SIGTERM');
+    await db?.close();
+    if (options.keep) out(`kept database ${dbName}`);
+    else await onServer(options.serverUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`));
+  }
+}

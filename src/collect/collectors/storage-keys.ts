@@ -1,0 +1,62 @@
+/**
+ * Storage SSH keys (global, not per scope), every page. The first page tells the total
+ * (`meta.total_count`), so the remaining pages are fetched concurrently within the run's limit;
+ * then, in case keys were added meanwhile, pages are read on from the end until a short one.
+ * Without a total, pages are read one after another.
+ */
+import { looseInt, STORAGE_KEY_LIST_MAX_LIMIT, type StorageKey } from '../../cloud/schemas/index.js';
+import { GLOBAL_SCOPE, storageSshKeys } from '../../db/schema.js';
+import { forEachLimited } from '../concurrency.js';
+import { mapStorageKey } from '../mappers.js';
+import type { SnapshotWriter } from '../snapshot-writer.js';
+import { rowContext, type Collector, type Unit } from './collector.js';
+
+const PAGE_SIZE = STORAGE_KEY_LIST_MAX_LIMIT;
+
+export const storageKeysCollector: Collector = {
+  name: 'storage_keys',
+  kind: 'storage_key',
+  phase: 2,
+  units: () => [{ scopeKey: GLOBAL_SCOPE, projectId: null, regionId: null, scope: null }],
+  async collect(writer, unit, ctx) {
+    /** Fetches and writes one page; returns how many keys it held. */
+    const page = (offset: number): Promise<{ count: number; total: number | null }> =>
+      ctx.bigPage(async () => {
+        const list = await ctx.client.listStorageKeys({ limit: PAGE_SIZE, offset });
+        await write(writer, unit, list.data);
+        const total = looseInt.safeParse(list.meta['total_count']);
+        return { count: list.data.length, total: total.success ? total.data : null };
+      });
+
+    ctx.checkpoint();
+    const first = await page(0);
+    if (first.count < PAGE_SIZE) return;
+    let next = PAGE_SIZE;
+    if (first.total !== null && first.total > next) {
+      const offsets: number[] = [];
+      for (let offset = next; offset < first.total; offset += PAGE_SIZE) offsets.push(offset);
+      let lastCount = PAGE_SIZE;
+      await forEachLimited(offsets, ctx.pageLimiter.size, async (offset) => {
+        ctx.checkpoint();
+        const { count } = await page(offset);
+        if (offset === offsets[offsets.length - 1]) lastCount = count;
+      });
+      next = offsets[offsets.length - 1]! + PAGE_SIZE;
+      if (lastCount < PAGE_SIZE) return;
+    }
+    // No total, or the last page was full: read on until a short page.
+    for (;;) {
+      ctx.checkpoint();
+      const { count } = await page(next);
+      if (count < PAGE_SIZE) return;
+      next += PAGE_SIZE;
+    }
+  },
+};
+
+/** A key seen twice (offsets shifted by a key created during the listing) is stored once. */
+function write(writer: SnapshotWriter, unit: Unit, keys: readonly StorageKey[]): Promise<number> {
+  const rc = rowContext(writer, unit);
+  return writer.insert(storageSshKeys, keys.map((k) => mapStorageKey(k, rc)), { onConflictDoNothing: true });
+}
+

@@ -1,0 +1,142 @@
+/**
+ * Retention: snapshots older than `retentionDays` are deleted; older than `retentionHourlyDays`
+ * they are thinned to one complete snapshot per (kind, scope, UTC day), the day's last one.
+ *
+ * What reports need beyond that survives: before any priced snapshot (instance, cluster,
+ * k8s_price) of a UTC day is deleted for the first time, cost_daily is recomputed for that day
+ * from its full detail (refreshCostDaily) and the day is sealed (cost_daily_sealed_days), so it is
+ * never recomputed from the thinned remains. resource_presence has no snapshot foreign key and
+ * is kept.
+ *
+ * Deletes go in small batches of snapshots, each its own statement, so that a report never
+ * waits long behind them (on Postgres readers are not blocked at all; PGlite runs one statement
+ * at a time).
+ */
+import { refreshCostDaily } from '../db/cost-model.js';
+import type { Database } from '../db/connection.js';
+import { CollectionStoppedError } from './errors.js';
+import { PRICED_KINDS } from './snapshot-writer.js';
+import type { CollectorDeps } from './types.js';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+export const DEFAULT_PRUNE_BATCH_SIZE = 10;
+
+export interface PruneOptions {
+  /** The reference time (tests and demo history); default now. */
+  now?: Date;
+  /** Snapshots deleted per statement (default 10). */
+  batchSize?: number;
+  /** Aborting stops between batches. */
+  signal?: AbortSignal;
+}
+
+export interface PruneResult {
+  snapshotsDeleted: number;
+  /** UTC days whose cost_daily was computed and sealed before their detail was deleted. */
+  daysSealed: string[];
+  runsDeleted: number;
+}
+
+type Candidate = {
+  id: number;
+  kind: string;
+  day: string;
+};
+
+export async function pruneHistory(
+  deps: Pick<CollectorDeps, 'db' | 'config' | 'logger'>,
+  opts: PruneOptions = {},
+): Promise<PruneResult> {
+  const { db, config, logger } = deps;
+  const now = opts.now ?? new Date();
+  const batchSize = opts.batchSize ?? DEFAULT_PRUNE_BATCH_SIZE;
+  if (!Number.isInteger(batchSize) || batchSize < 1) throw new Error(`batchSize must be a positive integer, got ${batchSize}`);
+  const cutoff = new Date(now.getTime() - config.retentionDays * DAY_MS);
+  // Thinning works on whole UTC days, so a day is never thinned twice from two different cut points.
+  const hourlyCutoff = startOfUtcDay(new Date(now.getTime() - config.retentionHourlyDays * DAY_MS));
+
+  const candidates = await findCandidates(db, cutoff, hourlyCutoff);
+  const daysSealed = await sealDays(db, candidates, now);
+
+  let snapshotsDeleted = 0;
+  for (let i = 0; i < candidates.length; i += batchSize) {
+    if (opts.signal?.aborted) throw new CollectionStoppedError('pruning stopped (service shutting down)');
+    const ids = candidates.slice(i, i + batchSize).map((c) => c.id);
+    snapshotsDeleted += (await db.execute('DELETE FROM snapshots WHERE id = ANY($1::int[])', [ids])).rowCount;
+  }
+
+  const runsDeleted = (
+    await db.execute(
+      `DELETE FROM collection_runs r
+        WHERE r.status <> 'running' AND r.started_at < $1
+          AND NOT EXISTS (SELECT 1 FROM snapshots s WHERE s.run_id = r.id)`,
+      [cutoff],
+    )
+  ).rowCount;
+  await db.execute('DELETE FROM schedule_claims WHERE expires_at < now()');
+
+  if (snapshotsDeleted > 0 || runsDeleted > 0) {
+    logger.info({ snapshotsDeleted, daysSealed, runsDeleted, cutoff, hourlyCutoff }, 'history pruned');
+  }
+  return { snapshotsDeleted, daysSealed, runsDeleted };
+}
+
+function startOfUtcDay(date: Date): Date {
+  return new Date(Math.floor(date.getTime() / DAY_MS) * DAY_MS);
+}
+
+/** Expired snapshots, then the extra complete snapshots of each thinned (kind, scope, day). */
+async function findCandidates(db: Database, cutoff: Date, hourlyCutoff: Date): Promise<Candidate[]> {
+  const expired = await db.query<Candidate>(
+    `SELECT s.id, s.kind, to_char(s.taken_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day
+       FROM snapshots s
+      WHERE s.taken_at < $1
+        AND (s.complete OR NOT EXISTS (SELECT 1 FROM collection_runs r WHERE r.id = s.run_id AND r.status = 'running'))
+      ORDER BY s.taken_at, s.id`,
+    [cutoff],
+  );
+  const thinned = await db.query<Candidate>(
+    `SELECT id, kind, day FROM (
+       SELECT s.id, s.kind, s.taken_at, to_char(s.taken_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day,
+              row_number() OVER (PARTITION BY s.kind, s.scope_key, (s.taken_at AT TIME ZONE 'UTC')::date
+                                 ORDER BY s.taken_at DESC, s.id DESC) AS rn
+         FROM snapshots s
+        WHERE s.complete AND s.taken_at >= $1 AND s.taken_at < $2) t
+      WHERE rn > 1
+      ORDER BY taken_at, id`,
+    [cutoff, hourlyCutoff],
+  );
+  return [...expired, ...thinned];
+}
+
+/**
+ * Computes cost_daily for every not-yet-sealed UTC day that is about to lose priced detail, and
+ * seals those days, in one transaction per contiguous range of days.
+ */
+async function sealDays(db: Database, candidates: readonly Candidate[], now: Date): Promise<string[]> {
+  const days = [...new Set(candidates.filter((c) => PRICED_KINDS.has(c.kind as never)).map((c) => c.day))].sort();
+  if (days.length === 0) return [];
+  const sealed = new Set(
+    (await db.query<{ day: string }>('SELECT day FROM cost_daily_sealed_days WHERE day = ANY($1::date[])', [days])).map((r) => r.day),
+  );
+  const toSeal = days.filter((d) => !sealed.has(d));
+  for (const range of contiguousRanges(toSeal)) {
+    await db.transaction(async (tx) => {
+      await refreshCostDaily(tx, { fromDay: range[0]!, toDay: range[range.length - 1]! }, { now });
+      await tx.execute('INSERT INTO cost_daily_sealed_days (day) SELECT unnest($1::date[]) ON CONFLICT DO NOTHING', [range]);
+    });
+  }
+  return toSeal;
+}
+
+/** Sorted 'YYYY-MM-DD' days split into runs of consecutive days. */
+function contiguousRanges(days: readonly string[]): string[][] {
+  const ranges: string[][] = [];
+  for (const day of days) {
+    const last = ranges[ranges.length - 1];
+    const previous = last?.[last.length - 1];
+    if (last && previous && Date.parse(`${day}T00:00:00Z`) - Date.parse(`${previous}T00:00:00Z`) === DAY_MS) last.push(day);
+    else ranges.push([day]);
+  }
+  return ranges;
+}

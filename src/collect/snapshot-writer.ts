@@ -1,0 +1,140 @@
+/**
+ * The staging rule of a snapshot (see DATA-MODEL.md and the collection contract):
+ *   1. a `snapshots` row with complete = false is inserted;
+ *   2. rows are streamed in page by page with bulkInsert, each page its own short statement
+ *      (no transaction is held open across API calls: PGlite has a single connection, and a
+ *      database transaction must not wait on a remote API with retries and backoff);
+ *   3. ONE finalising transaction makes it visible: complete = true and row_count, presence
+ *      (first/last seen, gone), and the cost rollups of priced kinds;
+ *   4. on any failure the incomplete snapshot is deleted (its rows cascade).
+ * Reports read only complete snapshots, so a reader never sees a half-written one, and a failed
+ * scope leaves the previous good snapshot the latest good one.
+ */
+import type { InferInsertModel } from 'drizzle-orm';
+import type { PgTable } from 'drizzle-orm/pg-core';
+import { bulkInsert } from '../db/bulk.js';
+import type { Database } from '../db/connection.js';
+import { computeCostRollups, PRICED_KINDS as COST_KINDS } from '../db/cost-model.js';
+import type { SnapshotKind } from '../db/schema.js';
+import { updatePresence } from './presence.js';
+import type { RowCounts } from './types.js';
+
+/** Kinds whose snapshots carry cost (cost_rollups are written when they are finalised). */
+export const PRICED_KINDS: ReadonlySet<SnapshotKind> = new Set(COST_KINDS);
+
+export interface SnapshotTarget {
+  runId: number | null;
+  kind: SnapshotKind;
+  scopeKey: string;
+  projectId: number | null;
+  regionId: number | null;
+  takenAt: Date;
+}
+
+export class SnapshotWriter {
+  private readonly counts: RowCounts = {};
+  private state: 'open' | 'complete' | 'discarded' = 'open';
+  /** Time spent in this snapshot's database writes (inserts and finalisation), in ms. */
+  dbMs = 0;
+
+  constructor(
+    private readonly db: Database,
+    readonly id: number,
+    readonly target: SnapshotTarget,
+  ) {}
+
+  /**
+   * Appends rows (one page) in short statements outside any transaction. `countAs` names the
+   * kind the rows count as (default the snapshot's kind; cluster servers count as `cluster_server`).
+   */
+  async insert<T extends PgTable>(
+    table: T,
+    rows: readonly InferInsertModel<T>[],
+    options: { countAs?: string; onConflictDoNothing?: boolean } = {},
+  ): Promise<number> {
+    this.assertOpen();
+    if (rows.length === 0) return 0;
+    const started = performance.now();
+    try {
+      const inserted = await bulkInsert(this.db, table, rows, { onConflictDoNothing: options.onConflictDoNothing ?? false });
+      const key = options.countAs ?? this.target.kind;
+      this.counts[key] = (this.counts[key] ?? 0) + inserted;
+      return inserted;
+    } finally {
+      this.dbMs += performance.now() - started;
+    }
+  }
+
+  /** A statement on the snapshot's rows before it is finalised (e.g. merging duplicates), timed with the writes. */
+  async execute(text: string, params: readonly unknown[]): Promise<number> {
+    this.assertOpen();
+    const started = performance.now();
+    try {
+      return (await this.db.execute(text, params)).rowCount;
+    } finally {
+      this.dbMs += performance.now() - started;
+    }
+  }
+
+  /** Rows written so far, per kind. */
+  rowCounts(): RowCounts {
+    return { ...this.counts };
+  }
+
+  /** Rows of the snapshot's own kind (its row_count). */
+  get rowCount(): number {
+    return this.counts[this.target.kind] ?? 0;
+  }
+
+  /**
+   * Makes the snapshot visible in one transaction. Refused (and the caller must discard) when
+   * the run is no longer running, e.g. it was marked dead or force-stopped meanwhile.
+   */
+  async finalise(): Promise<RowCounts> {
+    this.assertOpen();
+    const started = performance.now();
+    try {
+      await this.db.transaction(async (tx) => {
+        const done = await tx.execute(
+          `UPDATE snapshots SET complete = true, row_count = $2
+            WHERE id = $1 AND NOT complete
+              AND (run_id IS NULL OR EXISTS (
+                SELECT 1 FROM collection_runs r WHERE r.id = snapshots.run_id AND r.status = 'running'))`,
+          [this.id, this.rowCount],
+        );
+        if (done.rowCount !== 1) {
+          throw new Error(
+            `snapshot ${this.id} (${this.target.kind} ${this.target.scopeKey}) cannot be completed: its run is no longer running or the snapshot is gone`,
+          );
+        }
+        await updatePresence(tx, { id: this.id, kind: this.target.kind, scopeKey: this.target.scopeKey, takenAt: this.target.takenAt });
+        if (PRICED_KINDS.has(this.target.kind)) await computeCostRollups(tx, this.id);
+      });
+      this.state = 'complete';
+      return this.rowCounts();
+    } finally {
+      this.dbMs += performance.now() - started;
+    }
+  }
+
+  /** Deletes the incomplete snapshot and its rows. Never touches a complete one. */
+  async discard(): Promise<void> {
+    if (this.state !== 'open') return;
+    this.state = 'discarded';
+    await this.db.execute('DELETE FROM snapshots WHERE id = $1 AND NOT complete', [this.id]);
+  }
+
+  private assertOpen(): void {
+    if (this.state !== 'open') throw new Error(`snapshot ${this.id} is already ${this.state}`);
+  }
+}
+
+/** Step 1 of the staging rule: an incomplete snapshot row, invisible to reports. */
+export async function openSnapshot(db: Database, target: SnapshotTarget): Promise<SnapshotWriter> {
+  const rows = await db.query<{ id: number }>(
+    `INSERT INTO snapshots (run_id, kind, scope_key, project_id, region_id, taken_at, complete)
+     VALUES ($1, $2, $3, $4, $5, $6, false) RETURNING id`,
+    [target.runId, target.kind, target.scopeKey, target.projectId, target.regionId, target.takenAt],
+  );
+  return new SnapshotWriter(db, rows[0]!.id, target);
+}

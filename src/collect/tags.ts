@@ -1,0 +1,32 @@
+/** Tags as the API returns them, turned into the three tag columns of a resource row. */
+import type { Tag } from '../cloud/schemas/index.js';
+import { normaliseTagKey, type Config } from '../config.js';
+import type { OriginalTag } from '../db/schema.js';
+
+export type TagSettings = Pick<Config, 'tagAliases' | 'tagKeyCase'>;
+
+export interface TagColumns {
+  /** Normalised key -> value; when two keys normalise alike, the first one received wins. */
+  tags: Record<string, string>;
+  /** Normalised keys of the read-only tags that made it into `tags`. */
+  tagsReadOnly: string[];
+  /** The list as received. */
+  tagsOriginal: OriginalTag[];
+}
+
+export function tagColumns(list: readonly Tag[], settings: TagSettings): TagColumns {
+  // A null-prototype object: a tag key such as `__proto__` is an ordinary key here.
+  const tags = Object.create(null) as Record<string, string>;
+  const readOnly: string[] = [];
+  const original: OriginalTag[] = [];
+  for (const tag of list) {
+    // A tag without a value still says the key is set: it groups as the empty value.
+    const value = tag.value ?? '';
+    original.push({ key: tag.key, value: tag.value as string, read_only: tag.read_only });
+    const key = normaliseTagKey(tag.key, settings);
+    if (Object.hasOwn(tags, key)) continue;
+    tags[key] = value;
+    if (tag.read_only) readOnly.push(key);
+  }
+  return { tags: { ...tags }, tagsReadOnly: readOnly, tagsOriginal: original };
+}
