@@ -1,0 +1,334 @@
+/**
+ * `npm run bench reports [-- --instances 100000 --scopes 10 --days 30 --hourly-days 7 --samples 30 --users 50 --keep]`
+ *
+ * Reports over a month of history in the local Postgres: a fresh database `ct_bench_reports_<time>`
+ * (on --database-url, default postgres://postgres@127.0.0.1:5432/postgres; dropped afterwards
+ * unless --keep) gets hourly runs for the last --hourly-days days and one run per day before that
+ * (what retention keeps by default: hourly detail for a week, then one snapshot per day), rows
+ * generated in SQL (generate_series). Every priced snapshot gets its rollups through
+ * computeCostRollups (timed), the thinned days their sealed cost_daily. Then, through the real
+ * web app on loopback: p50/p95 of each report's JSON and HTML, a full 100,000-row CSV export
+ * (time, peak memory growth), the FOCUS export of the month, and the overview's p95 under
+ * --users concurrent users.
+ */
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import pg from 'pg';
+import { request } from 'undici';
+import { loadConfig } from '../src/config.js';
+import { openDatabase, type Database } from '../src/db/connection.js';
+import { computeCostRollups, refreshCostDaily } from '../src/db/cost-model.js';
+import { migrateDatabase } from '../src/db/migrate.js';
+import { silentLogger } from '../src/logger.js';
+import { allReports } from '../src/reports/index.js';
+import { createWebApp } from '../src/web/app.js';
+import { generateClustersAndK8s, generateFlavors, generateInstances, generatePresence, generateRunsAndSnapshots, type BenchShape } from './reports-data.js';
+
+interface Options {
+  serverUrl: string;
+  instances: number;
+  scopes: number;
+  days: number;
+  hourlyDays: number;
+  samples: number;
+  users: number;
+  requestsPerUser: number;
+  keep: boolean;
+  focus: boolean;
+  /** Measure the reports on a database kept by an earlier run (--keep) instead of generating one. */
+  reuse: string | null;
+}
+
+const DEFAULT_SERVER = 'postgres://postgres@127.0.0.1:5432/postgres';
+
+function parseArgs(args: string[]): Options {
+  const o: Options = {
+    serverUrl: DEFAULT_SERVER,
+    instances: 100_000,
+    scopes: 10,
+    days: 30,
+    hourlyDays: 7,
+    samples: 30,
+    users: 50,
+    requestsPerUser: 10,
+    keep: false,
+    focus: true,
+    reuse: null,
+  };
+  const int = (name: string, value: string | undefined, min: number) => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min) throw new Error(`bench reports: ${name} must be an integer >= ${min}`);
+    return n;
+  };
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg === '--database-url') o.serverUrl = args[++i] ?? o.serverUrl;
+    else if (arg === '--instances') o.instances = int(arg, args[++i], 1);
+    else if (arg === '--scopes') o.scopes = int(arg, args[++i], 1);
+    else if (arg === '--days') o.days = int(arg, args[++i], 1);
+    else if (arg === '--hourly-days') o.hourlyDays = int(arg, args[++i], 1);
+    else if (arg === '--samples') o.samples = int(arg, args[++i], 1);
+    else if (arg === '--users') o.users = int(arg, args[++i], 1);
+    else if (arg === '--requests-per-user') o.requestsPerUser = int(arg, args[++i], 1);
+    else if (arg === '--keep') o.keep = true;
+    else if (arg === '--no-focus-export') o.focus = false;
+    else if (arg === '--reuse') o.reuse = args[++i] ?? null;
+    else {
+      throw new Error(
+        `bench reports: unknown argument ${arg} (known: --database-url URL, --instances N, --scopes N, --days N, --hourly-days N, --samples N, --users N, --requests-per-user N, --no-focus-export, --keep, --reuse DATABASE)`,
+      );
+    }
+  }
+  if (o.hourlyDays > o.days) throw new Error('bench reports: --hourly-days must not exceed --days');
+  return o;
+}
+
+const out = (line = '') => process.stdout.write(`${line}\n`);
+const ms = (n: number) => `${n.toFixed(n < 10 ? 1 : 0)} ms`;
+const secs = (n: number) => `${(n / 1000).toFixed(1)} s`;
+
+function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
+}
+
+function withDatabase(serverUrl: string, name: string): string {
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+async function onServer<T>(serverUrl: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Data.
+
+async function generate(db: Database, shape: BenchShape): Promise<void> {
+  let t = performance.now();
+  await generateRunsAndSnapshots(db, shape);
+  await generateFlavors(db);
+  const runs = await db.query<{ n: number }>('select count(*)::int as n from collection_runs');
+  out(`runs and snapshots: ${runs[0]!.n} runs in ${secs(performance.now() - t)}`);
+  t = performance.now();
+  let last = t;
+  await generateInstances(db, shape, (done, total) => {
+    if (performance.now() - last > 30_000 || done === total) {
+      last = performance.now();
+      out(`  instances: ${done}/${total} runs (${secs(last - t)})`);
+    }
+  });
+  const rows = await db.query<{ n: string }>('select count(*) as n from instances');
+  out(`instances: ${Number(rows[0]!.n).toLocaleString('en-US')} rows in ${secs(performance.now() - t)}`);
+  t = performance.now();
+  await generateClustersAndK8s(db);
+  await generatePresence(db, shape);
+  // What autovacuum does to freshly inserted tables: statistics, and the visibility map that
+  // lets counts and key-only reads use index-only scans.
+  await db.execute('vacuum analyze');
+  out(`clusters, Kubernetes prices, presence, vacuum analyze: ${secs(performance.now() - t)}`);
+}
+
+/** computeCostRollups for every priced snapshot, in time order; returns ms per run of `instances` instances. */
+async function rollups(db: Database): Promise<{ perRun: number[]; total: number }> {
+  const snaps = await db.query<{ id: number; run_id: number; kind: string }>(
+    "select id, run_id, kind from snapshots where kind in ('instance', 'cluster', 'k8s_price') order by taken_at, id",
+  );
+  const perRunMs = new Map<number, number>();
+  const t0 = performance.now();
+  let last = t0;
+  for (let i = 0; i < snaps.length; i++) {
+    const s = snaps[i]!;
+    const t = performance.now();
+    await computeCostRollups(db, s.id);
+    if (s.kind === 'instance') perRunMs.set(s.run_id, (perRunMs.get(s.run_id) ?? 0) + performance.now() - t);
+    if (performance.now() - last > 30_000) {
+      last = performance.now();
+      out(`  rollups: ${i + 1}/${snaps.length} snapshots (${secs(last - t0)})`);
+    }
+  }
+  return { perRun: [...perRunMs.values()], total: performance.now() - t0 };
+}
+
+/** cost_daily for the thinned days (a day's rate held 24 h, as the hourly detail would have given) and sealed. */
+async function sealThinnedDays(db: Database, shape: BenchShape): Promise<void> {
+  if (shape.totalDays <= shape.hourlyDays) return;
+  const firstHourly = new Date(shape.end.getTime() - (shape.hourlyDays * 24 - 1) * 3600_000);
+  const lastThinned = new Date(firstHourly.getTime() - 86_400_000).toISOString().slice(0, 10);
+  const first = new Date(firstHourly.getTime() - (shape.totalDays - shape.hourlyDays) * 86_400_000).toISOString().slice(0, 10);
+  const t = performance.now();
+  await refreshCostDaily(db, { fromDay: first, toDay: lastThinned }, { maxGapHours: 24, now: shape.end });
+  await db.execute('insert into cost_daily_sealed_days (day) select d::date from generate_series($1::date, $2::date, interval \'1 day\') d', [first, lastThinned]);
+  out(`cost_daily of the thinned days ${first}..${lastThinned}, sealed: ${secs(performance.now() - t)}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTTP measurements.
+
+async function timedGet(url: string): Promise<{ ms: number; status: number; bytes: number }> {
+  const t = performance.now();
+  const res = await request(url);
+  let bytes = 0;
+  for await (const chunk of res.body) bytes += (chunk as Buffer).length;
+  return { ms: performance.now() - t, status: res.statusCode, bytes };
+}
+
+async function sample(url: string, n: number): Promise<number[]> {
+  for (let i = 0; i < 2; i++) await timedGet(url); // warm-up
+  const times: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const r = await timedGet(url);
+    if (r.status !== 200) throw new Error(`GET ${url} answered ${r.status}`);
+    times.push(r.ms);
+  }
+  return times;
+}
+
+/** Time and memory of one streamed download; RSS sampled every 20 ms (server and client share the process). */
+async function download(url: string): Promise<{ ms: number; bytes: number; rows: number; rssGrowthMb: number; heapGrowthMb: number }> {
+  global.gc?.();
+  const rss0 = process.memoryUsage().rss;
+  const heap0 = process.memoryUsage().heapUsed;
+  let rssMax = rss0;
+  let heapMax = heap0;
+  const timer = setInterval(() => {
+    const m = process.memoryUsage();
+    rssMax = Math.max(rssMax, m.rss);
+    heapMax = Math.max(heapMax, m.heapUsed);
+  }, 20);
+  const t = performance.now();
+  const res = await request(url);
+  let bytes = 0;
+  let rows = 0;
+  for await (const chunk of res.body) {
+    const buf = chunk as Buffer;
+    bytes += buf.length;
+    for (let i = 0; i < buf.length; i++) if (buf[i] === 10) rows++;
+  }
+  const elapsed = performance.now() - t;
+  clearInterval(timer);
+  if (res.statusCode !== 200) throw new Error(`GET ${url} answered ${res.statusCode}`);
+  return { ms: elapsed, bytes, rows: rows - 1, rssGrowthMb: (rssMax - rss0) / 1048576, heapGrowthMb: (heapMax - heap0) / 1048576 };
+}
+
+async function concurrentUsers(url: string, users: number, perUser: number): Promise<number[]> {
+  await timedGet(url);
+  const times: number[] = [];
+  await Promise.all(
+    Array.from({ length: users }, async () => {
+      for (let i = 0; i < perUser; i++) {
+        const r = await timedGet(url);
+        if (r.status !== 200) throw new Error(`GET ${url} answered ${r.status}`);
+        times.push(r.ms);
+      }
+    }),
+  );
+  return times;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export async function main(args: string[]): Promise<void> {
+  const o = parseArgs(args);
+  if (o.reuse !== null && !/^ct_bench_reports_\d+$/.test(o.reuse)) throw new Error('bench reports: --reuse takes a database name ct_bench_reports_<digits> kept by an earlier --keep run');
+  const dbName = o.reuse ?? `ct_bench_reports_${Date.now()}`;
+  const url = withDatabase(o.serverUrl, dbName);
+  let end = new Date(Math.floor(Date.now() / 3600_000) * 3600_000 - 3600_000);
+  const shape: BenchShape = { instances: o.instances, scopes: o.scopes, hourlyDays: o.hourlyDays, totalDays: o.days, end };
+  out(`reports benchmark: ${o.instances.toLocaleString('en-US')} instances in ${o.scopes} scopes, ${o.days} days (hourly for the last ${o.hourlyDays}, then daily) -> ${dbName}`);
+  if (!o.reuse) await onServer(o.serverUrl, (c) => c.query(`CREATE DATABASE ${dbName}`));
+  let db: Database | null = null;
+  let server: Server | null = null;
+  const results: Record<string, unknown> = { shape: { ...shape, end: end.toISOString() } };
+  try {
+    db = await openDatabase({ driver: 'pg', url }, { poolSize: 10 });
+    if (o.reuse) {
+      const [last] = await db.query<{ t: Date }>("select max(taken_at) as t from snapshots where kind = 'instance'");
+      end = new Date(Math.floor(last!.t.getTime() / 3600_000) * 3600_000);
+      out(`reusing ${dbName}: newest snapshot ${end.toISOString()}`);
+      results.shape = { reused: dbName, end: end.toISOString() };
+    } else {
+      await migrateDatabase(db);
+      await generate(db, shape);
+      const roll = await rollups(db);
+      await db.execute('vacuum analyze cost_rollups');
+      const perRun = roll.perRun;
+      results.rollups = { runs: perRun.length, p50Ms: percentile(perRun, 50), p95Ms: percentile(perRun, 95), totalMs: roll.total };
+      out(`computeCostRollups: ${perRun.length} runs of ${o.instances.toLocaleString('en-US')} instances: p50 ${ms(percentile(perRun, 50))}, p95 ${ms(percentile(perRun, 95))} per run (${o.scopes} snapshots); all priced snapshots ${secs(roll.total)}`);
+      await sealThinnedDays(db, shape);
+    }
+    const size = await db.query<{ db: string; instances: string; rollups: string }>(
+      "select pg_size_pretty(pg_database_size(current_database())) as db, pg_size_pretty(pg_total_relation_size('instances')) as instances, (select count(*) from cost_rollups)::text as rollups",
+    );
+    out(`database ${size[0]!.db} (instances ${size[0]!.instances}); ${Number(size[0]!.rollups).toLocaleString('en-US')} rollup rows`);
+
+    const config = loadConfig({});
+    const database = db;
+    const now = new Date(end.getTime() + 30 * 60_000);
+    const app = createWebApp({ reports: allReports(), context: () => ({ db: database, config, now }), logger: silentLogger(), demo: false });
+    server = await new Promise<Server>((resolve) => {
+      const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    });
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const monthStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString().slice(0, 10);
+    const thirtyAgo = new Date(now.getTime() - 29 * 86_400_000).toISOString().slice(0, 10);
+    const today = now.toISOString().slice(0, 10);
+
+    const cases: Array<[string, string]> = [
+      ['overview', 'overview'],
+      ['cost by tag', 'cost?by=tag%3Ateam'],
+      ['trend (team, 7 days hourly)', 'trend?by=tag%3Ateam&days=7'],
+      ['trend (kind, 30 days daily cost)', 'trend?by=kind&days=30&measure=daily-cost'],
+      ['inventory page', 'inventory?kind=instances'],
+      ['inventory page, tag filter', 'inventory?kind=instances&tag=team%3Adata'],
+      ['changes (24 h)', 'changes?kind=instances'],
+      ['FOCUS (first page of 30 days)', `focus?from=${thirtyAgo}&to=${today}`],
+    ];
+    const timings: Record<string, unknown> = {};
+    out('');
+    out(`report timings over loopback HTTP (${o.samples} samples after warm-up)`);
+    out('report                               | JSON p50 | JSON p95 | HTML p50 | HTML p95');
+    for (const [label, path] of cases) {
+      const json = await sample(`${base}/api/reports/${path}${path.includes('?') ? '&' : '?'}limit=50`, o.samples);
+      const html = await sample(`${base}/reports/${path}`, o.samples);
+      timings[label] = { jsonP50: percentile(json, 50), jsonP95: percentile(json, 95), htmlP50: percentile(html, 50), htmlP95: percentile(html, 95) };
+      out(`${label.padEnd(36)} | ${ms(percentile(json, 50)).padStart(8)} | ${ms(percentile(json, 95)).padStart(8)} | ${ms(percentile(html, 50)).padStart(8)} | ${ms(percentile(html, 95)).padStart(8)}`);
+    }
+    results.timings = timings;
+
+    out('');
+    const csv = await download(`${base}/api/reports/inventory.csv?kind=instances`);
+    results.csv = csv;
+    out(`CSV export of every instance: ${csv.rows.toLocaleString('en-US')} rows, ${(csv.bytes / 1048576).toFixed(1)} MB in ${secs(csv.ms)}; peak growth RSS ${csv.rssGrowthMb.toFixed(1)} MB, heap ${csv.heapGrowthMb.toFixed(1)} MB`);
+
+    const users = await concurrentUsers(`${base}/api/reports/overview`, o.users, o.requestsPerUser);
+    results.concurrent = { users: o.users, requests: users.length, p50: percentile(users, 50), p95: percentile(users, 95) };
+    out(`overview JSON under ${o.users} concurrent users (${users.length} requests): p50 ${ms(percentile(users, 50))}, p95 ${ms(percentile(users, 95))}`);
+    const usersHtml = await concurrentUsers(`${base}/reports/overview`, o.users, o.requestsPerUser);
+    results.concurrentHtml = { users: o.users, requests: usersHtml.length, p50: percentile(usersHtml, 50), p95: percentile(usersHtml, 95) };
+    out(`overview HTML under ${o.users} concurrent users (${usersHtml.length} requests): p50 ${ms(percentile(usersHtml, 50))}, p95 ${ms(percentile(usersHtml, 95))}`);
+
+    if (o.focus) {
+      const focus = await download(`${base}/api/reports/focus.csv?from=${monthStart}&to=${today}`);
+      results.focusExport = focus;
+      out(`FOCUS export ${monthStart}..${today}: ${focus.rows.toLocaleString('en-US')} rows, ${(focus.bytes / 1048576).toFixed(1)} MB in ${secs(focus.ms)} (${Math.round(focus.rows / (focus.ms / 1000)).toLocaleString('en-US')} rows/s); peak growth RSS ${focus.rssGrowthMb.toFixed(1)} MB`);
+    }
+    out('');
+    out(`results: ${JSON.stringify(results)}`);
+  } finally {
+    if (server) {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server!.close(() => resolve()));
+    }
+    await db?.close();
+    if (!o.keep && !o.reuse) await onServer(o.serverUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`));
+    else out(`kept database ${dbName}`);
+  }
+}

@@ -1,0 +1,134 @@
+import { z } from 'zod';
+import { AUDIT_ACTIONS, AUDIT_RESULTS } from '../actions/audit.js';
+import type { Queryable } from '../db/connection.js';
+import type { Column, FilterField, Row } from './report.js';
+import { keysetRows } from './shared/batches.js';
+import { dateParam, textParam, yesNoParam } from './shared/params.js';
+import type { Report } from './shared/types.js';
+
+/*
+ * The audit log as a report: every action attempt (stops, dry runs, scheduling, cancelling),
+ * newest first, filtered by actor, action, result, instance and date range; CSV with the same
+ * filters. Read-only: nothing in the app edits or deletes audit rows (the database refuses it).
+ */
+
+const ACTIONS = Object.values(AUDIT_ACTIONS) as [string, ...string[]];
+
+const params = z
+  .strictObject({
+    actor: textParam('actor', 100),
+    action: z.enum(ACTIONS, { error: `action must be one of ${ACTIONS.join(', ')}` }).optional(),
+    result: z.enum(AUDIT_RESULTS, { error: `result must be one of ${AUDIT_RESULTS.join(', ')}` }).optional(),
+    instance: textParam('instance', 128),
+    from: dateParam('from'),
+    to: dateParam('to'),
+    dry_run: yesNoParam('dry_run'),
+  })
+  .refine((p) => !p.from || !p.to || p.from <= p.to, { error: 'from must not be after to', path: ['from'] });
+export type AuditParams = z.infer<typeof params>;
+
+const COLUMNS: Column[] = [
+  { key: 'id', label: '#', kind: 'int' },
+  { key: 'at', label: 'When', kind: 'timestamp' },
+  { key: 'actor', label: 'Who', kind: 'text' },
+  { key: 'role', label: 'Role', kind: 'text' },
+  { key: 'action', label: 'Action', kind: 'text' },
+  { key: 'instance_id', label: 'Instance ID', kind: 'text' },
+  { key: 'instance_name', label: 'Instance', kind: 'text' },
+  { key: 'project_id', label: 'Project', kind: 'int' },
+  { key: 'region_id', label: 'Region', kind: 'int' },
+  { key: 'reason', label: 'Reason / rule', kind: 'text' },
+  { key: 'dry_run', label: 'Dry run', kind: 'bool' },
+  { key: 'result', label: 'Result', kind: 'text' },
+  { key: 'error', label: 'Error', kind: 'text' },
+  { key: 'task_ids', label: 'Task IDs', kind: 'json' },
+];
+
+function where(p: AuditParams, values: unknown[]): string {
+  const add = (value: unknown) => {
+    values.push(value);
+    return `$${values.length}`;
+  };
+  const clauses: string[] = [];
+  if (p.actor) clauses.push(`a.actor = ${add(p.actor)}`);
+  if (p.action) clauses.push(`a.action = ${add(p.action)}`);
+  if (p.result) clauses.push(`a.result = ${add(p.result)}`);
+  if (p.instance) clauses.push(`a.instance_id = ${add(p.instance.trim())}`);
+  if (p.from) clauses.push(`a.at >= ${add(`${p.from}T00:00:00Z`)}::timestamptz`);
+  if (p.to) clauses.push(`a.at < (${add(p.to)}::date + 1)::timestamptz`);
+  if (p.dry_run !== undefined) clauses.push(`a.dry_run = ${add(p.dry_run)}`);
+  return clauses.length ? `where ${clauses.join(' and ')}` : '';
+}
+
+const SELECT = `
+  select a.id, a.at, a.actor, a.role, a.action, a.instance_id, n.name as instance_name, a.project_id, a.region_id,
+    a.reason, a.dry_run, a.result, a.error, a.task_ids
+  from audit_log a
+  left join lateral (
+    select r.name from resource_presence r
+    where r.kind in ('instance', 'cluster_server') and r.resource_id = a.instance_id
+      and r.scope_key = 'p' || a.project_id || '-r' || a.region_id
+    order by r.last_seen_at desc limit 1
+  ) n on true`;
+
+function toRow(r: Row): Row {
+  return { ...r, id: Number(r.id), at: r.at instanceof Date ? r.at.toISOString() : r.at };
+}
+
+async function page(db: Queryable, p: AuditParams, limit: number, beforeId: number | null, offset = 0): Promise<Row[]> {
+  const values: unknown[] = [];
+  let filter = where(p, values);
+  if (beforeId !== null) {
+    values.push(beforeId);
+    filter = `${filter ? `${filter} and` : 'where'} a.id < $${values.length}`;
+  }
+  values.push(limit, offset);
+  const rows = await db.query(`${SELECT} ${filter} order by a.id desc limit $${values.length - 1} offset $${values.length}`, values);
+  return rows.map(toRow);
+}
+
+function titleOf(p: AuditParams): string {
+  const parts = [p.actor && `by ${p.actor}`, p.action, p.result, p.instance && `instance ${p.instance}`, p.from && `from ${p.from}`, p.to && `to ${p.to}`].filter(Boolean);
+  return parts.length ? `Audit log: ${parts.join(', ')}` : 'Audit log';
+}
+
+export const auditReport: Report<AuditParams> = {
+  name: 'audit',
+  title: 'Audit log',
+  description: 'Every action attempt: who, when, which instance, why, dry run or real, the result and the API’s error. Append-only.',
+  section: 'operations',
+  params,
+  async run(ctx, p, pg) {
+    const values: unknown[] = [];
+    const filter = where(p, values);
+    const [rows, count] = await Promise.all([
+      page(ctx.db, p, pg.limit, null, pg.offset),
+      ctx.db.query<{ n: string }>(`select count(*) as n from audit_log a ${filter}`, values),
+    ]);
+    return {
+      title: titleOf(p),
+      summary: [{ label: 'Entries', value: Number(count[0]?.n ?? 0), kind: 'int' }],
+      charts: [],
+      columns: COLUMNS,
+      rows,
+      totalRows: Number(count[0]?.n ?? 0),
+      notes: ['The audit log is append-only: the database refuses any change or deletion of its rows. Times are UTC; the date filters are UTC days.'],
+    };
+  },
+  async export(ctx, p) {
+    return { columns: COLUMNS, rows: keysetRows<number>((after, limit) => page(ctx.db, p, limit, after), (row) => Number(row.id)) };
+  },
+  async filters(ctx, p): Promise<FilterField[]> {
+    const actors = await ctx.db.query<{ actor: string }>('select distinct actor from audit_log order by actor limit 200');
+    const opt = (values: readonly string[], all: string) => [{ value: '', label: all }, ...values.map((v) => ({ value: v, label: v }))];
+    return [
+      { name: 'actor', label: 'Who', type: 'select', value: p.actor ?? '', options: opt(actors.map((a) => a.actor), 'Anyone') },
+      { name: 'action', label: 'Action', type: 'select', value: p.action ?? '', options: opt(ACTIONS, 'Any action') },
+      { name: 'result', label: 'Result', type: 'select', value: p.result ?? '', options: opt(AUDIT_RESULTS, 'Any result') },
+      { name: 'instance', label: 'Instance ID', type: 'text', value: p.instance ?? '' },
+      { name: 'from', label: 'From', type: 'date', value: p.from ?? '' },
+      { name: 'to', label: 'To', type: 'date', value: p.to ?? '' },
+      { name: 'dry_run', label: 'Dry run', type: 'select', value: p.dry_run === undefined ? '' : p.dry_run ? 'yes' : 'no', options: [{ value: '', label: 'Both' }, { value: 'yes', label: 'Dry runs' }, { value: 'no', label: 'Real' }] },
+    ];
+  },
+};

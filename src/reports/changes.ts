@@ -1,0 +1,295 @@
+/**
+ * What changed between two complete snapshots of each scope (default: the latest and the one
+ * about 24 h before it): resources added, removed, and changed with the fields that changed,
+ * tag changes included.
+ */
+import { z } from 'zod';
+import type { SnapshotKind } from '../db/schema.js';
+import type { Column, Row } from './report.js';
+import { offsetRows } from './shared/batches.js';
+import { formatAge, formatInstant } from './shared/format.js';
+import { dirParam, idParam, instantParam, intParam, sortParam } from './shared/params.js';
+import { defineReport } from './shared/define.js';
+import type { Report, ReportCtx } from './shared/types.js';
+
+/** Per kind: table, identity column, compared columns (trusted SQL names). */
+interface ChangeSpec {
+  label: string;
+  snapshotKind: SnapshotKind;
+  table: string;
+  id: string;
+  name: string;
+  fields: readonly string[];
+  tags: boolean;
+}
+
+const SPECS = {
+  instances: {
+    label: 'Instances',
+    snapshotKind: 'instance',
+    table: 'instances',
+    id: 'instance_id',
+    name: 'name',
+    fields: ['name', 'status', 'vm_state', 'flavor_name', 'flavor_id', 'ssh_key_name', 'security_group_ids', 'volume_count'],
+    tags: true,
+  },
+  clusters: {
+    label: 'GPU clusters',
+    snapshotKind: 'cluster',
+    table: 'gpu_clusters',
+    id: 'cluster_id',
+    name: 'cluster_name',
+    fields: ['cluster_name', 'cluster_status', 'task_status', 'flavor_name', 'image_id', 'ssh_key_name', 'server_count'],
+    tags: true,
+  },
+  servers: {
+    label: 'GPU cluster servers',
+    snapshotKind: 'cluster',
+    table: 'gpu_cluster_servers',
+    id: 'server_id',
+    name: 'name',
+    fields: ['name', 'cluster_id', 'status', 'vm_state', 'flavor_name'],
+    tags: true,
+  },
+  ports: { label: 'Ports', snapshotKind: 'port', table: 'instance_ports', id: 'port_id', name: 'name', fields: ['name', 'instance_id', 'security_groups'], tags: false },
+  keypairs: { label: 'Keypairs', snapshotKind: 'keypair', table: 'keypairs', id: 'name', name: 'name', fields: ['keypair_id', 'fingerprint', 'state', 'shared_in_project'], tags: false },
+  flavors: {
+    label: 'GPU flavors',
+    snapshotKind: 'flavor',
+    table: 'gpu_flavors',
+    id: 'flavor_id',
+    name: 'flavor_name',
+    fields: ['flavor_name', 'disabled', 'capacity', 'currency_code', 'price_per_hour', 'price_per_month', 'price_status'],
+    tags: false,
+  },
+  'k8s-prices': {
+    label: 'Kubernetes prices',
+    snapshotKind: 'k8s_price',
+    table: 'k8s_cluster_prices',
+    id: 'cluster_name',
+    name: 'cluster_name',
+    fields: ['currency_code', 'price_per_hour', 'price_per_month', 'discount_percent', 'price_status'],
+    tags: false,
+  },
+} as const satisfies Record<string, ChangeSpec>;
+type ChangeKind = keyof typeof SPECS;
+const CHANGE_KINDS = Object.keys(SPECS) as [ChangeKind, ...ChangeKind[]];
+
+export const changesParams = z.strictObject({
+  kind: z.enum(CHANGE_KINDS, { error: `kind must be one of ${CHANGE_KINDS.join(', ')}` }).default('instances'),
+  /** Compare the latest snapshot with the one at least this many hours older (default 24). */
+  hours: intParam('hours', 1, 8784).default(24),
+  /** Or with the latest one taken at or before this time. */
+  since: instantParam('since'),
+  change: z.enum(['added', 'removed', 'changed'], { error: 'change must be added, removed or changed' }).optional(),
+  project: idParam('project'),
+  region: idParam('region'),
+  sort: sortParam(['scope', 'change', 'resource_id', 'name']),
+  dir: dirParam,
+});
+export type ChangesParams = z.infer<typeof changesParams>;
+
+interface Pair {
+  scope_key: string;
+  to_id: number;
+  to_at: Date;
+  from_id: number | null;
+  from_at: Date | null;
+}
+
+/** Per scope: the latest complete snapshot, and the latest complete one at or before the cut. */
+async function pairs(ctx: ReportCtx, p: ChangesParams): Promise<Pair[]> {
+  const spec = SPECS[p.kind];
+  return ctx.db.query<Pair & Record<string, unknown>>(
+    `with latest as (
+        select distinct on (scope_key) id, scope_key, taken_at from snapshots
+        where complete and kind = $1 and ($4::int is null or project_id = $4) and ($5::int is null or region_id = $5)
+        order by scope_key, taken_at desc, id desc
+      )
+      select l.scope_key, l.id as to_id, l.taken_at as to_at, f.id as from_id, f.taken_at as from_at
+      from latest l
+      left join lateral (
+        select s.id, s.taken_at from snapshots s
+        where s.complete and s.kind = $1 and s.scope_key = l.scope_key and s.id <> l.id
+          and s.taken_at <= coalesce($2::timestamptz, l.taken_at - make_interval(hours => $3::int))
+        order by s.taken_at desc, s.id desc limit 1
+      ) f on true
+      order by l.scope_key`,
+    [spec.snapshotKind, p.since ?? null, p.hours, p.project ?? null, p.region ?? null],
+  );
+}
+
+interface DiffPage {
+  rows: Row[];
+  counts: { added: number; removed: number; changed: number } | null;
+}
+
+/** One page of the diff rows, with the counts of the whole diff (null when the page is empty). */
+async function fetchDiff(ctx: ReportCtx, p: ChangesParams, list: readonly Pair[], limit: number, offset: number): Promise<DiffPage> {
+  const spec: ChangeSpec = SPECS[p.kind];
+  const comparable = list.filter((x) => x.from_id !== null);
+  if (comparable.length === 0) return { rows: [], counts: { added: 0, removed: 0, changed: 0 } };
+  const rows = await ctx.db.query<{
+    scope_key: string;
+    resource_id: string;
+    name: string | null;
+    change: string;
+    fields: Record<string, [unknown, unknown]>;
+    tags: Record<string, [unknown, unknown]>;
+    n_added: number;
+    n_removed: number;
+    n_changed: number;
+  }>(diffQuery(spec, p), [comparable.map((x) => x.to_id), comparable.map((x) => x.from_id), comparable.map((x) => x.scope_key), p.change ?? null, limit, offset]);
+  const first = rows[0];
+  return {
+    rows: rows.map((r) => ({
+      scope: r.scope_key,
+      change: r.change,
+      resource_id: r.resource_id,
+      name: r.name,
+      changed_fields: [...Object.keys(r.fields), ...(Object.keys(r.tags).length > 0 ? ['tags'] : [])].join(', '),
+      tag_changes: describeTagChanges(r.tags),
+      details: Object.keys(r.fields).length > 0 ? r.fields : null,
+    })),
+    counts: first ? { added: first.n_added, removed: first.n_removed, changed: first.n_changed } : null,
+  };
+}
+
+/**
+ * The diff as one statement: per scope pair, the before (a) and after (b) rows full-joined on
+ * identity, keeping only rows that differ (a cheap row comparison first); for those,
+ * `fields` = {column: [before, after]} and `tags` = {key: [before, after]} of what differs.
+ * Every row carries the counts per change type of the whole diff (window functions), so one
+ * statement gives the page and the summary. Paged with $4 (change filter), LIMIT $5 OFFSET $6.
+ */
+function diffQuery(spec: ChangeSpec, p: ChangesParams): string {
+  const cols = [...new Set([spec.id, spec.name, ...spec.fields, ...(spec.tags ? ['tags'] : [])])];
+  const pick = (side: 'a' | 'b') => cols.map((c) => `${side}.${c} as ${side}_${c}`).join(', ');
+  const compared = [...spec.fields, ...(spec.tags ? ['tags'] : [])];
+  const changed = spec.fields.map((f) => `'${f}', case when x.a_${f} is distinct from x.b_${f} then jsonb_build_array(to_jsonb(x.a_${f}), to_jsonb(x.b_${f})) end`);
+  const both = `x.a_${spec.id} is not null and x.b_${spec.id} is not null`;
+  const tagsJson = spec.tags
+    ? `case when ${both} and x.a_tags is distinct from x.b_tags then
+        (select coalesce(jsonb_object_agg(k.key, jsonb_build_array(x.a_tags -> k.key, x.b_tags -> k.key)), '{}'::jsonb)
+         from (select jsonb_object_keys(x.a_tags) as key union select jsonb_object_keys(x.b_tags)) k
+         where (x.a_tags -> k.key) is distinct from (x.b_tags -> k.key))
+       else '{}'::jsonb end`
+    : `'{}'::jsonb`;
+  const dir = p.dir === 'desc' ? 'desc' : 'asc';
+  const order = {
+    scope: `scope_key ${dir}, change, resource_id`,
+    change: `change ${dir}, scope_key, resource_id`,
+    resource_id: `resource_id ${dir}, scope_key`,
+    name: `coalesce(name, '') ${dir}, scope_key, resource_id`,
+  }[p.sort ?? 'scope'];
+  return `with pairs as (select * from unnest($1::int[], $2::int[], $3::text[]) as p(to_id, from_id, scope_key)),
+    diff as (
+      select p.scope_key, coalesce(x.b_${spec.id}, x.a_${spec.id})::text as resource_id, coalesce(x.b_${spec.name}, x.a_${spec.name})::text as name,
+        case when x.a_${spec.id} is null then 'added' when x.b_${spec.id} is null then 'removed' else 'changed' end as change,
+        case when ${both} then jsonb_strip_nulls(jsonb_build_object(${changed.join(', ')})) else '{}'::jsonb end as fields,
+        ${tagsJson} as tags
+      from pairs p
+      cross join lateral (
+        select ${pick('a')}, ${pick('b')}
+        from (select ${cols.map((c) => `t.${c}`).join(', ')} from ${spec.table} t where t.snapshot_id = p.from_id) a
+        full join (select ${cols.map((c) => `t.${c}`).join(', ')} from ${spec.table} t where t.snapshot_id = p.to_id) b on a.${spec.id} = b.${spec.id}
+        where a.${spec.id} is null or b.${spec.id} is null
+          or (${compared.map((c) => `a.${c}`).join(', ')}) is distinct from (${compared.map((c) => `b.${c}`).join(', ')})
+      ) x
+    ),
+    counted as (
+      select diff.*,
+        (count(*) filter (where change = 'added') over ())::int as n_added,
+        (count(*) filter (where change = 'removed') over ())::int as n_removed,
+        (count(*) filter (where change = 'changed') over ())::int as n_changed
+      from diff
+    )
+    select * from counted where $4::text is null or change = $4
+    order by ${order} limit $5 offset $6`;
+}
+
+/** `team: "ml" -> "data"; +env="prod"; -owner` */
+function describeTagChanges(tags: Record<string, [unknown, unknown]>): string {
+  return Object.entries(tags)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([key, [before, after]]) => {
+      if (before === null || before === undefined) return `+${key}=${JSON.stringify(after)}`;
+      if (after === null || after === undefined) return `-${key}`;
+      return `${key}: ${JSON.stringify(before)} -> ${JSON.stringify(after)}`;
+    })
+    .join('; ');
+}
+
+const COLUMNS: Column[] = [
+  { key: 'scope', label: 'Scope', kind: 'text', sortable: true },
+  { key: 'change', label: 'Change', kind: 'text', sortable: true },
+  { key: 'resource_id', label: 'ID', kind: 'text', sortable: true },
+  { key: 'name', label: 'Name', kind: 'text', sortable: true },
+  { key: 'changed_fields', label: 'Fields changed', kind: 'text' },
+  { key: 'tag_changes', label: 'Tag changes', kind: 'text' },
+  { key: 'details', label: 'Before -> after', kind: 'json' },
+];
+
+export const changesReport: Report<ChangesParams> = defineReport({
+  name: 'changes',
+  title: 'Changes',
+  description: 'Resources added, removed and changed between two complete snapshots of each scope (default: latest vs about 24 hours before).',
+  section: 'inventory',
+  params: changesParams,
+
+  async run(ctx, params, page) {
+    const list = await pairs(ctx, params);
+    const diff = await fetchDiff(ctx, params, list, page.limit, page.offset);
+    const rows = diff.rows;
+    // An empty page (filtered, or past the end) carries no counts: ask for the first row of all changes.
+    const counts = diff.counts ?? (await fetchDiff(ctx, { ...params, change: undefined }, list, 1, 0)).counts ?? { added: 0, removed: 0, changed: 0 };
+    const total = counts.added + counts.removed + counts.changed;
+    const unmatched = list.filter((x) => x.from_id === null).map((x) => x.scope_key);
+    const compared = list.filter((x) => x.from_id !== null);
+    const notes = compared.map(
+      (x) => `${x.scope_key}: ${formatInstant(x.from_at!)} -> ${formatInstant(x.to_at)} (latest is ${formatAge(ctx.now, x.to_at)} old).`,
+    );
+    if (unmatched.length > 0) notes.push(`No earlier complete snapshot to compare with in: ${unmatched.join(', ')}.`);
+    if (list.length === 0) notes.push(`No complete snapshot of ${SPECS[params.kind].label.toLowerCase()} yet.`);
+    notes.push('Only complete snapshots are compared, so a resource missing because a collection failed never shows as removed.');
+    return {
+      title: `Changes: ${SPECS[params.kind].label}${params.since ? ` since ${formatInstant(params.since)}` : `, last ${params.hours} h`}`,
+      summary: [
+        { label: 'Added', value: counts.added, kind: 'int' },
+        { label: 'Removed', value: counts.removed, kind: 'int' },
+        { label: 'Changed', value: counts.changed, kind: 'int' },
+      ],
+      charts: [],
+      columns: COLUMNS,
+      rows,
+      totalRows: params.change ? counts[params.change] : total,
+      notes,
+    };
+  },
+
+  async export(ctx, params) {
+    const list = await pairs(ctx, params);
+    return { columns: COLUMNS, rows: offsetRows(async (limit, offset) => (await fetchDiff(ctx, params, list, limit, offset)).rows) };
+  },
+
+  async filters(_ctx, params) {
+    return [
+      { name: 'kind', label: 'Kind', type: 'select', value: params.kind, options: CHANGE_KINDS.map((k) => ({ value: k, label: SPECS[k].label })) },
+      { name: 'hours', label: 'Compared with hours before', type: 'number', value: String(params.hours) },
+      {
+        name: 'change',
+        label: 'Change',
+        type: 'select',
+        value: params.change ?? '',
+        options: [
+          { value: '', label: 'All' },
+          { value: 'added', label: 'Added' },
+          { value: 'removed', label: 'Removed' },
+          { value: 'changed', label: 'Changed' },
+        ],
+      },
+      { name: 'project', label: 'Project', type: 'number', value: params.project?.toString() ?? '' },
+      { name: 'region', label: 'Region', type: 'number', value: params.region?.toString() ?? '' },
+    ];
+  },
+});

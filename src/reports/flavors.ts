@@ -1,0 +1,183 @@
+/**
+ * The GPU flavor catalogue per scope (latest complete flavor snapshot): prices, capacity,
+ * disabled, and how many priced resources use each flavor; plus how a chosen flavor's price and
+ * capacity moved over time.
+ */
+import { z } from 'zod';
+import { PRICED_KINDS } from '../db/cost-model.js';
+import type { ChartSpec, Column, Row } from './report.js';
+import { offsetRows } from './shared/batches.js';
+import { addDays, chartNumber, isoDay } from './shared/format.js';
+import { appUrl } from './shared/links.js';
+import { dirParam, idParam, intParam, sortParam, textParam } from './shared/params.js';
+import { freshnessNotes, latestSnapshots, latestSnapshotsSql } from './shared/snapshots.js';
+import { defineReport } from './shared/define.js';
+import type { Report, ReportCtx } from './shared/types.js';
+
+const SORTS = ['scope', 'flavor_name', 'price_per_hour', 'price_per_month', 'capacity', 'in_use', 'disabled'] as const;
+
+export const flavorsParams = z.strictObject({
+  project: idParam('project'),
+  region: idParam('region'),
+  /** Flavor name whose history the charts show (default: the most used one). */
+  flavor: textParam('flavor'),
+  days: intParam('days', 1, 366).default(30),
+  sort: sortParam(SORTS),
+  dir: dirParam,
+});
+export type FlavorsParams = z.infer<typeof flavorsParams>;
+
+const ORDER: Record<(typeof SORTS)[number], string> = {
+  scope: 'scope_key',
+  flavor_name: "coalesce(flavor_name, '')",
+  price_per_hour: 'coalesce(price_per_hour, -1)',
+  price_per_month: 'coalesce(price_per_month, -1)',
+  capacity: 'coalesce(capacity, -1)',
+  in_use: 'in_use',
+  disabled: 'disabled',
+};
+
+function catalogueSql(p: FlavorsParams): string {
+  const dir = p.dir ?? (p.sort && !['scope', 'flavor_name'].includes(p.sort) ? 'desc' : 'asc');
+  const order = p.sort ? `${ORDER[p.sort]} ${dir}, scope_key, flavor_id` : 'scope_key, coalesce(flavor_name, flavor_id), flavor_id';
+  return `with latest as (${latestSnapshotsSql('$1')}),
+      priced as (${latestSnapshotsSql('$2')}),
+      in_use as (
+        select r.scope_key, r.group_value, sum(r.resource_count)::int as n
+        from cost_rollups r join priced l on l.id = r.snapshot_id
+        where r.dimension = 'flavor' and r.kind in ('instance', 'cluster')
+        group by r.scope_key, r.group_value
+      ),
+      rows as (
+        select l.scope_key, coalesce(f.project_id, l.project_id) as project_id, coalesce(f.region_id, l.region_id) as region_id,
+          f.flavor_id, f.flavor_name, f.disabled, f.capacity, upper(f.currency_code) as currency, f.price_per_hour, f.price_per_month,
+          f.price_status, f.resource_class, f.hardware ->> 'gpu' as gpu, f.hardware, coalesce(u.n, 0) as in_use, l.taken_at
+        from latest l join gpu_flavors f on f.snapshot_id = l.id
+        left join in_use u on u.scope_key = l.scope_key and u.group_value = f.flavor_name
+        where ($3::int is null or coalesce(f.project_id, l.project_id) = $3) and ($4::int is null or coalesce(f.region_id, l.region_id) = $4)
+      )
+      select *, count(*) over ()::int as total_rows from rows order by ${order} limit $5 offset $6`;
+}
+
+async function catalogue(ctx: ReportCtx, p: FlavorsParams, limit: number, offset: number): Promise<{ rows: Row[]; total: number }> {
+  const found = await ctx.db.query<Record<string, unknown>>(catalogueSql(p), [['flavor'], PRICED_KINDS, p.project ?? null, p.region ?? null, limit, offset]);
+  return {
+    rows: found.map((r) => ({
+      scope: r.scope_key,
+      project_id: r.project_id,
+      region_id: r.region_id,
+      flavor_id: r.flavor_id,
+      flavor_name: r.flavor_name,
+      gpu: r.gpu,
+      disabled: r.disabled,
+      capacity: r.capacity,
+      currency: r.currency,
+      price_per_hour: r.price_per_hour,
+      price_per_month: r.price_per_month,
+      price_status: r.price_status,
+      resource_class: r.resource_class,
+      in_use: r.in_use,
+      hardware: r.hardware,
+      history_href: appUrl('/reports/flavors', { flavor: String(r.flavor_name ?? r.flavor_id), project: p.project, region: p.region, days: p.days }),
+      in_use_href: appUrl('/reports/inventory', { kind: 'resources', flavor: String(r.flavor_name ?? r.flavor_id), project: Number(r.project_id) || undefined, region: Number(r.region_id) || undefined }),
+    })),
+    total: Number(found[0]?.total_rows ?? 0),
+  };
+}
+
+const COLUMNS: Column[] = [
+  { key: 'scope', label: 'Scope', kind: 'text', sortable: true },
+  { key: 'flavor_name', label: 'Flavor', kind: 'text', hrefKey: 'history_href', sortable: true },
+  { key: 'flavor_id', label: 'Flavor ID', kind: 'text' },
+  { key: 'gpu', label: 'GPU', kind: 'text' },
+  { key: 'disabled', label: 'Disabled', kind: 'bool', sortable: true },
+  { key: 'capacity', label: 'Capacity', kind: 'int', sortable: true },
+  { key: 'price_per_hour', label: 'Price per hour', kind: 'money', currencyKey: 'currency', sortable: true },
+  { key: 'price_per_month', label: 'Price per month', kind: 'money', currencyKey: 'currency', sortable: true },
+  { key: 'currency', label: 'Currency', kind: 'text' },
+  { key: 'price_status', label: 'Price status', kind: 'text' },
+  { key: 'in_use', label: 'Resources using it', kind: 'int', hrefKey: 'in_use_href', sortable: true },
+  { key: 'resource_class', label: 'Resource class', kind: 'text' },
+  { key: 'hardware', label: 'Hardware', kind: 'json' },
+];
+
+/** Price per hour and capacity of one flavor name over time, one series per scope. */
+async function historyCharts(ctx: ReportCtx, p: FlavorsParams, flavor: string): Promise<ChartSpec[]> {
+  const from = addDays(isoDay(ctx.now), -(p.days - 1));
+  const rows = await ctx.db.query<{ scope_key: string; taken_at: Date; price_per_hour: string | null; capacity: number | null; currency: string | null }>(
+    `select s.scope_key, s.taken_at, f.price_per_hour, f.capacity, upper(f.currency_code) as currency
+     from snapshots s join gpu_flavors f on f.snapshot_id = s.id
+     where s.complete and s.kind = 'flavor' and s.taken_at >= $1::date and s.taken_at <= $2 and f.flavor_name = $3
+       and ($4::int is null or s.project_id = $4) and ($5::int is null or s.region_id = $5)
+     order by s.taken_at, s.scope_key`,
+    [from, ctx.now, flavor, p.project ?? null, p.region ?? null],
+  );
+  const labels = [...new Set(rows.map((r) => r.taken_at.toISOString().slice(0, 16).replace('T', ' ')))];
+  const index = new Map(labels.map((l, i) => [l, i]));
+  const series = (pick: (r: (typeof rows)[number]) => number | null, label: (scope: string, r: (typeof rows)[number]) => string) => {
+    const byScope = new Map<string, Array<number | null>>();
+    for (const r of rows) {
+      const key = label(r.scope_key, r);
+      const data = byScope.get(key) ?? labels.map(() => null);
+      data[index.get(r.taken_at.toISOString().slice(0, 16).replace('T', ' '))!] = pick(r);
+      byScope.set(key, data);
+    }
+    return [...byScope].map(([l, data]) => ({ label: l, data }));
+  };
+  return [
+    {
+      id: 'price-history',
+      title: `Price per hour of ${flavor}`,
+      type: 'line',
+      labels,
+      datasets: series((r) => chartNumber(r.price_per_hour), (scope, r) => `${scope}${r.currency ? ` (${r.currency})` : ''}`),
+      valueLabel: 'price per hour',
+    },
+    { id: 'capacity-history', title: `Capacity of ${flavor}`, type: 'line', labels, datasets: series((r) => r.capacity, (scope) => scope), valueLabel: 'available' },
+  ];
+}
+
+export const flavorsReport: Report<FlavorsParams> = defineReport({
+  name: 'flavors',
+  title: 'GPU flavors',
+  description: 'The GPU flavor catalogue per scope: prices, capacity, disabled, use; price and capacity history of a flavor.',
+  section: 'inventory',
+  params: flavorsParams,
+
+  async run(ctx, params, page) {
+    const [table, snapshots] = await Promise.all([catalogue(ctx, params, page.limit, page.offset), latestSnapshots(ctx.db, ['flavor'])]);
+    let flavor = params.flavor;
+    if (!flavor) {
+      const all = await catalogue(ctx, { ...params, sort: 'in_use', dir: 'desc' }, 1, 0);
+      flavor = (all.rows[0]?.flavor_name as string | undefined) ?? undefined;
+    }
+    return {
+      title: params.flavor ? `GPU flavors: history of ${params.flavor}` : 'GPU flavors',
+      summary: [
+        { label: 'Flavors listed', value: table.total, kind: 'int' },
+        { label: 'Without a price', value: table.rows.filter((r) => r.price_per_hour === null).length, kind: 'int', hint: 'on this page' },
+      ],
+      charts: flavor ? await historyCharts(ctx, params, flavor) : [],
+      columns: COLUMNS,
+      rows: table.rows,
+      totalRows: table.total,
+      notes: [
+        ...freshnessNotes(ctx.now, snapshots, 'GPU flavors'),
+        'A flavor without a price (price hidden) leaves every resource of that flavor unpriced: counted in coverage, never priced at zero.',
+      ],
+    };
+  },
+
+  async export(ctx, params) {
+    return { columns: COLUMNS, rows: offsetRows(async (limit, offset) => (await catalogue(ctx, params, limit, offset)).rows) };
+  },
+
+  async filters(_ctx, params) {
+    return [
+      { name: 'project', label: 'Project', type: 'number', value: params.project?.toString() ?? '' },
+      { name: 'region', label: 'Region', type: 'number', value: params.region?.toString() ?? '' },
+      { name: 'flavor', label: 'History of flavor', type: 'text', value: params.flavor ?? '' },
+      { name: 'days', label: 'History days', type: 'number', value: String(params.days) },
+    ];
+  },
+});

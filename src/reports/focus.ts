@@ -1,0 +1,292 @@
+/**
+ * A cost export in the FinOps FOCUS 1.2 column layout: one row per priced resource per UTC day of
+ * the period, with the day's cost integrated from the snapshots (each snapshot's run-rate times
+ * the time it holds, gaps capped: the same rule as every other cost figure). Own columns carry
+ * the `x_` prefix. These are estimates from snapshots, not invoice lines.
+ */
+import { z } from 'zod';
+import { PRICED_KINDS, pricePieces, pricedResourcesSql, type PricePiece, type PricedKind } from '../db/cost-model.js';
+import type { Column, Row } from './report.js';
+import { addDays, isoDay, monthBounds } from './shared/format.js';
+import { dateParam, idParam } from './shared/params.js';
+import { freshnessNotes, latestSnapshots } from './shared/snapshots.js';
+import { gapCaps } from './shared/time.js';
+import { defineReport } from './shared/define.js';
+import type { Report, ReportCtx } from './shared/types.js';
+
+export const focusParams = z.strictObject({
+  from: dateParam('from'),
+  to: dateParam('to'),
+  kind: z.enum(PRICED_KINDS, { error: `kind must be one of ${PRICED_KINDS.join(', ')}` }).optional(),
+  project: idParam('project'),
+  region: idParam('region'),
+});
+export type FocusParams = z.infer<typeof focusParams>;
+
+const MAX_DAYS = 366;
+const BATCH = 2_000;
+
+const SERVICE: Record<PricedKind, { name: string; type: string; sku: (flavor: string) => string }> = {
+  instance: { name: 'GPU Instances', type: 'GPU Instance', sku: (f) => f },
+  cluster: { name: 'Bare Metal GPU Clusters', type: 'Bare Metal GPU Cluster', sku: (f) => f },
+  k8s_price: { name: 'Managed Kubernetes', type: 'Kubernetes Cluster', sku: () => 'k8s-cluster' },
+};
+
+/** Where each kind's resource ids live, for bounding a batch of ids (trusted constants). */
+const ID_SOURCE: Record<PricedKind, { table: string; id: string }> = {
+  instance: { table: 'instances', id: 'instance_id' },
+  cluster: { table: 'gpu_clusters', id: 'cluster_id' },
+  k8s_price: { table: 'k8s_cluster_prices', id: 'cluster_name' },
+};
+
+const money = (key: string, label = key): Column => ({ key, label, kind: 'money', currencyKey: 'BillingCurrency' });
+const text = (key: string): Column => ({ key, label: key, kind: 'text' });
+
+export const FOCUS_COLUMNS: Column[] = [
+  money('BilledCost'),
+  money('EffectiveCost'),
+  money('ListCost'),
+  money('ContractedCost'),
+  text('BillingCurrency'),
+  { key: 'BillingPeriodStart', label: 'BillingPeriodStart', kind: 'timestamp' },
+  { key: 'BillingPeriodEnd', label: 'BillingPeriodEnd', kind: 'timestamp' },
+  { key: 'ChargePeriodStart', label: 'ChargePeriodStart', kind: 'timestamp' },
+  { key: 'ChargePeriodEnd', label: 'ChargePeriodEnd', kind: 'timestamp' },
+  text('ChargeCategory'),
+  text('ChargeFrequency'),
+  text('ChargeDescription'),
+  text('ServiceName'),
+  text('ServiceCategory'),
+  text('ResourceId'),
+  text('ResourceName'),
+  text('ResourceType'),
+  text('RegionId'),
+  text('RegionName'),
+  text('SubAccountId'),
+  text('SubAccountName'),
+  text('SkuId'),
+  { key: 'PricingQuantity', label: 'PricingQuantity', kind: 'decimal' },
+  text('PricingUnit'),
+  { key: 'ConsumedQuantity', label: 'ConsumedQuantity', kind: 'decimal' },
+  text('ConsumedUnit'),
+  money('ListUnitPrice'),
+  money('ContractedUnitPrice'),
+  { key: 'Tags', label: 'Tags', kind: 'tags' },
+  text('x_ScopeKey'),
+  text('x_ResourceKind'),
+  { key: 'x_Snapshots', label: 'x_Snapshots', kind: 'int' },
+  text('x_CostSource'),
+];
+
+interface Period {
+  fromDay: string;
+  toDay: string;
+}
+
+function periodOf(ctx: ReportCtx, p: FocusParams): Period {
+  const fromDay = p.from ?? isoDay(monthBounds(ctx.now).start);
+  const toDay = p.to ?? (p.from && p.from > isoDay(ctx.now) ? p.from : isoDay(ctx.now));
+  const bad = (message: string) => Object.assign(new Error(message), { status: 400 });
+  if (fromDay > toDay) throw bad(`from (${fromDay}) must not be after to (${toDay})`);
+  if (Date.parse(`${toDay}T00:00:00Z`) - Date.parse(`${fromDay}T00:00:00Z`) >= MAX_DAYS * 86_400_000) throw bad(`the period may span at most ${MAX_DAYS} days`);
+  return { fromDay, toDay };
+}
+
+interface Group {
+  day: string;
+  kind: PricedKind;
+  scopeKey: string;
+  pieces: PricePiece[];
+}
+
+/** The pieces grouped per (day, kind, scope), in export order, after the filters. */
+async function groupsOf(ctx: ReportCtx, p: FocusParams, period: Period): Promise<Group[]> {
+  const pieces = await pricePieces(ctx.db, { ...period, now: ctx.now, maxGapHours: gapCaps(ctx.config) });
+  const groups = new Map<string, Group>();
+  for (const piece of pieces) {
+    if (p.kind && piece.kind !== p.kind) continue;
+    if (p.project && piece.project_id !== p.project) continue;
+    if (p.region && piece.region_id !== p.region) continue;
+    const key = `${piece.day}|${piece.kind}|${piece.scope_key}`;
+    const group = groups.get(key) ?? { day: piece.day, kind: piece.kind, scopeKey: piece.scope_key, pieces: [] };
+    group.pieces.push(piece);
+    groups.set(key, group);
+  }
+  return [...groups.values()];
+}
+
+/**
+ * The upper bound of the next batch of resource ids after `after`: the smallest of each
+ * snapshot's `size`-th id (so a batch holds about `size` resources), or null for "the rest".
+ */
+async function batchBound(ctx: ReportCtx, group: Group, after: string | null, size: number): Promise<string | null> {
+  const source = ID_SOURCE[group.kind];
+  const rows = await ctx.db.query<{ bound: string | null }>(
+    `select min(b.id) as bound from unnest($1::int[]) as s(id)
+     cross join lateral (
+       select t.${source.id} as id from ${source.table} t
+       where t.snapshot_id = s.id and ($2::text is null or t.${source.id} > $2)
+       order by t.${source.id} offset $3 limit 1
+     ) b`,
+    [[...new Set(group.pieces.map((x) => x.snapshot_id))], after, size - 1],
+  );
+  return rows[0]?.bound ?? null;
+}
+
+/** One batch of a group: per resource (and currency) the day's cost, ids in (after, bound]. */
+async function batchRows(ctx: ReportCtx, group: Group, after: string | null, bound: string | null): Promise<Row[]> {
+  // The sums by hash aggregation over narrow rows, then each resource's details from its newest
+  // snapshot of the day by index lookups (carrying names and tags through the aggregation would
+  // make it sort wide rows).
+  const sums = await ctx.db.query<{ resource_id: string; currency: string; cost: string; quantity_hours: string; unit_price: string | null; snapshots: number; last_id: number }>(
+    `with p as (select * from unnest($1::int[], $2::numeric[], $3::text[]) as p(id, secs, currency)),
+      latest as (select s.id, s.kind, s.scope_key, s.project_id, s.region_id, s.taken_at, s.run_id from snapshots s where s.id in (select id from p))
+     select x.resource_id, x.currency,
+       trim_scale(sum(x.price_per_hour * p.secs) / 3600) as cost,
+       trim_scale(sum(x.quantity * p.secs) / 3600) as quantity_hours,
+       case when min(x.unit_price_per_hour) = max(x.unit_price_per_hour) then max(x.unit_price_per_hour)
+         else trim_scale(round(sum(x.price_per_hour * p.secs) / nullif(sum(x.quantity * p.secs), 0), 12)) end as unit_price,
+       count(*)::int as snapshots,
+       (max(array[extract(epoch from x.taken_at), x.snapshot_id]))[2]::int as last_id
+     from (${pricedResourcesSql('latest', [group.kind])}) x
+     join p on p.id = x.snapshot_id and (p.currency is null or p.currency = x.currency)
+     where x.currency is not null and ($4::text is null or x.resource_id > $4) and ($5::text is null or x.resource_id <= $5)
+     group by x.resource_id, x.currency
+     having sum(x.price_per_hour * p.secs) > 0
+     order by x.resource_id, x.currency`,
+    [group.pieces.map((x) => x.snapshot_id), group.pieces.map((x) => x.secs), group.pieces.map((x) => x.currency), after, bound],
+  );
+  if (sums.length === 0) return [];
+  const details = await ctx.db.query<{ snapshot_id: number; resource_id: string; name: string | null; flavor: string; tags: Record<string, string>; project_id: number | null; region_id: number | null; region_name: string | null }>(
+    `with latest as (select s.id, s.kind, s.scope_key, s.project_id, s.region_id, s.taken_at, s.run_id from snapshots s where s.id = any($1::int[]))
+     select x.snapshot_id, x.resource_id, x.name, x.flavor, x.tags, x.project_id, x.region_id, x.region_name
+     from (${pricedResourcesSql('latest', [group.kind])}) x where x.resource_id = any($2::text[])`,
+    [[...new Set(sums.map((r) => r.last_id))], [...new Set(sums.map((r) => r.resource_id))]],
+  );
+  const detail = new Map(details.map((d) => [`${d.snapshot_id}|${d.resource_id}`, d]));
+  const found = sums.map((r) => {
+    const d = detail.get(`${r.last_id}|${r.resource_id}`);
+    if (!d) throw new Error(`focus: resource ${r.resource_id} is missing from snapshot ${r.last_id} it was just read from`);
+    return { ...r, ...d };
+  });
+  const service = SERVICE[group.kind];
+  const start = `${group.day}T00:00:00.000Z`;
+  const end = `${addDays(group.day, 1)}T00:00:00.000Z`;
+  const month = monthBounds(new Date(start));
+  return found.map((r) => {
+    const cost = String(r.cost);
+    const unit = r.unit_price === null ? null : String(r.unit_price);
+    return {
+      BilledCost: cost,
+      EffectiveCost: cost,
+      ListCost: cost,
+      ContractedCost: cost,
+      BillingCurrency: r.currency,
+      BillingPeriodStart: month.start.toISOString(),
+      BillingPeriodEnd: month.end.toISOString(),
+      ChargePeriodStart: start,
+      ChargePeriodEnd: end,
+      ChargeCategory: 'Usage',
+      ChargeFrequency: 'Usage-Based',
+      ChargeDescription: `${service.type} ${r.name ?? r.resource_id}, ${r.flavor}, estimated from snapshots`,
+      ServiceName: service.name,
+      ServiceCategory: 'Compute',
+      ResourceId: r.resource_id,
+      ResourceName: r.name,
+      ResourceType: service.type,
+      RegionId: r.region_id === null ? null : String(r.region_id),
+      RegionName: r.region_name,
+      SubAccountId: r.project_id === null ? null : String(r.project_id),
+      SubAccountName: r.project_id === null ? null : `project ${r.project_id}`,
+      SkuId: service.sku(String(r.flavor)),
+      PricingQuantity: r.quantity_hours,
+      PricingUnit: 'Hours',
+      ConsumedQuantity: r.quantity_hours,
+      ConsumedUnit: 'Hours',
+      ListUnitPrice: unit,
+      ContractedUnitPrice: unit,
+      Tags: r.tags ?? {},
+      x_ScopeKey: group.scopeKey,
+      x_ResourceKind: group.kind,
+      x_Snapshots: r.snapshots,
+      x_CostSource: group.pieces.some((x) => x.currency !== null) ? 'estimate (sealed daily total)' : 'estimate (snapshots)',
+    };
+  });
+}
+
+/** Every row of the period in order: groups, then id-bounded batches within each group. */
+export async function* focusRows(ctx: ReportCtx, p: FocusParams, batch = BATCH): AsyncGenerator<Row> {
+  const period = periodOf(ctx, p);
+  for (const group of await groupsOf(ctx, p, period)) {
+    let after: string | null = null;
+    for (;;) {
+      const bound = await batchBound(ctx, group, after, batch);
+      const rows = await batchRows(ctx, group, after, bound);
+      yield* rows;
+      if (bound === null) break;
+      after = bound;
+    }
+  }
+}
+
+export const focusReport: Report<FocusParams> = defineReport({
+  name: 'focus',
+  title: 'FOCUS cost export',
+  description: 'Estimated cost per resource and day in the FinOps FOCUS 1.2 column layout, for loading next to invoices.',
+  section: 'cost',
+  params: focusParams,
+
+  async run(ctx, params, page) {
+    const period = periodOf(ctx, params);
+    const snapshots = await latestSnapshots(ctx.db, PRICED_KINDS);
+    const rows: Row[] = [];
+    let skipped = 0;
+    // Batches sized to the page, so the first page reads only the first resources of the first day.
+    for await (const row of focusRows(ctx, params, Math.min(BATCH, Math.max(100, page.offset + page.limit)))) {
+      if (skipped < page.offset) {
+        skipped++;
+        continue;
+      }
+      rows.push(row);
+      if (rows.length >= page.limit) break;
+    }
+    return {
+      title: `FOCUS cost export, ${period.fromDay} to ${period.toDay}`,
+      summary: [
+        { label: 'From', value: period.fromDay, kind: 'date' },
+        { label: 'To', value: period.toDay, kind: 'date' },
+      ],
+      charts: [],
+      columns: FOCUS_COLUMNS,
+      rows,
+      totalRows: null,
+      notes: [
+        ...freshnessNotes(ctx.now, snapshots, 'priced resources'),
+        'Estimated cost, not invoice data: each resource\'s hourly price from the collected flavor prices, held from one snapshot to the next (gaps longer than twice the schedule capped, not extrapolated), summed per UTC day. BilledCost = EffectiveCost = ListCost = ContractedCost.',
+        'One row per priced resource and day with a cost above zero; stopped resources cost nothing and resources without a known price are left out (see the overview\'s coverage). Columns starting with x_ are cloudtally\'s own.',
+        'Days whose hourly detail was thinned by retention are spread over the resources of the day\'s last snapshot so that they add up to the stored daily cost (x_CostSource says which).',
+      ],
+    };
+  },
+
+  async export(ctx, params) {
+    periodOf(ctx, params);
+    return { columns: FOCUS_COLUMNS, rows: focusRows(ctx, params) };
+  },
+
+  async filters(_ctx, params) {
+    return [
+      { name: 'from', label: 'From', type: 'date', value: params.from ?? '' },
+      { name: 'to', label: 'To', type: 'date', value: params.to ?? '' },
+      {
+        name: 'kind',
+        label: 'Resource kind',
+        type: 'select',
+        value: params.kind ?? '',
+        options: [{ value: '', label: 'All kinds' }, ...PRICED_KINDS.map((k) => ({ value: k, label: SERVICE[k].name }))],
+      },
+      { name: 'project', label: 'Project', type: 'number', value: params.project?.toString() ?? '' },
+      { name: 'region', label: 'Region', type: 'number', value: params.region?.toString() ?? '' },
+    ];
+  },
+});

@@ -1,0 +1,44 @@
+/**
+ * The registry of reports served by the web app (navigation order within each section follows
+ * this list).
+ */
+import type { ReportDefinition } from './report.js';
+import { auditReport } from './audit.js';
+import { changesReport } from './changes.js';
+import { collectionHealthReport } from './collection-health.js';
+import { costReport } from './cost.js';
+import { flavorsReport } from './flavors.js';
+import { focusReport } from './focus.js';
+import { scheduledStopsReport } from './idle-scheduled.js';
+import { idleReport } from './idle.js';
+import { inventoryReport } from './inventory.js';
+import { k8sPricesReport } from './k8s-prices.js';
+import { overviewReport } from './overview.js';
+import { tagHygieneReport } from './tag-hygiene.js';
+import { trendReport } from './trend.js';
+
+/** Every report the app serves. */
+export function allReports(): ReportDefinition[] {
+  return [...dataReports(), ...operationsReports()];
+}
+
+/** Reports over the collected cost and inventory data. */
+export function dataReports(): ReportDefinition[] {
+  return [
+    overviewReport,
+    costReport,
+    trendReport,
+    tagHygieneReport,
+    k8sPricesReport,
+    focusReport,
+    inventoryReport,
+    flavorsReport,
+    changesReport,
+    collectionHealthReport,
+  ];
+}
+
+/** Reports of what operators did and will do: idle candidates, scheduled stops, the audit log. */
+export function operationsReports(): ReportDefinition[] {
+  return [idleReport, scheduledStopsReport, auditReport] as ReportDefinition[];
+}

@@ -1,0 +1,332 @@
+/**
+ * Inventory per kind (instances, GPU clusters and their servers, all priced resources, ports,
+ * keypairs, storage keys, image tags, free features) from the latest complete snapshot of each
+ * scope, with filters (project, region, status, tag key=value, text...), sorting, paging, first
+ * and last seen per resource, and each priced resource's hourly and monthly cost.
+ */
+import { z } from 'zod';
+import { PRICED_KINDS } from '../db/cost-model.js';
+import type { Queryable } from '../db/connection.js';
+import { normaliseTagKey, type Config } from '../config.js';
+import type { Column, FilterField, Row } from './report.js';
+import { EXPORT_BATCH, keysetRows } from './shared/batches.js';
+import { appUrl } from './shared/links.js';
+import { dirParam, idParam, repeated, tagFilterParam, tagKeyParam, textParam } from './shared/params.js';
+import { freshnessNotes, latestSnapshots, latestSnapshotsSql } from './shared/snapshots.js';
+import { defineReport } from './shared/define.js';
+import type { Report, ReportCtx } from './shared/types.js';
+import { ALL_SORT_KEYS, FILTER_NAMES, INVENTORY_KINDS, KINDS, type FilterName, type InventoryKind, type KindSpec, type SortSpec } from './inventory-kinds.js';
+
+export const inventoryParams = z
+  .strictObject({
+    kind: z.enum(INVENTORY_KINDS, { error: `kind must be one of ${INVENTORY_KINDS.join(', ')}` }).default('instances'),
+    project: idParam('project'),
+    region: idParam('region'),
+    status: textParam('status', 40),
+    state: z.enum(['running', 'stopped'], { error: 'state must be running or stopped' }).optional(),
+    type: z.enum(PRICED_KINDS, { error: `type must be one of ${PRICED_KINDS.join(', ')}` }).optional(),
+    flavor: textParam('flavor'),
+    currency: z.string().regex(/^[A-Za-z]{3,10}$/, { error: 'currency must be a currency code such as EUR' }).optional(),
+    priced: z.enum(['yes', 'no'], { error: 'priced must be yes or no' }).optional(),
+    tag: repeated(tagFilterParam),
+    missing_tag: repeated(tagKeyParam('missing_tag')),
+    q: textParam('q', 100),
+    sort: z.enum(ALL_SORT_KEYS, { error: 'sort must name a sortable column of this kind' }).optional(),
+    dir: dirParam,
+  })
+  .superRefine((p, ctx) => {
+    const spec = KINDS[p.kind];
+    for (const name of FILTER_NAMES) {
+      if (p[name] !== undefined && !spec.filters.includes(name)) {
+        ctx.addIssue({ code: 'custom', path: [name], message: `${name} does not apply to kind ${p.kind}` });
+      }
+    }
+    if (p.sort !== undefined && !(p.sort in spec.sorts)) {
+      ctx.addIssue({ code: 'custom', path: ['sort'], message: `kind ${p.kind} sorts by ${Object.keys(spec.sorts).sort().join(', ')}` });
+    }
+  });
+export type InventoryParams = z.infer<typeof inventoryParams>;
+
+/** Collects bound parameters; `add` returns its placeholder. */
+class Binds {
+  readonly values: unknown[] = [];
+  add(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+}
+
+function likePattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/** WHERE conditions over `b` for the parameters (every value bound, keys normalised through config). */
+function conditions(spec: KindSpec, p: InventoryParams, config: Config, binds: Binds): string[] {
+  const where: string[] = [];
+  const has = (f: FilterName) => spec.filters.includes(f);
+  if (p.project !== undefined && has('project')) where.push(`b.project_id = ${binds.add(p.project)}::int`);
+  if (p.region !== undefined && has('region')) where.push(`b.region_id = ${binds.add(p.region)}::int`);
+  if (p.status !== undefined && has('status')) where.push(`upper(b.status) = upper(${binds.add(p.status)}::text)`);
+  if (p.state !== undefined && has('state')) where.push(p.state === 'running' ? 'b.running' : 'not coalesce(b.running, false)');
+  if (p.type !== undefined && has('type')) where.push(`b.kind = ${binds.add(p.type)}::text`);
+  if (p.flavor !== undefined && has('flavor')) where.push(`b.flavor = ${binds.add(p.flavor)}::text`);
+  if (p.currency !== undefined && has('currency')) where.push(`b.currency = upper(${binds.add(p.currency)}::text)`);
+  if (p.priced !== undefined && has('priced')) where.push(p.priced === 'yes' ? 'b.currency is not null' : 'b.currency is null');
+  for (const t of p.tag ?? []) {
+    where.push(`b.tags @> jsonb_build_object(${binds.add(normaliseTagKey(t.key, config))}::text, ${binds.add(t.value)}::text)`);
+  }
+  for (const key of p.missing_tag ?? []) where.push(`not (b.tags ? ${binds.add(normaliseTagKey(key, config))}::text)`);
+  if (p.q !== undefined && p.q !== '') {
+    const pattern = binds.add(likePattern(p.q));
+    where.push(`(${spec.search.map((c) => `${c} ilike ${pattern}::text`).join(' or ')})`);
+  }
+  return where;
+}
+
+/**
+ * The rows of a kind with presence (first/last seen) and, for instances and servers, statuses
+ * changed by a stop through cloudtally since the latest snapshot (they cost 0 from then on).
+ */
+function baseSql(spec: KindSpec, binds: Binds, snapshotIds?: number[]): string {
+  // Phase 2 reads exactly the snapshots phase 1 read, even if a newer one completed in between.
+  const snapshots = snapshotIds
+    ? `select id, kind, scope_key, project_id, region_id, taken_at, run_id from snapshots where id = any(${binds.add(snapshotIds)}::int[])`
+    : latestSnapshotsSql(binds.add(spec.snapshotKinds));
+  const override = spec.overridable
+    ? `left join instance_status_overrides o on src.kind in ('instance', 'cluster_server')
+         and o.instance_id = src.resource_id and o.project_id = src.project_id and o.region_id = src.region_id`
+    : '';
+  const overridden = spec.overridable
+    ? `, coalesce(o.status, src.status) as status_now, o.status is not null as stopped_since_snapshot`
+    : `, null::text as status_now, false as stopped_since_snapshot`;
+  return `latest as (${snapshots}),
+    src as (${spec.source}),
+    b as (
+      select src.*, p.first_seen_at as first_seen, p.last_seen_at as last_seen ${overridden}
+      from src
+      left join resource_presence p on p.kind = src.presence_kind and p.scope_key = src.scope_key and p.resource_id = src.presence_id
+      ${override}
+    )`;
+}
+
+interface Ordering {
+  terms: SortSpec[];
+  dir: 'asc' | 'desc';
+}
+
+/**
+ * The order of a list: the asked sort column, then (scope, snapshot, row key), which is unique.
+ * The default starts with the scope key rather than the snapshot id on purpose: ordering by
+ * (snapshot_id, id) matches the primary key, and the planner then merge-joins the whole index
+ * from its first row instead of reading only the latest snapshots.
+ */
+function orderingOf(spec: KindSpec, p: InventoryParams): Ordering {
+  // Byte order ("C") for the tie-break keys: several times cheaper to sort than a linguistic collation.
+  const tiebreak: SortSpec[] = [
+    { expr: 'b.scope_key collate "C"', type: 'text' },
+    { expr: 'b.snapshot_id', type: 'int' },
+    { expr: 'b.row_key collate "C"', type: 'text' },
+  ];
+  if (!p.sort) return { terms: tiebreak, dir: 'asc' };
+  const column = spec.columns.find((c) => c.key === p.sort);
+  const numeric = column && ['int', 'money', 'decimal', 'percent', 'timestamp'].includes(column.kind);
+  return { terms: [spec.sorts[p.sort]!, ...tiebreak], dir: p.dir ?? (numeric ? 'desc' : 'asc') };
+}
+
+function orderBy(o: Ordering): string {
+  return o.terms.map((t) => `${t.expr} ${o.dir}`).join(', ');
+}
+
+interface PageRequest {
+  limit: number;
+  offset?: number;
+  /** Keyset position: the sort terms' values of the last row already produced. */
+  after?: unknown[];
+}
+
+/**
+ * Phase 1: only the keys of the rows of one page, in order. Columns a query does not use are
+ * pruned and the joins that would only produce them (flavors, presence, overrides) removed by
+ * the planner, so a page of 100,000 instances reads the keys, not every joined row.
+ */
+function keysQuery(ctx: ReportCtx, p: InventoryParams, page: PageRequest) {
+  const spec = KINDS[p.kind];
+  const binds = new Binds();
+  const base = baseSql(spec, binds);
+  const where = conditions(spec, p, ctx.config, binds);
+  const ordering = orderingOf(spec, p);
+  if (page.after) {
+    const tuple = ordering.terms.map((t, i) => `${binds.add(page.after![i])}::${t.type}${t.expr.endsWith('collate "C"') ? ' collate "C"' : ''}`).join(', ');
+    where.push(`(${ordering.terms.map((t) => t.expr).join(', ')}) ${ordering.dir === 'asc' ? '>' : '<'} (${tuple})`);
+  }
+  const keys = ordering.terms.map((t, i) => `${t.expr} as __k${i}`).join(', ');
+  const sql = `with ${base}
+    select b.snapshot_id as __sid, b.row_key as __rk, ${keys} from b
+    ${where.length ? `where ${where.join(' and ')}` : ''}
+    order by ${orderBy(ordering)}
+    limit ${binds.add(page.limit)}::int offset ${binds.add(page.offset ?? 0)}::int`;
+  return { sql, values: binds.values, ordering };
+}
+
+/** Phase 2: every column of the rows whose keys phase 1 found (index lookups, not a scan). */
+function detailsQuery(p: InventoryParams, snapshotIds: number[], rowKeys: string[]) {
+  const spec = KINDS[p.kind];
+  const binds = new Binds();
+  const base = baseSql(spec, binds, snapshotIds);
+  const sql = `with ${base}
+    select b.* from b where b.row_key = any(${binds.add(rowKeys)}::text[])`;
+  return { sql, values: binds.values };
+}
+
+function countQuery(ctx: ReportCtx, p: InventoryParams) {
+  const spec = KINDS[p.kind];
+  const binds = new Binds();
+  const base = baseSql(spec, binds);
+  const where = conditions(spec, p, ctx.config, binds);
+  return { sql: `with ${base} select count(*)::int as n from b ${where.length ? `where ${where.join(' and ')}` : ''}`, values: binds.values };
+}
+
+function toRow(kind: InventoryKind, r: Record<string, unknown>): Row {
+  const row: Row = {};
+  for (const column of KINDS[kind].columns) row[column.key] = r[column.key] ?? null;
+  if (KINDS[kind].overridable && r.stopped_since_snapshot === true) {
+    row.status = r.status_now;
+    row.running = false;
+    if (row.currency !== null) {
+      row.price_per_hour = '0';
+      row.price_per_month = '0';
+    }
+  }
+  if (kind === 'ports') row.instance_href = appUrl('/reports/inventory', { kind: 'instances', q: String(r.instance_id ?? '') });
+  return row;
+}
+
+/** One page (or keyset batch) of rows: keys first, then their details, in the keys' order. */
+async function fetchRows(db: Queryable, ctx: ReportCtx, p: InventoryParams, page: PageRequest) {
+  const keys = keysQuery(ctx, p, page);
+  const found = await db.query<Record<string, unknown>>(keys.sql, keys.values);
+  if (found.length === 0) return { rows: [], ordering: keys.ordering };
+  const details = detailsQuery(
+    p,
+    [...new Set(found.map((k) => Number(k.__sid)))],
+    [...new Set(found.map((k) => String(k.__rk)))],
+  );
+  const rows = await db.query<Record<string, unknown>>(details.sql, details.values);
+  const byKey = new Map(rows.map((r) => [`${r.snapshot_id}|${r.row_key}`, r]));
+  return {
+    rows: found.map((k) => {
+      const row = byKey.get(`${k.__sid}|${k.__rk}`);
+      if (!row) throw new Error(`inventory: row ${String(k.__rk)} of snapshot ${String(k.__sid)} was not found again (snapshot deleted by retention meanwhile?)`);
+      return { ...row, ...k };
+    }),
+    ordering: keys.ordering,
+  };
+}
+
+function columnsOf(kind: InventoryKind): Column[] {
+  return KINDS[kind].columns;
+}
+
+function describeFilters(p: InventoryParams): string {
+  const parts: string[] = [];
+  if (p.type) parts.push(p.type);
+  if (p.project) parts.push(`project ${p.project}`);
+  if (p.region) parts.push(`region ${p.region}`);
+  if (p.status) parts.push(`status ${p.status}`);
+  if (p.state) parts.push(p.state);
+  if (p.flavor) parts.push(`flavor ${p.flavor}`);
+  if (p.priced) parts.push(p.priced === 'yes' ? 'priced' : 'without a known price');
+  if (p.currency) parts.push(p.currency.toUpperCase());
+  for (const t of p.tag ?? []) parts.push(`${t.key}=${t.value}`);
+  for (const k of p.missing_tag ?? []) parts.push(`without tag ${k}`);
+  if (p.q) parts.push(`"${p.q}"`);
+  return parts.join(', ');
+}
+
+export const inventoryReport: Report<InventoryParams> = defineReport({
+  name: 'inventory',
+  title: 'Inventory',
+  description: 'Every collected resource of a kind, from the latest complete snapshot of each scope, with first and last seen and (for priced kinds) its cost.',
+  section: 'inventory',
+  params: inventoryParams,
+
+  async run(ctx, params, page) {
+    const spec = KINDS[params.kind];
+    const count = countQuery(ctx, params);
+    const [{ rows }, counted, snapshots] = await Promise.all([
+      fetchRows(ctx.db, ctx, params, { limit: page.limit, offset: page.offset }),
+      ctx.db.query<{ n: number }>(count.sql, count.values),
+      latestSnapshots(ctx.db, spec.snapshotKinds),
+    ]);
+    const filters = describeFilters(params);
+    const out = rows.map((r) => toRow(params.kind, r));
+    const overridden = rows.filter((r) => r.stopped_since_snapshot === true).length;
+    const notes = [...freshnessNotes(ctx.now, snapshots, spec.label.toLowerCase())];
+    if (spec.columns.some((c) => c.key === 'price_per_hour')) {
+      notes.push('Cost = the flavor price of the scope while running (clusters: x running servers; Kubernetes: the pricing total); stopped resources cost 0; an empty cost means the price is unknown, never zero.');
+    }
+    if (overridden > 0) notes.push(`${overridden} row(s) on this page were stopped through cloudtally after the latest snapshot: shown as stopped; the cost reports follow at the next collection.`);
+    return {
+      title: `${spec.label}${filters ? `: ${filters}` : ''}`,
+      summary: [{ label: 'Rows', value: counted[0]?.n ?? 0, kind: 'int' }],
+      charts: [],
+      columns: columnsOf(params.kind),
+      rows: out,
+      totalRows: counted[0]?.n ?? 0,
+      notes,
+    };
+  },
+
+  async export(ctx, params) {
+    return { columns: columnsOf(params.kind), rows: inventoryRows(ctx, params) };
+  },
+
+  async filters(_ctx, params) {
+    const spec = KINDS[params.kind];
+    const fields: FilterField[] = [
+      { name: 'kind', label: 'Kind', type: 'select', value: params.kind, options: INVENTORY_KINDS.map((k) => ({ value: k, label: KINDS[k].label })) },
+    ];
+    const has = (f: FilterName) => spec.filters.includes(f);
+    if (has('q')) fields.push({ name: 'q', label: 'Search', type: 'text', value: params.q ?? '' });
+    if (has('project')) fields.push({ name: 'project', label: 'Project', type: 'number', value: params.project?.toString() ?? '' });
+    if (has('region')) fields.push({ name: 'region', label: 'Region', type: 'number', value: params.region?.toString() ?? '' });
+    if (has('status')) fields.push({ name: 'status', label: 'Status', type: 'text', value: params.status ?? '' });
+    if (has('state')) {
+      fields.push({
+        name: 'state',
+        label: 'Running',
+        type: 'select',
+        value: params.state ?? '',
+        options: [
+          { value: '', label: 'Any' },
+          { value: 'running', label: 'Running' },
+          { value: 'stopped', label: 'Not running' },
+        ],
+      });
+    }
+    if (has('tag')) fields.push({ name: 'tag', label: 'Tag key:value', type: 'text', value: params.tag?.map((t) => `${t.key}:${t.value}`)[0] ?? '' });
+    return fields;
+  },
+});
+
+/** Every row matching the parameters, in the page order, fetched in keyset batches. */
+export async function* inventoryRows(ctx: ReportCtx, params: InventoryParams, batchSize = EXPORT_BATCH): AsyncGenerator<Row> {
+  let ordering: Ordering | null = null;
+  const source = keysetRows<unknown[]>(
+    async (after, limit) => {
+      const result = await fetchRows(ctx.db, ctx, params, { limit, after: after ?? undefined });
+      ordering = result.ordering;
+      return result.rows;
+    },
+    (row) => (ordering?.terms ?? []).map((_, i) => keyValue(row[`__k${i}`])),
+    batchSize,
+  );
+  for await (const r of source) yield toRow(params.kind, r);
+}
+
+/** Keyset values travel as text and are cast back in SQL (Dates as ISO instants). */
+function keyValue(value: unknown): unknown {
+  if (value instanceof Date) return value.toISOString();
+  if (value === null || value === undefined) return null;
+  return typeof value === 'object' ? JSON.stringify(value) : String(value);
+}

@@ -1,0 +1,128 @@
+/**
+ * Kubernetes cluster prices (latest complete pricing snapshot per scope) with the breakdown into
+ * instances, public IPs and volumes as the pricing endpoint gives it.
+ */
+import { z } from 'zod';
+import type { Column, Row } from './report.js';
+import { offsetRows } from './shared/batches.js';
+import { chartNumber } from './shared/format.js';
+import { dirParam, idParam, sortParam } from './shared/params.js';
+import { freshnessNotes, latestSnapshots, latestSnapshotsSql } from './shared/snapshots.js';
+import { defineReport } from './shared/define.js';
+import type { Report, ReportCtx } from './shared/types.js';
+
+const SORTS = ['cluster_name', 'scope', 'price_per_hour', 'price_per_month'] as const;
+
+export const k8sPricesParams = z.strictObject({
+  project: idParam('project'),
+  region: idParam('region'),
+  sort: sortParam(SORTS),
+  dir: dirParam,
+});
+export type K8sPricesParams = z.infer<typeof k8sPricesParams>;
+
+const PARTS = ['instances', 'publicips', 'volumes'] as const;
+
+/**
+ * Sum of a breakdown list's hourly prices in the total's currency; items in another currency
+ * are counted apart (never added).
+ */
+function partSql(part: (typeof PARTS)[number]): string {
+  const items = `jsonb_array_elements(case when jsonb_typeof(k.breakdown -> '${part}') = 'array' then k.breakdown -> '${part}' else '[]'::jsonb end)`;
+  const hour = `case when (it ->> 'price_per_hour') ~ '^-?[0-9]+(\\.[0-9]+)?$' then (it ->> 'price_per_hour')::numeric end`;
+  return `(select sum(${hour}) from ${items} it where upper(it ->> 'currency_code') = upper(k.currency_code)) as ${part}_per_hour,
+    (select count(*)::int from ${items} it) as ${part}_items,
+    (select count(*)::int from ${items} it where upper(coalesce(it ->> 'currency_code', '')) <> upper(coalesce(k.currency_code, ''))) as ${part}_other_currency`;
+}
+
+const ORDER: Record<(typeof SORTS)[number], string> = {
+  cluster_name: 'cluster_name',
+  scope: 'scope_key',
+  price_per_hour: 'coalesce(price_per_hour, -1)',
+  price_per_month: 'coalesce(price_per_month, -1)',
+};
+
+async function fetchRows(ctx: ReportCtx, p: K8sPricesParams, limit: number, offset: number): Promise<{ rows: Row[]; total: number }> {
+  const dir = p.dir ?? (p.sort === 'price_per_hour' || p.sort === 'price_per_month' ? 'desc' : 'asc');
+  const order = p.sort ? `${ORDER[p.sort]} ${dir}, scope_key, cluster_name` : 'scope_key, cluster_name';
+  const found = await ctx.db.query<Record<string, unknown>>(
+    `with latest as (${latestSnapshotsSql('$1')}),
+      rows as (
+        select l.scope_key, coalesce(k.project_id, l.project_id) as project_id, coalesce(k.region_id, l.region_id) as region_id,
+          k.cluster_name, upper(k.currency_code) as currency, k.price_per_hour, k.price_per_month, k.price_without_discount_per_month,
+          k.discount_percent, k.tax_percent, k.price_status, ${PARTS.map(partSql).join(', ')}
+        from latest l join k8s_cluster_prices k on k.snapshot_id = l.id
+        where ($2::int is null or coalesce(k.project_id, l.project_id) = $2) and ($3::int is null or coalesce(k.region_id, l.region_id) = $3)
+      )
+      select *, count(*) over ()::int as total_rows from rows order by ${order} limit $4 offset $5`,
+    [['k8s_price'], p.project ?? null, p.region ?? null, limit, offset],
+  );
+  return {
+    rows: found.map((r) => {
+      const row: Row = {};
+      for (const c of COLUMNS) row[c.key] = r[c.key === 'scope' ? 'scope_key' : c.key] ?? null;
+      return row;
+    }),
+    total: Number(found[0]?.total_rows ?? 0),
+  };
+}
+
+const COLUMNS: Column[] = [
+  { key: 'cluster_name', label: 'Cluster', kind: 'text', sortable: true },
+  { key: 'scope', label: 'Scope', kind: 'text', sortable: true },
+  { key: 'project_id', label: 'Project', kind: 'int' },
+  { key: 'region_id', label: 'Region', kind: 'int' },
+  { key: 'price_per_hour', label: 'Total per hour', kind: 'money', currencyKey: 'currency', sortable: true },
+  { key: 'price_per_month', label: 'Total per month', kind: 'money', currencyKey: 'currency', sortable: true },
+  { key: 'price_without_discount_per_month', label: 'Per month before discount', kind: 'money', currencyKey: 'currency' },
+  { key: 'discount_percent', label: 'Discount %', kind: 'decimal' },
+  { key: 'tax_percent', label: 'Tax %', kind: 'decimal' },
+  { key: 'currency', label: 'Currency', kind: 'text' },
+  { key: 'instances_per_hour', label: 'Instances per hour', kind: 'money', currencyKey: 'currency' },
+  { key: 'instances_items', label: 'Instance items', kind: 'int' },
+  { key: 'publicips_per_hour', label: 'Public IPs per hour', kind: 'money', currencyKey: 'currency' },
+  { key: 'publicips_items', label: 'Public IP items', kind: 'int' },
+  { key: 'volumes_per_hour', label: 'Volumes per hour', kind: 'money', currencyKey: 'currency' },
+  { key: 'volumes_items', label: 'Volume items', kind: 'int' },
+  { key: 'price_status', label: 'Price status', kind: 'text' },
+];
+
+export const k8sPricesReport: Report<K8sPricesParams> = defineReport({
+  name: 'k8s-prices',
+  title: 'Kubernetes prices',
+  description: 'Managed Kubernetes cluster prices with their instances, public IPs and volumes breakdown.',
+  section: 'cost',
+  params: k8sPricesParams,
+
+  async run(ctx, params, page) {
+    const [{ rows, total }, snapshots] = await Promise.all([fetchRows(ctx, params, page.limit, page.offset), latestSnapshots(ctx.db, ['k8s_price'])]);
+    const currencies = [...new Set(rows.map((r) => r.currency).filter((c): c is string => typeof c === 'string'))].sort();
+    return {
+      title: 'Kubernetes cluster prices',
+      summary: [{ label: 'Clusters', value: total, kind: 'int' }],
+      charts: currencies.map((currency) => {
+        const mine = rows.filter((r) => r.currency === currency);
+        return {
+          id: `breakdown-${currency}`,
+          title: `Breakdown per cluster (${currency} per hour)`,
+          type: 'bar' as const,
+          stacked: true,
+          labels: mine.map((r) => String(r.cluster_name)),
+          datasets: PARTS.map((part) => ({ label: part, data: mine.map((r) => chartNumber(r[`${part}_per_hour`])) })),
+          valueLabel: `${currency} per hour`,
+        };
+      }),
+      columns: COLUMNS,
+      rows,
+      totalRows: total,
+      notes: [
+        ...freshnessNotes(ctx.now, snapshots, 'Kubernetes prices'),
+        'Breakdown sums add only items in the total\'s currency; the pricing endpoint\'s own total is what the cost reports use.',
+      ],
+    };
+  },
+
+  async export(ctx, params) {
+    return { columns: COLUMNS, rows: offsetRows(async (limit, offset) => (await fetchRows(ctx, params, limit, offset)).rows) };
+  },
+});

@@ -1,0 +1,250 @@
+/**
+ * The dashboard: run-rate per hour and month, month-to-date and projected month-end per currency,
+ * cost per day, the top groups of a chosen grouping (default the `team` tag), coverage (what has
+ * no known price, by flavor) and how fresh each scope's data is.
+ */
+import { z } from 'zod';
+import { PRICED_KINDS } from '../db/cost-model.js';
+import { SNAPSHOT_KINDS } from '../db/schema.js';
+import type { ChartSpec, Column, Row, SummaryItem } from './report.js';
+import { offsetRows } from './shared/batches.js';
+import { dimensionOf, GROUPING_HELP, isGrouping, latestDimensions, latestEffectiveCte, latestEffectiveParams, latestGroupCosts, latestTotals, type CurrencyTotal } from './shared/costs.js';
+import { addDays, chartNumber, dimensionLabel, formatAge, isoDay, kindLabel } from './shared/format.js';
+import { inventoryHref } from './shared/links.js';
+import { intParam } from './shared/params.js';
+import { freshnessNotes, latestSnapshots, type SnapshotInfo } from './shared/snapshots.js';
+import { shareCharts } from './shared/summary.js';
+import { dailyCostsFor, daysBetween, monthToDate } from './shared/time.js';
+import { defineReport } from './shared/define.js';
+import type { Report, ReportCtx } from './shared/types.js';
+
+export const overviewParams = z.strictObject({
+  by: z
+    .string()
+    .max(259)
+    .refine(isGrouping, { error: `by must be one of ${GROUPING_HELP}` })
+    .default('tag:team'),
+  days: intParam('days', 1, 366).default(30),
+});
+export type OverviewParams = z.infer<typeof overviewParams>;
+
+function dimension(ctx: ReportCtx, params: OverviewParams): string {
+  const d = dimensionOf(params.by, ctx.config);
+  if (!d) throw Object.assign(new Error(`by must be one of ${GROUPING_HELP}`), { status: 400 });
+  return d;
+}
+
+interface CurrencyFigures extends CurrencyTotal {
+  month_to_date: string;
+  projected_month: string;
+}
+
+/** Month-to-date and projection per currency, summed in SQL: projected = MTD + rate/h x hours left. */
+async function currencyFigures(ctx: ReportCtx): Promise<CurrencyFigures[]> {
+  const month = monthToDate(ctx.now);
+  const [totals, days] = await Promise.all([
+    latestTotals(ctx.db),
+    dailyCostsFor(ctx.db, ctx.config, ctx.now, 'kind', month.fromDay, month.toDay),
+  ]);
+  const currencies = [...new Set([...totals.map((t) => t.currency), ...days.map((d) => d.currency)])].filter((c): c is string => c !== null).sort();
+  if (currencies.length === 0) return totals.filter((t) => t.currency === null).map((t) => ({ ...t, month_to_date: '0', projected_month: '0' }));
+  const rows = await ctx.db.query<{ currency: string; month_to_date: string; projected_month: string }>(
+    `with rate as (select * from unnest($1::text[], $2::numeric[]) as r(currency, per_hour)),
+          mtd as (select currency, sum(cost) as cost from unnest($3::text[], $4::numeric[]) as d(currency, cost) group by currency)
+     select c.currency, trim_scale(coalesce(m.cost, 0)) as month_to_date,
+       trim_scale(coalesce(m.cost, 0) + coalesce(r.per_hour, 0) * $5::numeric / 3600) as projected_month
+     from unnest($6::text[]) as c(currency) left join rate r using (currency) left join mtd m using (currency)
+     order by c.currency`,
+    [
+      totals.filter((t) => t.currency !== null).map((t) => t.currency),
+      totals.filter((t) => t.currency !== null).map((t) => t.price_per_hour),
+      days.filter((d) => d.currency !== null).map((d) => d.currency),
+      days.filter((d) => d.currency !== null).map((d) => d.cost),
+      month.secondsLeft,
+      currencies,
+    ],
+  );
+  const byCurrency = new Map(totals.map((t) => [t.currency, t]));
+  const figures: CurrencyFigures[] = rows.map((r) => ({
+    currency: r.currency,
+    price_per_hour: byCurrency.get(r.currency)?.price_per_hour ?? '0',
+    price_per_month: byCurrency.get(r.currency)?.price_per_month ?? '0',
+    resource_count: byCurrency.get(r.currency)?.resource_count ?? 0,
+    unpriced_count: 0,
+    month_to_date: r.month_to_date,
+    projected_month: r.projected_month,
+  }));
+  const unpriced = byCurrency.get(null);
+  if (unpriced) figures.push({ ...unpriced, month_to_date: '0', projected_month: '0' });
+  return figures;
+}
+
+function summaryOf(figures: readonly CurrencyFigures[], month: string): SummaryItem[] {
+  const items: SummaryItem[] = [];
+  for (const f of figures) {
+    if (f.currency === null) continue;
+    const c = f.currency;
+    items.push({ label: `Run-rate per hour (${c})`, value: f.price_per_hour, kind: 'money', currency: c });
+    items.push({ label: `Run-rate per month (${c})`, value: f.price_per_month, kind: 'money', currency: c, hint: 'hourly x 730' });
+    items.push({ label: `Month to date ${month} (${c})`, value: f.month_to_date, kind: 'money', currency: c, hint: 'estimated from snapshots' });
+    items.push({ label: `Projected ${month} (${c})`, value: f.projected_month, kind: 'money', currency: c, hint: 'month to date + current run-rate until month end' });
+  }
+  items.push({ label: 'Resources', value: figures.reduce((n, f) => n + f.resource_count, 0), kind: 'int', hint: 'instances, GPU clusters and Kubernetes clusters, running or stopped' });
+  items.push({ label: 'Without a known price', value: figures.reduce((n, f) => n + f.unpriced_count, 0), kind: 'int', hint: 'see the coverage note' });
+  return items;
+}
+
+/** Cost per day and currency, every day of the range on the axis. */
+async function dailyChart(ctx: ReportCtx, days: number): Promise<ChartSpec> {
+  const toDay = isoDay(ctx.now);
+  const fromDay = addDays(toDay, -(days - 1));
+  const rows = await dailyCostsFor(ctx.db, ctx.config, ctx.now, 'kind', fromDay, toDay);
+  const labels = daysBetween(fromDay, toDay);
+  const currencies = [...new Set(rows.map((r) => r.currency).filter((c): c is string => c !== null))].sort();
+  const datasets = currencies.map((currency) => {
+    const perDay = new Map<string, number>();
+    for (const r of rows) if (r.currency === currency) perDay.set(r.day, (perDay.get(r.day) ?? 0) + (chartNumber(r.cost) ?? 0));
+    return { label: currency, data: labels.map((d) => perDay.get(d) ?? 0) };
+  });
+  return { id: 'cost-per-day', title: `Cost per day, last ${days} days (estimated)`, type: 'bar', labels, datasets, valueLabel: 'cost per day' };
+}
+
+/** Unpriced resources by flavor (the `flavor` dimension's rows without a currency). */
+async function coverage(ctx: ReportCtx): Promise<Array<{ flavor: string; count: number }>> {
+  const rows = await ctx.db.query<{ group_value: string; n: number }>(
+    `with ${latestEffectiveCte()}
+     select group_value, sum(unpriced_count)::int as n from eff where currency is null group by group_value order by n desc, group_value`,
+    latestEffectiveParams('flavor', {}),
+  );
+  return rows.map((r) => ({ flavor: r.group_value, count: r.n }));
+}
+
+/** Per scope: the age of its newest complete snapshot of any kind, and its oldest kind. */
+function freshnessByScope(now: Date, snapshots: readonly SnapshotInfo[]): string[] {
+  const byScope = new Map<string, SnapshotInfo[]>();
+  for (const s of snapshots) byScope.set(s.scope_key, [...(byScope.get(s.scope_key) ?? []), s]);
+  const lines: string[] = [];
+  for (const [scope, list] of [...byScope].sort(([a], [b]) => a.localeCompare(b))) {
+    const oldest = list.reduce((a, b) => (a.taken_at < b.taken_at ? a : b));
+    const newest = list.reduce((a, b) => (a.taken_at > b.taken_at ? a : b));
+    lines.push(`${scope}: ${formatAge(now, newest.taken_at)} old${oldest !== newest && newest.taken_at.getTime() - oldest.taken_at.getTime() > 3600_000 ? ` (${kindLabel(oldest.kind).toLowerCase()} ${formatAge(now, oldest.taken_at)})` : ''}`);
+  }
+  return lines;
+}
+
+const COLUMNS: Column[] = [
+  { key: 'group', label: 'Group', kind: 'text', hrefKey: 'href' },
+  { key: 'currency', label: 'Currency', kind: 'text' },
+  { key: 'price_per_hour', label: 'Run-rate per hour', kind: 'money', currencyKey: 'currency' },
+  { key: 'price_per_month', label: 'Run-rate per month', kind: 'money', currencyKey: 'currency' },
+  { key: 'month_to_date', label: 'Month to date', kind: 'money', currencyKey: 'currency' },
+  { key: 'share', label: 'Share of run-rate', kind: 'percent' },
+  { key: 'resources', label: 'Resources', kind: 'int' },
+  { key: 'unpriced', label: 'Without price', kind: 'int' },
+];
+
+/** Top groups of the chosen grouping: run-rate, share and month-to-date per currency. */
+async function groupRows(ctx: ReportCtx, dim: string, limit: number, offset: number): Promise<{ rows: Row[]; total: number }> {
+  const month = monthToDate(ctx.now);
+  const mtd = await dailyCostsFor(ctx.db, ctx.config, ctx.now, dim, month.fromDay, month.toDay);
+  const found = await ctx.db.query<Record<string, unknown>>(
+    `with ${latestEffectiveCte()},
+      now_groups as (
+        select group_value, currency, sum(price_per_hour) as price_per_hour, sum(price_per_month) as price_per_month,
+          sum(resource_count)::int as resources, sum(unpriced_count)::int as unpriced
+        from eff group by group_value, currency
+      ),
+      mtd as (select g as group_value, c as currency, sum(v) as cost from unnest($7::text[], $8::text[], $9::numeric[]) as m(g, c, v) group by g, c),
+      joined as (
+        select coalesce(n.group_value, m.group_value) as group_value, coalesce(n.currency, m.currency) as currency,
+          coalesce(n.price_per_hour, 0) as price_per_hour, coalesce(n.price_per_month, 0) as price_per_month,
+          coalesce(m.cost, 0) as month_to_date, coalesce(n.resources, 0) as resources, coalesce(n.unpriced, 0) as unpriced
+        from now_groups n full join mtd m on m.group_value = n.group_value and m.currency is not distinct from n.currency
+      )
+      select *, case when currency is not null then price_per_hour / nullif(sum(price_per_hour) over (partition by currency), 0) end as share,
+        count(*) over ()::int as total_rows
+      from joined
+      order by currency asc nulls last, price_per_hour desc, month_to_date desc, group_value
+      limit $10 offset $11`,
+    [
+      ...latestEffectiveParams(dim, {}),
+      mtd.map((m) => m.group_value),
+      mtd.map((m) => m.currency),
+      mtd.map((m) => m.cost),
+      limit,
+      offset,
+    ],
+  );
+  const rows = found.map((r) => ({
+    group: r.group_value,
+    currency: r.currency,
+    price_per_hour: r.price_per_hour,
+    price_per_month: r.price_per_month,
+    month_to_date: r.month_to_date,
+    share: r.share,
+    resources: r.resources,
+    unpriced: r.unpriced,
+    href: inventoryHref(dim, String(r.group_value), (r.currency as string | null) ?? null, {}),
+  }));
+  return { rows, total: Number(found[0]?.total_rows ?? 0) };
+}
+
+function columnsFor(dim: string): Column[] {
+  return COLUMNS.map((c) => (c.key === 'group' ? { ...c, label: dimensionLabel(dim) } : c));
+}
+
+export const overviewReport: Report<OverviewParams> = defineReport({
+  name: 'overview',
+  title: 'Overview',
+  description: 'Run-rate, month to date and projected month per currency, cost per day, top groups, coverage and data freshness.',
+  section: 'cost',
+  params: overviewParams,
+
+  async run(ctx, params, page) {
+    const dim = dimension(ctx, params);
+    const month = monthToDate(ctx.now);
+    const [figures, chart, groups, table, uncovered, allLatest] = await Promise.all([
+      currencyFigures(ctx),
+      dailyChart(ctx, params.days),
+      latestGroupCosts(ctx.db, dim),
+      groupRows(ctx, dim, page.limit, page.offset),
+      coverage(ctx),
+      latestSnapshots(ctx.db, SNAPSHOT_KINDS),
+    ]);
+    const priced = allLatest.filter((s) => (PRICED_KINDS as readonly string[]).includes(s.kind));
+    const unpricedTotal = uncovered.reduce((n, c) => n + c.count, 0);
+    const notes = [
+      ...freshnessNotes(ctx.now, priced, 'priced resources'),
+      `Data age per scope: ${freshnessByScope(ctx.now, allLatest).join('; ') || 'no data yet'}.`,
+      unpricedTotal > 0
+        ? `Coverage: ${unpricedTotal} resource${unpricedTotal === 1 ? '' : 's'} without a known price (never counted as zero), by flavor: ${uncovered.map((c) => `${c.flavor} (${c.count})`).join(', ')}.`
+        : 'Coverage: every collected resource has a known price.',
+      'Month to date and cost per day are estimates: each snapshot\'s run-rate is assumed to hold until the next one, gaps longer than twice the schedule are capped, not extrapolated.',
+      'Only running resources cost (status ACTIVE). Amounts in different currencies are never added together.',
+    ];
+    return {
+      title: `Overview, ${month.month}`,
+      summary: summaryOf(figures, month.month),
+      charts: [chart, ...shareCharts('top', `Top groups by ${dimensionLabel(dim)}`, groups)],
+      columns: columnsFor(dim),
+      rows: table.rows,
+      totalRows: table.total,
+      notes,
+    };
+  },
+
+  async export(ctx, params) {
+    const dim = dimension(ctx, params);
+    return { columns: columnsFor(dim), rows: offsetRows(async (limit, offset) => (await groupRows(ctx, dim, limit, offset)).rows) };
+  },
+
+  async filters(ctx, params) {
+    const dimensions = await latestDimensions(ctx.db);
+    const current = dimensionOf(params.by, ctx.config) ?? params.by;
+    if (!dimensions.includes(current)) dimensions.push(current);
+    return [
+      { name: 'by', label: 'Top groups by', type: 'select', value: current, options: dimensions.map((d) => ({ value: d, label: dimensionLabel(d) })) },
+      { name: 'days', label: 'Days in the chart', type: 'number', value: String(params.days) },
+    ];
+  },
+});

@@ -1,0 +1,121 @@
+import type { z } from 'zod';
+
+/**
+ * The contract between report queries (src/reports) and the web (src/web): a report is defined
+ * once, and the same definition answers the HTML page, the JSON API and the CSV export with the
+ * same parameters, so an export always reproduces the page it came from.
+ */
+
+export type ColumnKind =
+  | 'text'
+  | 'int'
+  /** Exact decimal text (from numeric) with a currency in `currencyKey`; rounded only for display. */
+  | 'money'
+  | 'decimal'
+  /** A fraction 0..1 as decimal text or number; shown as a percentage. */
+  | 'percent'
+  /** ISO 8601 instant text. */
+  | 'timestamp'
+  /** ISO date text (YYYY-MM-DD). */
+  | 'date'
+  /** A flat object of tag key -> value; CSV writes it as JSON. */
+  | 'tags'
+  | 'bool'
+  | 'json';
+
+export interface Column {
+  key: string;
+  label: string;
+  kind: ColumnKind;
+  /** For money: the row field that holds the ISO currency code. */
+  currencyKey?: string;
+  /** The row field that holds a link for this cell (drill-down), relative to the app root. */
+  hrefKey?: string;
+  /** Whether the report accepts `sort=<key>` for this column. */
+  sortable?: boolean;
+}
+
+export type Row = Record<string, unknown>;
+
+export interface SummaryItem {
+  label: string;
+  /** Money and decimals as exact text; counts as numbers; null shows as "n/a". */
+  value: string | number | null;
+  kind: ColumnKind;
+  currency?: string;
+  hint?: string;
+}
+
+export interface ChartSpec {
+  id: string;
+  title: string;
+  type: 'line' | 'bar' | 'doughnut';
+  labels: string[];
+  datasets: Array<{ label: string; data: Array<number | null> }>;
+  stacked?: boolean;
+  /** Axis title for the values, e.g. "EUR per hour". */
+  valueLabel?: string;
+}
+
+export interface ReportPage {
+  limit: number;
+  offset: number;
+}
+
+export interface ReportOutput {
+  /** Title including what the parameters chose, e.g. "Cost by tag: team". */
+  title: string;
+  summary: SummaryItem[];
+  charts: ChartSpec[];
+  columns: Column[];
+  /** One page of rows (HTML, JSON). */
+  rows: Row[];
+  /** All rows matching the parameters, for paging; null when not known cheaply. */
+  totalRows: number | null;
+  /** Caveats shown with the report: coverage (unpriced resources), data age, demo data, partial scopes. */
+  notes: string[];
+}
+
+export interface ReportExport {
+  columns: Column[];
+  /** Every row matching the parameters, produced in constant memory (cursor / keyset pages). */
+  rows: AsyncIterable<Row>;
+}
+
+/** What a report may read. Reports read the database only (never the cloud API). */
+export interface ReportContext<Db = unknown, Cfg = unknown> {
+  db: Db;
+  config: Cfg;
+  now: Date;
+}
+
+/** A filter or grouping control shown above a report; its `name` is the query parameter it sets. */
+export interface FilterField {
+  name: string;
+  label: string;
+  type: 'select' | 'text' | 'date' | 'number';
+  options?: Array<{ value: string; label: string }>;
+  /** The current value, from the parsed parameters. */
+  value?: string;
+}
+
+export interface ReportDefinition<P = unknown, Db = unknown, Cfg = unknown> {
+  /** URL slug: /reports/<name>, /api/reports/<name>, /api/reports/<name>.csv */
+  name: string;
+  title: string;
+  description: string;
+  /** Navigation group. */
+  section: 'cost' | 'inventory' | 'operations' | 'health';
+  /**
+   * Parses the query string (values are strings, or string arrays when repeated) into typed
+   * parameters; page/limit/offset/format are handled by the web layer and not passed here.
+   * A failure is a 400 naming each bad parameter.
+   */
+  params: z.ZodType<P>;
+  run(ctx: ReportContext<Db, Cfg>, params: P, page: ReportPage): Promise<ReportOutput>;
+  export(ctx: ReportContext<Db, Cfg>, params: P): Promise<ReportExport>;
+  /** The controls for this report's parameters (select options may come from the data). */
+  filters?(ctx: ReportContext<Db, Cfg>, params: P): Promise<FilterField[]>;
+  /** A template in views/reports/ to use instead of the generic report page. */
+  view?: string;
+}

@@ -1,0 +1,43 @@
+/**
+ * Drill-down links: from a number in a cost report to the inventory rows behind it, with the
+ * same filters expressed as inventory parameters.
+ */
+import { NO_VALUE, STATE_RUNNING, TAG_DIMENSION_PREFIX } from '../../db/cost-model.js';
+import { UNTAGGED } from '../../db/schema.js';
+import type { CostFilter } from './costs.js';
+
+export function appUrl(path: string, params: Record<string, string | number | undefined | null>): string {
+  const search = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') search.append(k, String(v));
+  const text = search.toString();
+  return text ? `${path}?${text}` : path;
+}
+
+/**
+ * The inventory of priced resources behind one (group, currency) of a dimension: the currency
+ * row links with `currency=`, the unpriced row with `priced=no`.
+ */
+export function inventoryHref(dimension: string, groupValue: string, currency: string | null, filter: CostFilter): string {
+  const params: Record<string, string | number | undefined> = {
+    kind: 'resources',
+    type: filter.kind,
+    project: filter.projectId,
+    region: filter.regionId,
+  };
+  if (currency === null) params.priced = 'no';
+  else params.currency = currency;
+  if (dimension.startsWith(TAG_DIMENSION_PREFIX)) {
+    const key = dimension.slice(TAG_DIMENSION_PREFIX.length);
+    if (groupValue === UNTAGGED) params.missing_tag = key;
+    else params.tag = `${key}:${groupValue}`;
+  } else if (dimension === 'project' || dimension === 'region') {
+    if (groupValue !== NO_VALUE) params[dimension] = groupValue;
+  } else if (dimension === 'kind') {
+    params.type = groupValue;
+  } else if (dimension === 'flavor') {
+    params.flavor = groupValue;
+  } else if (dimension === 'state') {
+    params.state = groupValue === STATE_RUNNING ? 'running' : 'stopped';
+  }
+  return appUrl('/reports/inventory', params);
+}

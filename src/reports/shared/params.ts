@@ -1,0 +1,94 @@
+/**
+ * zod building blocks for report parameters. Query values arrive as strings (or string arrays when
+ * repeated); every schema here turns them into typed values or fails with a message that names
+ * what was expected, which the web turns into a 400.
+ */
+import { z } from 'zod';
+
+export const SORT_DIRECTIONS = ['asc', 'desc'] as const;
+export type SortDirection = (typeof SORT_DIRECTIONS)[number];
+
+export const dirParam = z.enum(SORT_DIRECTIONS, { error: 'dir must be asc or desc' }).optional();
+
+/** `sort` limited to the given column keys. */
+export function sortParam<const K extends string>(keys: readonly [K, ...K[]]) {
+  return z.enum(keys, { error: `sort must be one of ${keys.join(', ')}` }).optional();
+}
+
+/** A positive database id (project_id, region_id, run id) given as digits. */
+export const idParam = (name: string) =>
+  z
+    .string()
+    .regex(/^\d{1,9}$/, { error: `${name} must be a positive whole number` })
+    .transform(Number)
+    .refine((n) => n > 0, { error: `${name} must be a positive whole number` })
+    .optional();
+
+/** A whole number in [min, max]. */
+export const intParam = (name: string, min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d{1,6}$/, { error: `${name} must be a whole number from ${min} to ${max}` })
+    .transform(Number)
+    .refine((n) => n >= min && n <= max, { error: `${name} must be a whole number from ${min} to ${max}` })
+    .optional();
+
+/** Free text (search, names) of bounded length. */
+export const textParam = (name: string, max = 255) =>
+  z.string().max(max, { error: `${name} must be at most ${max} characters` }).optional();
+
+/** A UTC date YYYY-MM-DD that exists. */
+export const dateParam = (name: string) =>
+  z
+    .string()
+    .regex(/^\d{4}-\d{2}-\d{2}$/, { error: `${name} must be a date YYYY-MM-DD` })
+    .refine((s) => {
+      const d = new Date(`${s}T00:00:00Z`);
+      return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s;
+    }, { error: `${name} must be a real calendar date YYYY-MM-DD` })
+    .optional();
+
+/** An instant: ISO 8601 with a zone, or a date (midnight UTC). */
+export const instantParam = (name: string) =>
+  z
+    .string()
+    .max(40)
+    .refine((s) => /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2}))?$/.test(s) && !Number.isNaN(Date.parse(s.length === 10 ? `${s}T00:00:00Z` : s)), {
+      error: `${name} must be an ISO 8601 time with a zone (e.g. 2025-03-01T12:00:00Z) or a date`,
+    })
+    .transform((s) => new Date(s.length === 10 ? `${s}T00:00:00Z` : s))
+    .optional();
+
+/** One or more values of a repeated parameter (each parsed by `item`), as an array. */
+export const repeated = <T extends z.ZodType<unknown, string>>(item: T) =>
+  z
+    .union([z.string(), z.array(z.string()).max(20, { error: 'at most 20 values' })])
+    .transform((v) => (Array.isArray(v) ? v : [v]))
+    .pipe(z.array(item))
+    .optional();
+
+/** yes / no filter. */
+export const yesNoParam = (name: string) =>
+  z
+    .enum(['yes', 'no'], { error: `${name} must be yes or no` })
+    .transform((v) => v === 'yes')
+    .optional();
+
+/**
+ * A tag filter `key:value` (the first colon separates them; the key is normalised later through
+ * the configured aliases). `key:` matches an empty value.
+ */
+export const tagFilterParam = z
+  .string()
+  .max(520)
+  .refine((s) => s.indexOf(':') > 0 && s.slice(0, s.indexOf(':')).trim() !== '', {
+    error: 'tag must be key:value (e.g. team:ml); the key must not be empty',
+  })
+  .transform((s) => ({ key: s.slice(0, s.indexOf(':')), value: s.slice(s.indexOf(':') + 1) }));
+
+/** A tag key (for grouping or "lacking the key"); normalised later through the configured aliases. */
+export const tagKeyParam = (name: string) =>
+  z
+    .string()
+    .max(255, { error: `${name} must be at most 255 characters` })
+    .refine((s) => s.trim() !== '', { error: `${name} must not be blank` });

@@ -1,0 +1,42 @@
+/** Month-to-date, projection and daily series built on the cost model's daily integration. */
+import { dailyCosts, maxGapHoursForSchedules, type DailyCostRow } from '../../db/cost-model.js';
+import type { Queryable } from '../../db/connection.js';
+import type { Config } from '../../config.js';
+import type { CostFilter } from './costs.js';
+import { addDays, isoDay, monthBounds } from './format.js';
+
+export function gapCaps(config: Config) {
+  return maxGapHoursForSchedules(config.schedules);
+}
+
+/** Daily cost rows for [fromDay, toDay] with the configured caps and the report's now. */
+export function dailyCostsFor(q: Queryable, config: Config, now: Date, dimension: string, fromDay: string, toDay: string, filter: CostFilter = {}): Promise<DailyCostRow[]> {
+  return dailyCosts(q, {
+    fromDay,
+    toDay,
+    dimension,
+    now,
+    maxGapHours: gapCaps(config),
+    kind: filter.kind,
+    projectId: filter.projectId,
+    regionId: filter.regionId,
+  });
+}
+
+/** The current UTC month so far: first day .. today, and the seconds left until the month ends. */
+export function monthToDate(now: Date): { fromDay: string; toDay: string; secondsLeft: number; month: string } {
+  const { start, end } = monthBounds(now);
+  return {
+    fromDay: isoDay(start),
+    toDay: isoDay(now),
+    secondsLeft: Math.max(0, Math.floor((end.getTime() - now.getTime()) / 1000)),
+    month: isoDay(start).slice(0, 7),
+  };
+}
+
+/** Every day of [fromDay, toDay], for chart axes without holes. */
+export function daysBetween(fromDay: string, toDay: string): string[] {
+  const days: string[] = [];
+  for (let d = fromDay; d <= toDay; d = addDays(d, 1)) days.push(d);
+  return days;
+}

@@ -1,0 +1,202 @@
+/**
+ * Tag hygiene: per tag key, how many priced resources and how much run-rate lack it, and which
+ * of its values look like variants of each other (equal ignoring case, spaces and punctuation,
+ * e.g. `ML`, `ml`, ` ml`). Read from the latest rollups (every resource is in them, running or not).
+ */
+import { z } from 'zod';
+import { PRICED_KINDS, TAG_DIMENSION_PREFIX } from '../db/cost-model.js';
+import { UNTAGGED } from '../db/schema.js';
+import type { Column, Row } from './report.js';
+import { listRows } from './shared/batches.js';
+import { appUrl } from './shared/links.js';
+import { dirParam, sortParam } from './shared/params.js';
+import { freshnessNotes, latestSnapshots, latestSnapshotsSql } from './shared/snapshots.js';
+import { defineReport } from './shared/define.js';
+import type { Report, ReportCtx } from './shared/types.js';
+
+const SORTS = ['key', 'resources', 'lacking', 'lacking_share', 'variant_groups'] as const;
+
+export const tagHygieneParams = z.strictObject({
+  sort: sortParam(SORTS),
+  dir: dirParam,
+});
+export type TagHygieneParams = z.infer<typeof tagHygieneParams>;
+
+/** The comparison form of a value: NFKC, lower case, without whitespace, punctuation or symbols. */
+export function variantForm(value: string): string {
+  return value.normalize('NFKC').toLowerCase().replace(/[\s\p{P}\p{S}]/gu, '');
+}
+
+/** Groups of two or more distinct values with the same variant form, largest first. */
+export function variantGroups(values: readonly string[]): string[][] {
+  const byForm = new Map<string, Set<string>>();
+  for (const v of values) {
+    const form = variantForm(v);
+    byForm.set(form, (byForm.get(form) ?? new Set()).add(v));
+  }
+  return [...byForm.values()]
+    .filter((set) => set.size > 1)
+    .map((set) => [...set].sort())
+    .sort((a, b) => b.length - a.length || a[0]!.localeCompare(b[0]!));
+}
+
+interface KeyFacts {
+  key: string;
+  resources: number;
+  lacking: number;
+  lackingUnpriced: number;
+  /** currency -> [run-rate lacking, share of the currency's run-rate lacking] */
+  perCurrency: Map<string, { lacking: string; share: string | null }>;
+  values: string[];
+}
+
+async function keyFacts(ctx: ReportCtx): Promise<{ keys: KeyFacts[]; currencies: string[] }> {
+  const rows = await ctx.db.query<{
+    dimension: string;
+    group_value: string;
+    currency: string | null;
+    price_per_hour: string;
+    resources: number;
+    lacking_share: string | null;
+  }>(
+    `with latest as (${latestSnapshotsSql('$1')}),
+      keys as (select distinct r.dimension from cost_rollups r join latest l on l.id = r.snapshot_id where r.dimension like 'tag:%'),
+      eff as (
+        select r.dimension, r.group_value, r.currency, r.price_per_hour, r.resource_count
+        from keys k join cost_rollups r on r.dimension = k.dimension join latest l on l.id = r.snapshot_id
+        union all
+        select k.dimension, $2::text, r.currency, r.price_per_hour, r.resource_count
+        from keys k cross join latest l join cost_rollups r on r.snapshot_id = l.id and r.dimension = 'kind'
+        where not exists (select 1 from cost_rollups x where x.snapshot_id = l.id and x.dimension = k.dimension)
+      ),
+      g as (
+        select dimension, group_value, currency, sum(price_per_hour) as price_per_hour, sum(resource_count)::int as resources
+        from eff group by dimension, group_value, currency
+      )
+      select g.*, case when g.group_value = $2 and g.currency is not null
+          then g.price_per_hour / nullif(sum(g.price_per_hour) over (partition by g.dimension, g.currency), 0) end as lacking_share
+      from g order by dimension, group_value, currency nulls last`,
+    [PRICED_KINDS, UNTAGGED],
+  );
+  const byKey = new Map<string, KeyFacts>();
+  const currencies = new Set<string>();
+  for (const r of rows) {
+    const key = r.dimension.slice(TAG_DIMENSION_PREFIX.length);
+    const facts: KeyFacts = byKey.get(key) ?? { key, resources: 0, lacking: 0, lackingUnpriced: 0, perCurrency: new Map(), values: [] };
+    byKey.set(key, facts);
+    facts.resources += r.resources;
+    if (r.currency !== null) currencies.add(r.currency);
+    if (r.group_value === UNTAGGED) {
+      facts.lacking += r.resources;
+      if (r.currency === null) facts.lackingUnpriced += r.resources;
+      else facts.perCurrency.set(r.currency, { lacking: r.price_per_hour, share: r.lacking_share });
+    } else if (!facts.values.includes(r.group_value)) {
+      facts.values.push(r.group_value);
+    }
+  }
+  return { keys: [...byKey.values()], currencies: [...currencies].sort() };
+}
+
+function columnsFor(currencies: readonly string[]): Column[] {
+  return [
+    { key: 'key', label: 'Tag key', kind: 'text', sortable: true },
+    { key: 'resources', label: 'Resources', kind: 'int', sortable: true },
+    { key: 'lacking', label: 'Lacking the key', kind: 'int', hrefKey: 'href', sortable: true },
+    { key: 'lacking_share', label: 'Share of resources lacking', kind: 'percent', sortable: true },
+    ...currencies.flatMap((c, i): Column[] => [
+      { key: `lacking_cost_${i}`, label: `Run-rate lacking the key (${c} per hour)`, kind: 'money', currencyKey: `currency_${i}` },
+      { key: `lacking_cost_share_${i}`, label: `Share of ${c} run-rate lacking`, kind: 'percent' },
+    ]),
+    { key: 'lacking_unpriced', label: 'Lacking, without price', kind: 'int' },
+    { key: 'values', label: 'Distinct values', kind: 'int' },
+    { key: 'variant_groups', label: 'Variant groups', kind: 'int', sortable: true },
+    { key: 'variants', label: 'Values that look alike', kind: 'text' },
+  ];
+}
+
+function toRows(keys: readonly KeyFacts[], currencies: readonly string[], params: TagHygieneParams): Row[] {
+  const rows = keys.map((k) => {
+    const groups = variantGroups(k.values);
+    const row: Row = {
+      key: k.key,
+      resources: k.resources,
+      lacking: k.lacking,
+      lacking_share: k.resources === 0 ? null : k.lacking / k.resources,
+      lacking_unpriced: k.lackingUnpriced,
+      values: k.values.length,
+      variant_groups: groups.length,
+      variants: groups.map((g) => g.map((v) => JSON.stringify(v)).join(' ~ ')).join('; '),
+      href: appUrl('/reports/inventory', { kind: 'resources', missing_tag: k.key }),
+    };
+    currencies.forEach((c, i) => {
+      const facts = k.perCurrency.get(c);
+      row[`currency_${i}`] = c;
+      row[`lacking_cost_${i}`] = facts?.lacking ?? '0';
+      row[`lacking_cost_share_${i}`] = facts?.share ?? (facts ? null : '0');
+    });
+    return row;
+  });
+  const sort = params.sort ?? 'lacking';
+  const dir = (params.dir ?? (sort === 'key' ? 'asc' : 'desc')) === 'asc' ? 1 : -1;
+  return rows.sort((a, b) => {
+    const x = a[sort] as number | string | null;
+    const y = b[sort] as number | string | null;
+    if (x === y) return String(a.key).localeCompare(String(b.key));
+    if (x === null) return 1;
+    if (y === null) return -1;
+    return (x < y ? -1 : 1) * dir;
+  });
+}
+
+/** Keys that look like variants of each other (`cost-center`, `cost_center`): candidates for tag_aliases. */
+function keyVariantNote(keys: readonly KeyFacts[]): string[] {
+  const groups = variantGroups(keys.map((k) => k.key));
+  if (groups.length === 0) return [];
+  return [
+    `Tag keys that look like the same key: ${groups.map((g) => g.map((v) => JSON.stringify(v)).join(' ~ ')).join('; ')}. Map them to one key with tag_aliases in the configuration.`,
+  ];
+}
+
+export const tagHygieneReport: Report<TagHygieneParams> = defineReport({
+  name: 'tag-hygiene',
+  title: 'Tag hygiene',
+  description: 'Per tag key: resources and run-rate lacking it, and values that look like variants of each other.',
+  section: 'cost',
+  params: tagHygieneParams,
+
+  async run(ctx, params, page) {
+    const [{ keys, currencies }, snapshots] = await Promise.all([keyFacts(ctx), latestSnapshots(ctx.db, PRICED_KINDS)]);
+    const rows = toRows(keys, currencies, params);
+    return {
+      title: 'Tag hygiene',
+      summary: [
+        { label: 'Tag keys', value: keys.length, kind: 'int' },
+        { label: 'Keys with look-alike values', value: rows.filter((r) => (r.variant_groups as number) > 0).length, kind: 'int' },
+      ],
+      charts: [
+        {
+          id: 'lacking',
+          title: 'Resources lacking each key',
+          type: 'bar',
+          labels: rows.map((r) => String(r.key)),
+          datasets: [{ label: 'Resources lacking', data: rows.map((r) => r.lacking as number) }],
+          valueLabel: 'resources',
+        },
+      ],
+      columns: columnsFor(currencies),
+      rows: rows.slice(page.offset, page.offset + page.limit),
+      totalRows: rows.length,
+      notes: [
+        ...freshnessNotes(ctx.now, snapshots, 'priced resources'),
+        'Counts include every instance, GPU cluster and Kubernetes cluster (running or not); run-rates only the running ones. Kubernetes clusters carry no tags.',
+        'Values look alike when they are equal ignoring case, whitespace, punctuation and symbols.',
+        ...keyVariantNote(keys),
+      ],
+    };
+  },
+
+  async export(ctx, params) {
+    const { keys, currencies } = await keyFacts(ctx);
+    return { columns: columnsFor(currencies), rows: listRows(toRows(keys, currencies, params)) };
+  },
+});

@@ -1,0 +1,265 @@
+/**
+ * Trend for any grouping: the run-rate at each snapshot time (the last complete snapshot of each
+ * scope in each hour or day) and the accumulated cost per day. Reads cost_rollups and the daily
+ * integration (cost_daily for sealed days), never raw resource history.
+ */
+import { z } from 'zod';
+import { effectiveRollupsSql, PRICED_KINDS, type PricedKind } from '../db/cost-model.js';
+import { UNTAGGED } from '../db/schema.js';
+import type { ChartSpec, Column, Row } from './report.js';
+import { offsetRows } from './shared/batches.js';
+import { dimensionOf, GROUPING_HELP, isGrouping, latestDimensions, type CostFilter } from './shared/costs.js';
+import { addDays, chartNumber, dimensionLabel, isoDay, kindLabel } from './shared/format.js';
+import { dirParam, idParam, intParam } from './shared/params.js';
+import { freshnessNotes, latestSnapshots } from './shared/snapshots.js';
+import { dailyCostsFor, daysBetween } from './shared/time.js';
+import { defineReport } from './shared/define.js';
+import type { Report, ReportCtx } from './shared/types.js';
+
+export const trendParams = z.strictObject({
+  by: z
+    .string()
+    .max(259)
+    .refine(isGrouping, { error: `by must be one of ${GROUPING_HELP}` })
+    .default('kind'),
+  days: intParam('days', 1, 366).default(7),
+  measure: z.enum(['run-rate', 'daily-cost'], { error: 'measure must be run-rate or daily-cost' }).default('run-rate'),
+  bucket: z.enum(['hour', 'day'], { error: 'bucket must be hour or day' }).optional(),
+  kind: z.enum(PRICED_KINDS, { error: `kind must be one of ${PRICED_KINDS.join(', ')}` }).optional(),
+  project: idParam('project'),
+  region: idParam('region'),
+  /** The table is always in time order; `sort` (from the column header) only picks the direction. */
+  sort: z.enum(['time', 'day'], { error: 'sort must be time or day' }).optional(),
+  dir: dirParam,
+});
+export type TrendParams = z.infer<typeof trendParams>;
+
+const MAX_SERIES = 8;
+
+function resolve(ctx: ReportCtx, p: TrendParams) {
+  const dimension = dimensionOf(p.by, ctx.config);
+  if (!dimension) throw Object.assign(new Error(`by must be one of ${GROUPING_HELP}`), { status: 400 });
+  const toDay = isoDay(ctx.now);
+  const fromDay = addDays(toDay, -(p.days - 1));
+  const bucket = p.bucket ?? (p.days <= 14 ? 'hour' : 'day');
+  const filter: CostFilter = { kind: p.kind as PricedKind | undefined, projectId: p.project, regionId: p.region };
+  return { dimension, fromDay, toDay, bucket, filter };
+}
+
+/**
+ * Run-rate per time bucket, group and currency: per (kind, scope) the last complete snapshot in
+ * each bucket. A scope without a snapshot in a bucket (failed collection) is missing from it.
+ */
+async function runRateRows(ctx: ReportCtx, p: TrendParams, limit: number, offset: number): Promise<{ rows: Row[]; total: number }> {
+  const { dimension, fromDay, bucket, filter } = resolve(ctx, p);
+  const found = await ctx.db.query<Record<string, unknown>>(
+    `with ranked as (
+        select id, kind, scope_key, project_id, region_id, taken_at, date_trunc($3, taken_at) as bucket,
+          row_number() over (partition by kind, scope_key, date_trunc($3, taken_at) order by taken_at desc, id desc) as rn
+        from snapshots
+        where complete and kind = any($1::text[]) and taken_at >= $2::date and taken_at <= $4::timestamptz
+          and ($7::text is null or kind = $7) and ($8::int is null or project_id = $8) and ($9::int is null or region_id = $9)
+      ),
+      picked as (select * from ranked where rn = 1),
+      eff as (${effectiveRollupsSql('picked', '$5', '$6', ['bucket'], 'r.taken_at >= $2::date and r.taken_at <= $4::timestamptz')}),
+      g as (
+        select e.bucket, e.group_value, e.currency, sum(e.price_per_hour) as price_per_hour, sum(e.price_per_month) as price_per_month,
+          sum(e.resource_count)::int as resources, sum(e.unpriced_count)::int as unpriced
+        from eff e
+        group by e.bucket, e.group_value, e.currency
+      )
+      select g.*, count(*) over ()::int as total_rows from g
+      order by bucket ${p.dir === 'desc' ? 'desc' : 'asc'}, currency nulls last, price_per_hour desc, group_value
+      limit $10 offset $11`,
+    [PRICED_KINDS, fromDay, bucket, ctx.now, dimension, UNTAGGED, filter.kind ?? null, filter.projectId ?? null, filter.regionId ?? null, limit, offset],
+  );
+  return {
+    rows: found.map((r) => ({
+      time: r.bucket,
+      group: r.group_value,
+      currency: r.currency,
+      price_per_hour: r.price_per_hour,
+      price_per_month: r.price_per_month,
+      resources: r.resources,
+      unpriced: r.unpriced,
+    })),
+    total: Number(found[0]?.total_rows ?? 0),
+  };
+}
+
+async function dailyRows(ctx: ReportCtx, p: TrendParams): Promise<Row[]> {
+  const { dimension, fromDay, toDay, filter } = resolve(ctx, p);
+  const rows = await dailyCostsFor(ctx.db, ctx.config, ctx.now, dimension, fromDay, toDay, filter);
+  const out = rows.map((r) => ({
+    day: r.day,
+    group: r.group_value,
+    currency: r.currency,
+    cost: r.cost,
+    resource_hours: r.resource_hours,
+    unpriced_resource_hours: r.unpriced_resource_hours,
+  }));
+  return p.dir === 'desc' ? out.reverse() : out;
+}
+
+function columnsFor(p: TrendParams, dimension: string): Column[] {
+  const group: Column = { key: 'group', label: dimensionLabel(dimension), kind: 'text' };
+  if (p.measure === 'daily-cost') {
+    return [
+      { key: 'day', label: 'Day (UTC)', kind: 'date', sortable: true },
+      group,
+      { key: 'currency', label: 'Currency', kind: 'text' },
+      { key: 'cost', label: 'Cost (estimated)', kind: 'money', currencyKey: 'currency' },
+      { key: 'resource_hours', label: 'Resource hours', kind: 'decimal' },
+      { key: 'unpriced_resource_hours', label: 'Hours without price', kind: 'decimal' },
+    ];
+  }
+  return [
+    { key: 'time', label: 'Time (UTC)', kind: 'timestamp', sortable: true },
+    group,
+    { key: 'currency', label: 'Currency', kind: 'text' },
+    { key: 'price_per_hour', label: 'Run-rate per hour', kind: 'money', currencyKey: 'currency' },
+    { key: 'price_per_month', label: 'Run-rate per month', kind: 'money', currencyKey: 'currency' },
+    { key: 'resources', label: 'Resources', kind: 'int' },
+    { key: 'unpriced', label: 'Without price', kind: 'int' },
+  ];
+}
+
+/** One line chart per currency: the largest groups as series, the rest summed as "other". */
+function seriesCharts(
+  id: string,
+  title: string,
+  type: 'line' | 'bar',
+  labels: string[],
+  points: Array<{ label: string; group: string; currency: string | null; value: unknown }>,
+  valueLabel: (c: string) => string,
+): ChartSpec[] {
+  const charts: ChartSpec[] = [];
+  const currencies = [...new Set(points.map((p) => p.currency).filter((c): c is string => c !== null))].sort();
+  for (const currency of currencies) {
+    const mine = points.filter((p) => p.currency === currency);
+    const totals = new Map<string, number>();
+    for (const p of mine) totals.set(p.group, (totals.get(p.group) ?? 0) + (chartNumber(p.value) ?? 0));
+    const top = [...totals].sort((a, b) => b[1] - a[1]).slice(0, MAX_SERIES).map(([g]) => g);
+    const index = new Map(labels.map((l, i) => [l, i]));
+    const series = new Map<string, Array<number | null>>();
+    for (const g of [...top, 'other']) series.set(g, labels.map(() => null));
+    for (const p of mine) {
+      const i = index.get(p.label);
+      if (i === undefined) continue;
+      const name = top.includes(p.group) ? p.group : 'other';
+      const data = series.get(name)!;
+      data[i] = (data[i] ?? 0) + (chartNumber(p.value) ?? 0);
+    }
+    const datasets = [...series].filter(([, data]) => data.some((v) => v !== null)).map(([label, data]) => ({ label, data }));
+    charts.push({ id: `${id}-${currency}`, title: `${title} (${currency})`, type, labels, datasets, stacked: type === 'bar', valueLabel: valueLabel(currency) });
+  }
+  return charts;
+}
+
+function bucketLabel(value: unknown, bucket: string): string {
+  const iso = value instanceof Date ? value.toISOString() : String(value);
+  return bucket === 'day' ? iso.slice(0, 10) : iso.slice(0, 13).replace('T', ' ') + ':00';
+}
+
+export const trendReport: Report<TrendParams> = defineReport({
+  name: 'trend',
+  title: 'Trend',
+  description: 'Run-rate at each snapshot time and accumulated cost per day, for any grouping.',
+  section: 'cost',
+  params: trendParams,
+
+  async run(ctx, params, page) {
+    const { dimension, fromDay, toDay, bucket } = resolve(ctx, params);
+    // Charts cover the whole range; the table is one page of the chosen measure.
+    const [allRate, daily, snapshots] = await Promise.all([
+      runRateRows(ctx, { ...params, dir: 'asc' }, 100_000, 0),
+      dailyRows(ctx, { ...params, dir: 'asc' }),
+      latestSnapshots(ctx.db, PRICED_KINDS),
+    ]);
+    const rateLabels = [...new Set(allRate.rows.map((r) => bucketLabel(r.time, bucket)))];
+    const charts = [
+      ...seriesCharts(
+        'run-rate',
+        `Run-rate per ${bucket} by ${dimensionLabel(dimension)}`,
+        'line',
+        rateLabels,
+        allRate.rows.map((r) => ({ label: bucketLabel(r.time, bucket), group: String(r.group), currency: r.currency as string | null, value: r.price_per_hour })),
+        (c) => `${c} per hour`,
+      ),
+      ...seriesCharts(
+        'daily-cost',
+        `Cost per day by ${dimensionLabel(dimension)}`,
+        'bar',
+        daysBetween(fromDay, toDay),
+        daily.map((r) => ({ label: String(r.day), group: String(r.group), currency: r.currency as string | null, value: r.cost })),
+        (c) => `${c} per day`,
+      ),
+    ];
+    let rows: Row[];
+    let total: number;
+    if (params.measure === 'daily-cost') {
+      const ordered = params.dir === 'desc' ? [...daily].reverse() : daily;
+      rows = ordered.slice(page.offset, page.offset + page.limit);
+      total = daily.length;
+    } else {
+      // The chart already read every point of the range: page it here rather than query again.
+      // Newest first keeps each time's rows in the SQL order (a stable sort on time only).
+      const ordered = params.dir === 'desc' ? [...allRate.rows].sort((a, b) => (b.time as Date).getTime() - (a.time as Date).getTime()) : allRate.rows;
+      rows = ordered.slice(page.offset, page.offset + page.limit);
+      total = allRate.total;
+    }
+    const scope = [params.kind ? kindLabel(params.kind) : null, params.project ? `project ${params.project}` : null, params.region ? `region ${params.region}` : null].filter(Boolean).join(', ');
+    return {
+      title: `Trend by ${dimensionLabel(dimension)}, last ${params.days} day${params.days === 1 ? '' : 's'}${scope ? ` (${scope})` : ''}`,
+      summary: [
+        { label: 'From', value: fromDay, kind: 'date' },
+        { label: 'To', value: toDay, kind: 'date' },
+      ],
+      charts,
+      columns: columnsFor(params, dimension),
+      rows,
+      totalRows: total,
+      notes: [
+        ...freshnessNotes(ctx.now, snapshots, 'priced resources'),
+        `Run-rate points: per scope, the last complete snapshot in each ${bucket}; a scope missing from a ${bucket} (failed collection) is missing from that point.`,
+        'Cost per day is estimated: each snapshot\'s run-rate holds until the next one, gaps longer than twice the schedule are capped, not extrapolated. Currencies are never added together.',
+      ],
+    };
+  },
+
+  async export(ctx, params) {
+    const { dimension } = resolve(ctx, params);
+    if (params.measure === 'daily-cost') {
+      const rows = await dailyRows(ctx, params);
+      return { columns: columnsFor(params, dimension), rows: offsetRows(async (limit, offset) => rows.slice(offset, offset + limit)) };
+    }
+    return { columns: columnsFor(params, dimension), rows: offsetRows(async (limit, offset) => (await runRateRows(ctx, params, limit, offset)).rows) };
+  },
+
+  async filters(ctx, params) {
+    const dimensions = await latestDimensions(ctx.db);
+    const current = dimensionOf(params.by, ctx.config) ?? params.by;
+    if (!dimensions.includes(current)) dimensions.push(current);
+    return [
+      { name: 'by', label: 'Group by', type: 'select', value: current, options: dimensions.map((d) => ({ value: d, label: dimensionLabel(d) })) },
+      {
+        name: 'measure',
+        label: 'Table',
+        type: 'select',
+        value: params.measure,
+        options: [
+          { value: 'run-rate', label: 'Run-rate per snapshot time' },
+          { value: 'daily-cost', label: 'Cost per day' },
+        ],
+      },
+      { name: 'days', label: 'Days', type: 'number', value: String(params.days) },
+      {
+        name: 'kind',
+        label: 'Resource kind',
+        type: 'select',
+        value: params.kind ?? '',
+        options: [{ value: '', label: 'All kinds' }, ...PRICED_KINDS.map((k) => ({ value: k, label: kindLabel(k) }))],
+      },
+    ];
+  },
+});

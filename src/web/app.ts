@@ -1,0 +1,95 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import express from 'express';
+import cookieParser from 'cookie-parser';
+import helmet from 'helmet';
+import { actionPages } from './action-pages.js';
+import { actionRoutes } from './action-routes.js';
+import { CSRF_FIELD, createCsrfProtection } from './csrf.js';
+import { errorHandler, notFoundHandler } from './error-handler.js';
+import { chartJsDistDir, chartJsFile, publicDir } from './paths.js';
+import { createRenderer } from './render.js';
+import { reportRoutes } from './report-routes.js';
+import { requestLogging } from './request-log.js';
+import type { WebDeps } from './types.js';
+
+export type { AuthLayoutView, DataStatus, CollectResult, WebAuth, WebDeps } from './types.js';
+
+/** The Content Security Policy: nothing inline, nothing from elsewhere. Chart.js works under it. */
+export const CSP_DIRECTIVES = {
+  defaultSrc: ["'self'"],
+  scriptSrc: ["'self'"],
+  styleSrc: ["'self'"],
+  imgSrc: ["'self'", 'data:'],
+  objectSrc: ["'none'"],
+  baseUri: ["'self'"],
+  frameAncestors: ["'none'"],
+  formAction: ["'self'"],
+};
+
+/**
+ * The web app: report pages, JSON and CSV for any list of report definitions, static assets,
+ * the collect-now action. Everything it needs comes in `deps`; it opens no database and reads no
+ * environment.
+ */
+export function createWebApp(deps: WebDeps): express.Express {
+  const secret = deps.secret ?? randomBytes(32).toString('hex');
+  // One key per use, derived from the one secret, so a token of one kind is never valid as another.
+  const keyFor = (purpose: string) => createHmac('sha256', secret).update(purpose).digest('hex');
+  const secureCookies = deps.secureCookies ?? false;
+  const auth = deps.auth;
+  if (deps.actions && !auth) throw new Error('createWebApp: the action pages (deps.actions) need sign-in (deps.auth)');
+  const csrf = createCsrfProtection({
+    secret: keyFor('csrf'),
+    secure: secureCookies,
+    sessionIdentifier: deps.csrfSessionIdentifier ?? auth?.csrfSessionIdentifier,
+  });
+  const render = createRenderer({
+    reports: deps.reports,
+    demo: deps.demo,
+    status: deps.status,
+    collectEnabled: deps.collectNow !== undefined,
+    csrfToken: csrf.tokenFor,
+    csrfField: CSRF_FIELD,
+    auth: auth?.layout,
+  });
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+
+  app.use(requestLogging(deps.logger));
+  app.use(
+    helmet({
+      // Exactly these directives: helmet's defaults add upgrade-insecure-requests, which breaks
+      // a plain-HTTP deployment on a LAN address.
+      contentSecurityPolicy: { useDefaults: false, directives: CSP_DIRECTIVES },
+      // HSTS only makes sense (and is only honoured) over HTTPS.
+      strictTransportSecurity: secureCookies,
+    }),
+  );
+
+  app.get(`/static/${chartJsFile}`, (_req, res, next) => res.sendFile(chartJsFile, { root: chartJsDistDir, maxAge: '1d' }, next));
+  app.get(`/static/${chartJsFile}.map`, (_req, res, next) => res.sendFile(`${chartJsFile}.map`, { root: chartJsDistDir, maxAge: '1d' }, next));
+  app.use('/static', express.static(publicDir, { index: false, fallthrough: true }));
+
+  app.use(cookieParser(keyFor('cookies')));
+  app.use(express.urlencoded({ extended: false, limit: '32kb' }));
+  // Who is asking, before CSRF: tokens are bound to the login session.
+  if (auth) app.use(auth.identify);
+  // Every state-changing request below needs a CSRF token (GET/HEAD/OPTIONS pass through).
+  app.use(csrf.protect);
+  if (auth) {
+    app.use(auth.routes({ csrfToken: csrf.tokenFor, csrfField: CSRF_FIELD }));
+    // Everything below needs a signed-in user (pages redirect to /login, /api answers 401).
+    app.use(auth.requireLogin);
+    app.use('/actions/collect', auth.requireRole('admin'));
+  }
+
+  app.use(reportRoutes({ reports: deps.reports, context: deps.context, render }));
+  if (deps.actions && auth) app.use(actionPages({ ...deps.actions, auth, render, secureCookies }));
+  app.use(actionRoutes({ collectNow: deps.collectNow, secureCookies }));
+
+  app.use(notFoundHandler);
+  app.use(errorHandler(render));
+  return app;
+}

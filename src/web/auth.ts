@@ -1,0 +1,241 @@
+import { randomBytes } from 'node:crypto';
+import { Router, type NextFunction, type Request, type Response } from 'express';
+import { Eta } from 'eta';
+import { isLoopbackAddress, normaliseAddress } from '../auth/addresses.js';
+import type { Identity } from '../auth/identity.js';
+import { authModeOf, LOCAL_ONLY_BANNER } from '../auth/mode.js';
+import { burnPasswordCheck, verifyPassword } from '../auth/password.js';
+import { createProxyIdentifier } from '../auth/proxy.js';
+import { SlidingWindowLimiter } from '../auth/rate-limit.js';
+import { permissionsOf, roleAtLeast, type Role } from '../auth/roles.js';
+import { SessionStore } from '../auth/sessions.js';
+import type { Config } from '../config.js';
+import type { Queryable } from '../db/connection.js';
+import type { Logger } from '../logger.js';
+import { ClientError } from './errors.js';
+import { viewsDir } from './paths.js';
+import type { AuthLayoutView, WebAuth, WebAuthKit } from './types.js';
+import { safeReturnPath } from './urls.js';
+
+declare module 'express-serve-static-core' {
+  interface Locals {
+    /** Who makes the request (set by auth.identify), absent when nobody is signed in. */
+    identity?: Identity;
+  }
+}
+
+export interface WebAuthDeps {
+  config: Pick<Config, 'users' | 'auth'>;
+  /** Where sessions live (table auth_sessions). */
+  db: Queryable;
+  logger: Logger;
+  /** Same as the app's: Secure cookies with the __Host- prefix (HTTPS only). */
+  secureCookies?: boolean;
+  /** Paths served without sign-in besides /login (e.g. '/healthz', '/metrics'). Exact match or prefix ending in '/'. */
+  publicPaths?: readonly string[];
+  now?: () => Date;
+}
+
+/** Per request: who it is, and why nobody (for the right refusal). */
+interface RequestAuth {
+  identity: Identity | null;
+  /** Set when the request must be refused even though it may not log in (403). */
+  refusal: string | null;
+  /** Anonymous per-browser id, for CSRF tokens before login. */
+  browserId: string | null;
+}
+
+const state = new WeakMap<Request, RequestAuth>();
+
+/**
+ * Sign-in for the web app: users with passwords (login form, sessions in the database), a trusted
+ * reverse proxy's header, or local-only mode (no users, no proxy: everyone on this machine is
+ * admin, nobody else gets in). See WebAuth in types.ts for how the app mounts it.
+ */
+export function createWebAuth(deps: WebAuthDeps): WebAuth {
+  const { config, logger } = deps;
+  const mode = authModeOf(config);
+  const now = deps.now ?? (() => new Date());
+  const secure = deps.secureCookies ?? false;
+  const prefix = secure ? '__Host-' : '';
+  const sessionCookie = `${prefix}cloudtally.session`;
+  const browserCookie = `${prefix}cloudtally.anon`;
+  const cookieOptions = { httpOnly: true, sameSite: 'lax' as const, secure, path: '/' };
+  const ttlMs = config.auth.sessionTtlHours * 3_600_000;
+  const sessions = new SessionStore(deps.db);
+  const proxy = config.auth.proxy ? createProxyIdentifier(config.auth.proxy) : null;
+  const limits = config.auth.loginRateLimit;
+  const windowMs = limits.windowMinutes * 60_000;
+  const perUser = new SlidingWindowLimiter(limits.maxFailuresPerUser, windowMs);
+  const perIp = new SlidingWindowLimiter(limits.maxFailuresPerIp, windowMs);
+  const usersByName = new Map(config.users.map((u) => [u.name.normalize('NFC').toLowerCase(), u]));
+  const publicPaths = ['/login', ...(deps.publicPaths ?? [])];
+  const eta = new Eta({ views: viewsDir, cache: true, autoEscape: true });
+
+  const userNamed = (name: string) => usersByName.get(name.normalize('NFC').toLowerCase()) ?? null;
+
+  const isPublic = (path: string) => publicPaths.some((p) => (p.endsWith('/') ? path.startsWith(p) : path === p));
+
+  function ensureBrowserId(req: Request, res: Response): string {
+    const cookies = (req.cookies ?? {}) as Record<string, string>;
+    const existing = cookies[browserCookie];
+    if (existing && /^[A-Za-z0-9_-]{16,64}$/.test(existing)) return existing;
+    const id = randomBytes(18).toString('base64url');
+    res.cookie(browserCookie, id, cookieOptions);
+    cookies[browserCookie] = id;
+    req.cookies = cookies;
+    return id;
+  }
+
+  async function resolve(req: Request): Promise<Omit<RequestAuth, 'browserId'>> {
+    const peer = req.socket.remoteAddress;
+    if (mode.localOnly) {
+      if (isLoopbackAddress(peer)) return { identity: { name: 'local', role: 'admin', via: 'local', sessionId: null }, refusal: null };
+      return { identity: null, refusal: 'cloudtally runs in local-only mode (no users configured) and answers this machine only.' };
+    }
+    if (proxy) {
+      const verdict = proxy.identify(peer, (name) => req.get(name));
+      if (verdict.kind === 'user') return { identity: verdict.identity, refusal: null };
+      if (verdict.kind === 'refused') {
+        return { identity: null, refusal: `The sign-in proxy names user "${verdict.name}", who has no role in cloudtally (auth.proxy.role_map).` };
+      }
+    }
+    if (mode.passwords) {
+      const token = (req.signedCookies as Record<string, unknown> | undefined)?.[sessionCookie];
+      if (typeof token === 'string') {
+        const session = await sessions.find(token, now());
+        const user = session ? userNamed(session.userName) : null;
+        // The role is the configured one now, not the one at login; a removed user is signed out.
+        if (session && user) return { identity: { name: user.name, role: user.role, via: 'session', sessionId: session.id }, refusal: null };
+      }
+    }
+    return { identity: null, refusal: null };
+  }
+
+  const identify = async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    const found = await resolve(req);
+    const entry: RequestAuth = { ...found, browserId: null };
+    if (!found.identity?.sessionId) entry.browserId = ensureBrowserId(req, res);
+    state.set(req, entry);
+    if (found.identity) res.locals.identity = found.identity;
+    next();
+  };
+
+  const wantsJson = (req: Request) => req.path.startsWith('/api/') || req.accepts(['html', 'json']) === 'json';
+
+  const requireLogin = (req: Request, res: Response, next: NextFunction): void => {
+    const entry = state.get(req);
+    if (entry?.identity || isPublic(req.path)) return next();
+    if (entry?.refusal) return next(new ClientError(403, 'forbidden', entry.refusal));
+    if (wantsJson(req)) {
+      res.status(401).json({ code: 'unauthenticated', message: 'Sign in first: this needs a login session.', request_id: res.locals.requestId });
+      return;
+    }
+    const nextPath = req.method === 'GET' ? req.originalUrl : '/';
+    res.redirect(303, `/login?next=${encodeURIComponent(nextPath)}`);
+  };
+
+  const requireRole = (role: Role) => (req: Request, res: Response, next: NextFunction) => {
+    const identity = res.locals.identity;
+    if (!identity) return requireLogin(req, res, next);
+    if (!roleAtLeast(identity.role, role)) {
+      return next(new ClientError(403, 'forbidden', `This needs the ${role} role; ${identity.name} is ${identity.role}.`));
+    }
+    next();
+  };
+
+  const layout = (req: Request): AuthLayoutView => {
+    const identity = state.get(req)?.identity ?? null;
+    const perms = identity ? permissionsOf(identity.role) : null;
+    return {
+      user: identity && perms ? { name: identity.name, role: identity.role, via: identity.via, canAct: perms.act, canAdmin: perms.admin, canLogout: identity.via === 'session' } : null,
+      banner: mode.localOnly ? LOCAL_ONLY_BANNER : null,
+    };
+  };
+
+  const csrfSessionIdentifier = (req: Request): string => {
+    const entry = state.get(req);
+    if (entry?.identity?.sessionId) return `session:${entry.identity.sessionId}`;
+    const who = entry?.identity ? `${entry.identity.via}:${entry.identity.name}:` : 'anon:';
+    return who + (entry?.browserId ?? '');
+  };
+
+  function routes(kit: WebAuthKit): Router {
+    const router = Router();
+
+    const loginPage = async (req: Request, res: Response, status: number, view: { error?: string; info?: string; username?: string; next?: string }) => {
+      const html = await eta.renderAsync('auth/login', {
+        pageTitle: 'Sign in',
+        passwords: mode.passwords,
+        proxy: mode.proxy,
+        error: view.error ?? null,
+        info: view.info ?? null,
+        username: view.username ?? '',
+        next: view.next ?? '',
+        csrf: { field: kit.csrfField, token: kit.csrfToken(req, res) },
+        requestId: res.locals.requestId,
+      });
+      res.status(status).setHeader('Cache-Control', 'no-store');
+      res.type('html').send(html);
+    };
+
+    router.get('/login', async (req, res) => {
+      const nextPath = safeReturnPath(req.query.next) ?? '/';
+      if (res.locals.identity) return res.redirect(303, nextPath);
+      await loginPage(req, res, 200, { next: nextPath, info: req.query.logged_out === '1' ? 'You are signed out.' : undefined });
+    });
+
+    router.post('/login', async (req, res) => {
+      const body = (req.body ?? {}) as Record<string, unknown>;
+      const username = typeof body.username === 'string' ? body.username.trim().slice(0, 100) : '';
+      const password = typeof body.password === 'string' ? body.password.slice(0, 1024) : '';
+      const nextPath = safeReturnPath(body.next) ?? '/';
+      if (!mode.passwords) return loginPage(req, res, 400, { error: 'Password sign-in is not enabled here.', next: nextPath });
+      if (!username || !password) return loginPage(req, res, 400, { error: 'Enter your user name and password.', username, next: nextPath });
+
+      const ip = normaliseAddress(req.socket.remoteAddress) ?? 'unknown';
+      const userKey = username.normalize('NFC').toLowerCase();
+      const at = now().getTime();
+      const waitMs = Math.max(perIp.retryAfterMs(ip, at), perUser.retryAfterMs(userKey, at));
+      if (waitMs > 0) {
+        const minutes = Math.ceil(waitMs / 60_000);
+        res.setHeader('Retry-After', String(Math.ceil(waitMs / 1000)));
+        res.locals.log.warn({ user: username, ip }, 'login refused: too many failed attempts');
+        return loginPage(req, res, 429, { error: `Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`, username, next: nextPath });
+      }
+
+      const user = userNamed(username);
+      let ok = false;
+      if (user) ok = await verifyPassword(password, user.passwordHash);
+      else await burnPasswordCheck(password, config.users[0]?.passwordHash); // same time as a real check
+      if (!user || !ok) {
+        perIp.record(ip, at);
+        perUser.record(userKey, at);
+        res.locals.log.warn({ user: username, ip }, 'login failed');
+        return loginPage(req, res, 401, { error: 'Wrong user name or password.', username, next: nextPath });
+      }
+      perUser.reset(userKey);
+      const previous = state.get(req)?.identity?.sessionId;
+      if (previous) await sessions.delete(previous);
+      const { token } = await sessions.create(user.name, ttlMs, now());
+      res.cookie(sessionCookie, token, { ...cookieOptions, signed: true, maxAge: ttlMs });
+      res.locals.log.info({ user: user.name, role: user.role, ip }, 'login');
+      res.redirect(303, nextPath);
+    });
+
+    router.post('/logout', async (_req, res) => {
+      const identity = res.locals.identity;
+      if (identity?.sessionId) {
+        await sessions.delete(identity.sessionId);
+        res.locals.log.info({ user: identity.name }, 'logout');
+      }
+      res.clearCookie(sessionCookie, cookieOptions);
+      res.redirect(303, mode.passwords ? '/login?logged_out=1' : '/');
+    });
+
+    return router;
+  }
+
+  logger.debug({ mode }, 'web sign-in configured');
+  return { identify, csrfSessionIdentifier, routes, requireLogin, requireRole, layout };
+}

@@ -1,0 +1,149 @@
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { Writable } from 'node:stream';
+import { stringify } from 'csv-stringify';
+import type { Column, Row } from '../reports/report.js';
+import type { RawQuery } from './query.js';
+
+/*
+ * CSV exports, decided here:
+ * - RFC 4180: CRLF between records, fields quoted when they hold a comma, quote, CR or LF; UTF-8
+ *   with a byte order mark so Excel reads the encoding right.
+ * - Header row = column labels, as the report wrote them (tag keys with dots, slashes, spaces or
+ *   non-ASCII included). Rows are written as arrays, never through csv-stringify's `columns`
+ *   option, which would read a key like `cost.center` as a nested path.
+ * - Formula injection: any cell (header included) starting with = + - @ TAB or CR gets a leading
+ *   apostrophe, so spreadsheets show it as text. The one exception: a plain number (e.g. `-12.5`)
+ *   in a numeric column (int, decimal, money, percent) stays as it is, so negative amounts remain
+ *   numbers in the spreadsheet; a numeric column holding anything else is neutralised too.
+ * - Money is written exactly as the report gives it (decimal text, never rounded); each money
+ *   column is followed by its currency unless the report already has the currency column. Percent
+ *   columns keep the report's fraction (0..1). Tags and JSON columns are written as JSON text.
+ *   Timestamps as ISO 8601, booleans as true/false, null as an empty cell.
+ */
+
+const NUMERIC_KINDS = new Set(['int', 'decimal', 'money', 'percent']);
+const PLAIN_NUMBER = /^-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+export function neutraliseFormula(text: string): string {
+  return FORMULA_START.test(text) ? `'${text}` : text;
+}
+
+function plainText(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : '';
+  if (typeof value === 'bigint' || typeof value === 'boolean') return String(value);
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? '' : value.toISOString();
+  return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+}
+
+/** The text of one cell, formula-safe. */
+export function csvCell(value: unknown, kind: Column['kind']): string {
+  if (value === null || value === undefined) return '';
+  let text: string;
+  switch (kind) {
+    case 'date':
+      text = value instanceof Date ? value.toISOString().slice(0, 10) : plainText(value);
+      break;
+    case 'tags':
+    case 'json':
+      text = typeof value === 'string' ? value : plainText(value);
+      break;
+    default:
+      text = plainText(value);
+  }
+  if (NUMERIC_KINDS.has(kind) && PLAIN_NUMBER.test(text)) return text;
+  return neutraliseFormula(text);
+}
+
+export interface CsvColumn {
+  header: string;
+  key: string;
+  kind: Column['kind'];
+}
+
+/** The report's columns plus a currency column after each money column that lacks one. */
+export function csvColumns(columns: readonly Column[]): CsvColumn[] {
+  const keys = new Set(columns.map((c) => c.key));
+  const out: CsvColumn[] = [];
+  for (const column of columns) {
+    out.push({ header: column.label, key: column.key, kind: column.kind });
+    if (column.kind === 'money' && column.currencyKey && !keys.has(column.currencyKey)) {
+      out.push({ header: `${column.label} currency`, key: column.currencyKey, kind: 'text' });
+      keys.add(column.currencyKey);
+    }
+  }
+  return out;
+}
+
+async function* csvRecords(columns: CsvColumn[], rows: AsyncIterable<Row>): AsyncGenerator<string[]> {
+  yield columns.map((c) => neutraliseFormula(c.header));
+  for await (const row of rows) {
+    yield columns.map((c) => csvCell(row[c.key], c.kind));
+  }
+}
+
+/**
+ * Streams rows as CSV into `out` with backpressure: a row is pulled from the report only when
+ * the socket has taken the previous ones, so memory stays flat however many rows there are.
+ * If the client goes away, the report's iterator is closed (its `finally` runs).
+ */
+export async function streamCsv(out: Writable, columns: readonly Column[], rows: AsyncIterable<Row>): Promise<void> {
+  const source = Readable.from(csvRecords(csvColumns(columns), rows));
+  const stringifier = stringify({ bom: true, record_delimiter: 'windows', quote_record_delimiter: true });
+  await pipeline(source, stringifier, out);
+}
+
+const FILENAME_EXCLUDED_PARAMS = new Set(['sort', 'dir']);
+const MAX_FILTER_PART = 120;
+
+function filterWords(query: RawQuery): string[] {
+  const words: string[] = [];
+  for (const [key, value] of Object.entries(query)) {
+    if (FILENAME_EXCLUDED_PARAMS.has(key)) continue;
+    const values = (Array.isArray(value) ? value : [value]).filter((v) => v !== '');
+    if (values.length > 0) words.push(`${key}-${values.join('+')}`);
+  }
+  return words;
+}
+
+function asciiPart(text: string): string {
+  return text
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .replace(/[^A-Za-z0-9._+-]+/g, '-')
+    .replace(/-{2,}/g, '-')
+    .replace(/^[-.]+|-+$/g, '');
+}
+
+function unicodePart(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f"\\/:*?<>|\s]+/g, '-').replace(/-{2,}/g, '-').replace(/^[-.]+|-+$/g, '');
+}
+
+export interface CsvFilename {
+  /** Safe ASCII for `filename="..."`. */
+  ascii: string;
+  /** The same with non-ASCII letters kept, for `filename*`. */
+  unicode: string;
+}
+
+/** cloudtally-<report>-<filters>-<YYYY-MM-DD>.csv; sort order is not part of the name. */
+export function csvFilename(report: string, reportQuery: RawQuery, now: Date): CsvFilename {
+  const date = now.toISOString().slice(0, 10);
+  const words = filterWords(reportQuery);
+  const build = (clean: (s: string) => string): string => {
+    const filters = words.map(clean).filter(Boolean).join('_').slice(0, MAX_FILTER_PART).replace(/[-_]+$/, '');
+    return ['cloudtally', clean(report) || 'report', filters, date].filter(Boolean).join('-') + '.csv';
+  };
+  return { ascii: build(asciiPart), unicode: build(unicodePart) };
+}
+
+function encodeRfc5987(text: string): string {
+  return encodeURIComponent(text).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+export function contentDisposition(name: CsvFilename): string {
+  return `attachment; filename="${name.ascii}"; filename*=UTF-8''${encodeRfc5987(name.unicode)}`;
+}

@@ -1,0 +1,30 @@
+import type { Request, Response } from 'express';
+
+/** A one-time message shown on the next page (after a POST-redirect-GET). */
+export interface Flash {
+  kind: 'info' | 'error';
+  text: string;
+}
+
+const FLASH_COOKIE = 'cloudtally.flash';
+
+export function setFlash(res: Response, flash: Flash, secure: boolean): void {
+  // Signed so that nothing but this app can make a page show a message.
+  res.cookie(FLASH_COOKIE, JSON.stringify(flash), { signed: true, httpOnly: true, sameSite: 'lax', secure, path: '/', maxAge: 60_000 });
+}
+
+/** Reads and clears the flash message, if there is a valid one. */
+export function takeFlash(req: Request, res: Response): Flash | null {
+  const raw = (req.signedCookies as Record<string, unknown> | undefined)?.[FLASH_COOKIE];
+  const present = (req.cookies as Record<string, unknown> | undefined)?.[FLASH_COOKIE] !== undefined || raw !== undefined;
+  if (!present) return null;
+  res.clearCookie(FLASH_COOKIE, { path: '/' });
+  if (typeof raw !== 'string') return null;
+  try {
+    const value = JSON.parse(raw) as Partial<Flash>;
+    if ((value.kind === 'info' || value.kind === 'error') && typeof value.text === 'string') return { kind: value.kind, text: value.text };
+  } catch {
+    // A tampered or malformed cookie is dropped; it was cleared above.
+  }
+  return null;
+}

@@ -1,0 +1,95 @@
+import type { Request, Response } from 'express';
+import type { Logger } from '../logger.js';
+import type { ReportDefinition } from '../reports/report.js';
+import { takeFlash, type Flash } from './flash.js';
+import { formatTimestamp } from './format.js';
+import type { AuthLayoutView, DataStatus } from './types.js';
+import { reportUrls } from './urls.js';
+
+/** What every page's layout shows: navigation, banners, flash, the collect button. */
+export interface LayoutView {
+  nav: Array<{ section: string; label: string; reports: Array<{ name: string; title: string; href: string; current: boolean }> }>;
+  banners: Array<{ kind: 'demo' | 'stale' | 'info' | 'error' | 'local'; text: string }>;
+  flash: Flash | null;
+  /** For every form that POSTs: `<%~ include('/partials/csrf', it) %>` writes the hidden field. */
+  csrf: { field: string; token: string };
+  /** Present when the collect-now button is shown. */
+  collect: { action: string; returnTo: string; running: boolean } | null;
+  dataAsOf: string | null;
+  requestId: string;
+  /** Who is signed in (null without sign-in, e.g. web-layer tests): the top bar, and whether pages show actions. */
+  user: AuthLayoutView['user'];
+}
+
+export const SECTIONS: ReadonlyArray<{ section: ReportDefinition['section']; label: string }> = [
+  { section: 'cost', label: 'Cost' },
+  { section: 'inventory', label: 'Inventory' },
+  { section: 'operations', label: 'Operations' },
+  { section: 'health', label: 'Health' },
+];
+
+export function navigation(reports: ReadonlyArray<ReportDefinition<unknown, unknown, unknown>>, current: string | null): LayoutView['nav'] {
+  return SECTIONS.map(({ section, label }) => ({
+    section,
+    label,
+    reports: reports
+      .filter((r) => r.section === section)
+      .map((r) => ({ name: r.name, title: r.title, href: reportUrls(r.name).html, current: r.name === current })),
+  })).filter((group) => group.reports.length > 0);
+}
+
+export interface LayoutDeps {
+  reports: ReadonlyArray<ReportDefinition<unknown, unknown, unknown>>;
+  demo: boolean;
+  status?: () => Promise<DataStatus>;
+  collectEnabled: boolean;
+  csrfToken: (req: Request, res: Response) => string;
+  csrfField: string;
+  /** Sign-in state of the request, when the app has sign-in. */
+  auth?: (req: Request) => AuthLayoutView;
+}
+
+async function readStatus(deps: LayoutDeps, log: Logger): Promise<DataStatus | 'unavailable' | null> {
+  if (!deps.status) return null;
+  try {
+    return await deps.status();
+  } catch (err) {
+    // The page still renders (the reports themselves may be fine); the banner says why it cannot tell.
+    log.error({ err }, 'data status unavailable');
+    return 'unavailable';
+  }
+}
+
+export async function layoutView(deps: LayoutDeps, req: Request, res: Response, currentReport: string | null): Promise<LayoutView> {
+  const banners: LayoutView['banners'] = [];
+  const auth = deps.auth ? deps.auth(req) : null;
+  if (auth?.banner) banners.push({ kind: 'local', text: auth.banner });
+  if (deps.demo) banners.push({ kind: 'demo', text: 'Demo data from the built-in simulator: these are not your cloud’s resources or costs.' });
+  const status = await readStatus(deps, res.locals.log);
+  let dataAsOf: string | null = null;
+  let running = false;
+  if (status === 'unavailable') {
+    banners.push({ kind: 'error', text: 'The age of the data could not be read; see the logs.' });
+  } else if (status) {
+    running = status.running;
+    dataAsOf = status.lastGoodAt ? formatTimestamp(status.lastGoodAt) : null;
+    if (!status.lastGoodAt) {
+      banners.push({ kind: 'stale', text: status.running ? 'No data yet: the first collection is running.' : 'No data collected yet.' });
+    } else if (status.staleScopes.length > 0) {
+      const scopes = status.staleScopes.slice(0, 10).join(', ') + (status.staleScopes.length > 10 ? ` and ${status.staleScopes.length - 10} more` : '');
+      banners.push({ kind: 'stale', text: `Stale data: the latest good snapshot of ${scopes} is older than twice its schedule. Latest good collection: ${dataAsOf}.` });
+    }
+    if (status.running && status.lastGoodAt) banners.push({ kind: 'info', text: 'A collection is running; figures update when it finishes.' });
+  }
+  return {
+    nav: navigation(deps.reports, currentReport),
+    banners,
+    flash: takeFlash(req, res),
+    csrf: { field: deps.csrfField, token: deps.csrfToken(req, res) },
+    // Collect-now is an admin action: hidden from everyone else (the route refuses them too).
+    collect: deps.collectEnabled && (!auth || auth.user?.canAdmin) ? { action: '/actions/collect', returnTo: req.originalUrl, running } : null,
+    dataAsOf,
+    requestId: res.locals.requestId,
+    user: auth?.user ?? null,
+  };
+}

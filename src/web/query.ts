@@ -1,0 +1,124 @@
+import type { z } from 'zod';
+import type { ReportDefinition, ReportPage } from '../reports/report.js';
+import { invalidParameters, type FieldError } from './errors.js';
+
+/** A query string as Express's simple parser gives it: each value a string, or an array when repeated. */
+export type RawQuery = Record<string, string | string[]>;
+
+export interface PagingLimits {
+  defaultLimit: number;
+  maxLimit: number;
+}
+
+export const HTML_PAGING: PagingLimits = { defaultLimit: 50, maxLimit: 500 };
+export const API_PAGING: PagingLimits = { defaultLimit: 100, maxLimit: 10_000 };
+
+/** Parameters the web layer owns; they never reach a report's `params` schema. */
+export const WEB_PARAMS = ['limit', 'offset', 'page', 'format'] as const;
+export type OutputFormat = 'html' | 'json' | 'csv';
+
+/**
+ * Empty values are dropped: a GET filter form sends every field, and an empty one means "not
+ * set", so report schemas never see `project=""`.
+ */
+export function toRawQuery(query: unknown): RawQuery {
+  const raw: RawQuery = {};
+  if (query === null || typeof query !== 'object') return raw;
+  for (const [key, value] of Object.entries(query)) {
+    if (typeof value === 'string') {
+      if (value !== '') raw[key] = value;
+    } else if (Array.isArray(value)) {
+      const values = value.filter((v): v is string => typeof v === 'string' && v !== '');
+      if (values.length === 1) raw[key] = values[0]!;
+      else if (values.length > 1) raw[key] = values;
+    }
+  }
+  return raw;
+}
+
+export function withoutWebParams(query: RawQuery): RawQuery {
+  const rest: RawQuery = { ...query };
+  for (const key of WEB_PARAMS) delete rest[key];
+  return rest;
+}
+
+function readInteger(query: RawQuery, name: string, min: number, max: number, errors: FieldError[]): number | undefined {
+  const value = query[name];
+  if (value === undefined) return undefined;
+  const range = max === Number.MAX_SAFE_INTEGER ? `an integer >= ${min}` : `an integer from ${min} to ${max}`;
+  if (Array.isArray(value)) {
+    errors.push({ field: `query.${name}`, message: `${name} must be given once, as ${range}` });
+    return undefined;
+  }
+  const n = /^\d{1,16}$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    errors.push({ field: `query.${name}`, message: `${name} must be ${range} (got ${JSON.stringify(value.slice(0, 40))})` });
+    return undefined;
+  }
+  return n;
+}
+
+/**
+ * limit (1..max, default per output), offset (>= 0) or page (1-based, an alternative to offset).
+ */
+export function parsePaging(query: RawQuery, limits: PagingLimits, errors: FieldError[]): ReportPage {
+  const limit = readInteger(query, 'limit', 1, limits.maxLimit, errors) ?? limits.defaultLimit;
+  const offset = readInteger(query, 'offset', 0, Number.MAX_SAFE_INTEGER, errors);
+  const page = readInteger(query, 'page', 1, Number.MAX_SAFE_INTEGER, errors);
+  if (offset !== undefined && page !== undefined) {
+    errors.push({ field: 'query.page', message: 'give either page or offset, not both' });
+  }
+  return { limit, offset: offset ?? (page !== undefined ? (page - 1) * limit : 0) };
+}
+
+/**
+ * `format` may only name the output the route serves; the JSON route also serves CSV for
+ * `format=csv` (for tools that cannot use the .csv URL).
+ */
+export function parseFormat(query: RawQuery, route: OutputFormat, errors: FieldError[]): OutputFormat {
+  const value = query.format;
+  if (value === undefined) return route;
+  const allowed: OutputFormat[] = route === 'json' ? ['json', 'csv'] : [route];
+  if (typeof value === 'string' && (allowed as string[]).includes(value)) return value as OutputFormat;
+  errors.push({ field: 'query.format', message: `format must be ${allowed.join(' or ')} here` });
+  return route;
+}
+
+/** Maps zod issues to query fields, one entry per unknown key for strict schemas. */
+export function zodFieldErrors(issues: readonly z.core.$ZodIssue[]): FieldError[] {
+  const errors: FieldError[] = [];
+  for (const issue of issues) {
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) errors.push({ field: `query.${key}`, message: `unknown parameter ${key}` });
+      continue;
+    }
+    const path = issue.path.map(String).join('.');
+    errors.push({ field: path ? `query.${path}` : 'query', message: issue.message });
+  }
+  return errors;
+}
+
+export interface ParsedReportQuery<P> {
+  params: P;
+  page: ReportPage;
+  format: OutputFormat;
+  /** The query without the web layer's own parameters: what the report saw. */
+  reportQuery: RawQuery;
+}
+
+/** Validates paging and the report's own parameters together, so one 400 lists every problem. */
+export async function parseReportQuery<P>(
+  report: ReportDefinition<P, unknown, unknown>,
+  rawQuery: RawQuery,
+  route: OutputFormat,
+  limits: PagingLimits,
+): Promise<ParsedReportQuery<P>> {
+  const errors: FieldError[] = [];
+  const page = parsePaging(rawQuery, limits, errors);
+  const format = parseFormat(rawQuery, route, errors);
+  const reportQuery = withoutWebParams(rawQuery);
+  const parsed = await report.params.safeParseAsync(reportQuery);
+  if (!parsed.success) errors.push(...zodFieldErrors(parsed.error.issues));
+  if (errors.length > 0 || !parsed.success) throw invalidParameters(errors);
+  return { params: parsed.data, page, format, reportQuery };
+}

@@ -1,0 +1,123 @@
+import { Router, type Request, type Response } from 'express';
+import type { ReportContext, ReportDefinition } from '../reports/report.js';
+import { contentDisposition, csvFilename, streamCsv } from './csv.js';
+import { notFound } from './errors.js';
+import { toJson } from './json.js';
+import { SECTIONS } from './layout.js';
+import { API_PAGING, HTML_PAGING, parseReportQuery, toRawQuery, type RawQuery } from './query.js';
+import { customViewTemplate, type RenderPage } from './render.js';
+import { buildReportView } from './report-view.js';
+import { reportUrls } from './urls.js';
+
+type AnyReport = ReportDefinition<unknown, unknown, unknown>;
+
+export interface ReportRoutesDeps {
+  reports: readonly AnyReport[];
+  context: () => ReportContext;
+  render: RenderPage;
+}
+
+const REPORT_NAME = /^[a-z0-9][a-z0-9_-]*$/;
+
+/** Checks the report list once at start-up: unique URL-safe names, known sections, views present. */
+export function indexReports(reports: readonly AnyReport[]): { byName: Map<string, AnyReport>; templates: Map<string, string> } {
+  const byName = new Map<string, AnyReport>();
+  const templates = new Map<string, string>();
+  const sections = new Set(SECTIONS.map((s) => s.section));
+  for (const report of reports) {
+    if (!REPORT_NAME.test(report.name)) throw new Error(`report name "${report.name}" must be lower-case letters, digits, - or _ (it is a URL slug)`);
+    if (byName.has(report.name)) throw new Error(`two reports are named "${report.name}"`);
+    if (!sections.has(report.section)) throw new Error(`report "${report.name}" has unknown section "${report.section}"`);
+    byName.set(report.name, report);
+    templates.set(report.name, report.view ? customViewTemplate(report.view) : 'pages/report');
+  }
+  return { byName, templates };
+}
+
+export function reportRoutes(deps: ReportRoutesDeps): Router {
+  const router = Router();
+  const { byName, templates } = indexReports(deps.reports);
+
+  const find = (req: Request, res: Response): AnyReport => {
+    const name = String(req.params.name);
+    const report = byName.get(name);
+    if (!report) throw notFound(`No report named "${name}". GET /api/reports lists them.`);
+    res.locals.reportName = report.name;
+    return report;
+  };
+
+  const sendCsv = async (req: Request, res: Response, report: AnyReport, params: unknown, reportQuery: RawQuery): Promise<void> => {
+    const ctx = deps.context();
+    const exported = await report.export(ctx, params);
+    res.status(200);
+    res.setHeader('Content-Type', 'text/csv; charset=utf-8');
+    res.setHeader('Content-Disposition', contentDisposition(csvFilename(report.name, reportQuery, ctx.now)));
+    res.setHeader('Cache-Control', 'no-store');
+    if (req.method === 'HEAD') {
+      // Headers only: do not run the whole export for nothing (and let the report close its cursor).
+      await exported.rows[Symbol.asyncIterator]().return?.();
+      res.end();
+      return;
+    }
+    await streamCsv(res, exported.columns, exported.rows);
+  };
+
+  router.get('/', (req, res) => {
+    if (byName.has('overview')) return res.redirect(302, reportUrls('overview').html);
+    return deps.render(req, res, 'pages/index', { pageTitle: 'Reports', groups: groupsOf(deps.reports) });
+  });
+
+  router.get('/api/reports', (_req, res) => {
+    res.type('json').send(toJson({ reports: deps.reports.map(indexEntry) }));
+  });
+
+  // Before /api/reports/:name, which would otherwise take "x.csv" as a name.
+  router.get('/api/reports/:name.csv', async (req, res) => {
+    const report = find(req, res);
+    const { params, reportQuery } = await parseReportQuery(report, toRawQuery(req.query), 'csv', API_PAGING);
+    await sendCsv(req, res, report, params, reportQuery);
+  });
+
+  router.get('/api/reports/:name', async (req, res) => {
+    const report = find(req, res);
+    const { params, page, format, reportQuery } = await parseReportQuery(report, toRawQuery(req.query), 'json', API_PAGING);
+    if (format === 'csv') return sendCsv(req, res, report, params, reportQuery);
+    const ctx = deps.context();
+    const output = await report.run(ctx, params, page);
+    res.setHeader('Cache-Control', 'no-store');
+    res.type('json').send(
+      toJson({
+        report: report.name,
+        params,
+        page: { limit: page.limit, offset: page.offset, total: output.totalRows },
+        title: output.title,
+        summary: output.summary,
+        charts: output.charts,
+        columns: output.columns,
+        rows: output.rows,
+        notes: output.notes,
+        generated_at: ctx.now.toISOString(),
+      }),
+    );
+  });
+
+  router.get('/reports/:name', async (req, res) => {
+    const report = find(req, res);
+    const query = toRawQuery(req.query);
+    const { params, page, reportQuery } = await parseReportQuery(report, query, 'html', HTML_PAGING);
+    const ctx = deps.context();
+    const [output, filters] = await Promise.all([report.run(ctx, params, page), report.filters ? report.filters(ctx, params) : Promise.resolve(null)]);
+    const view = buildReportView({ report, output, filters, query, reportQuery, page, defaultLimit: HTML_PAGING.defaultLimit });
+    await deps.render(req, res, templates.get(report.name)!, { ...view, pageTitle: view.title }, { currentReport: report.name });
+  });
+
+  return router;
+}
+
+function indexEntry(report: AnyReport) {
+  return { name: report.name, title: report.title, description: report.description, section: report.section, urls: reportUrls(report.name) };
+}
+
+function groupsOf(reports: readonly AnyReport[]) {
+  return SECTIONS.map(({ section, label }) => ({ label, reports: reports.filter((r) => r.section === section).map(indexEntry) })).filter((g) => g.reports.length > 0);
+}

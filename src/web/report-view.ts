@@ -1,0 +1,199 @@
+import type { ChartSpec, Column, FilterField, ReportDefinition, ReportOutput, ReportPage, SummaryItem } from '../reports/report.js';
+import { formatCell, formatNumber, formatValue, type CellView } from './format.js';
+import { jsonForScript } from './json.js';
+import { SECTIONS } from './layout.js';
+import type { RawQuery } from './query.js';
+import { reportUrls, urlWith } from './urls.js';
+
+/*
+ * The data of a report page, ready for the templates: every URL built here (sort, paging, JSON,
+ * CSV with exactly the page's parameters), every value formatted, so templates only lay out.
+ */
+
+export interface HeaderView {
+  column: Column;
+  label: string;
+  numeric: boolean;
+  /** Link that sorts by this column (toggling the direction when it is the current sort). */
+  sortHref?: string;
+  sorted?: 'asc' | 'desc';
+  ariaSort?: 'ascending' | 'descending';
+}
+
+export interface ChartView {
+  spec: ChartSpec;
+  domId: string;
+  /** Escaped JSON for a <script type="application/json"> element. */
+  json: string;
+  /** The same numbers as a table, beside the chart (and instead of it without JavaScript). */
+  table: { headers: string[]; rows: Array<{ label: string; values: string[] }> };
+}
+
+export interface SummaryView {
+  label: string;
+  text: string;
+  title?: string;
+  hint?: string;
+  kind: string;
+}
+
+export interface FiltersView {
+  action: string;
+  fields: FilterField[];
+  /** Parameters the form does not show but must keep (drill-down filters, sort, limit). */
+  hidden: Array<{ name: string; value: string }>;
+  resetHref: string;
+}
+
+export interface PagingView {
+  from: number;
+  to: number;
+  total: number | null;
+  limit: number;
+  prevHref?: string;
+  nextHref?: string;
+}
+
+export interface ReportPageView {
+  report: { name: string; title: string; description: string; section: string; sectionLabel: string };
+  title: string;
+  headers: HeaderView[];
+  rows: CellView[][];
+  summary: SummaryView[];
+  charts: ChartView[];
+  filters: FiltersView | null;
+  paging: PagingView;
+  notes: string[];
+  urls: { self: string; json: string; csv: string };
+  /** The raw output, for custom views that lay things out their own way. */
+  output: ReportOutput;
+}
+
+const NUMERIC_KINDS = new Set(['int', 'money', 'decimal', 'percent']);
+
+function single(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function headerViews(columns: Column[], path: string, query: RawQuery): HeaderView[] {
+  const currentSort = single(query.sort);
+  const currentDir = single(query.dir) === 'desc' ? 'desc' : 'asc';
+  return columns.map((column) => {
+    const view: HeaderView = { column, label: column.label, numeric: NUMERIC_KINDS.has(column.kind) };
+    if (!column.sortable) return view;
+    const sorted = currentSort === column.key ? currentDir : undefined;
+    // First click on a numeric column sorts descending (biggest costs first); text ascending.
+    const firstDir = view.numeric ? 'desc' : 'asc';
+    const nextDir = sorted ? (sorted === 'asc' ? 'desc' : 'asc') : firstDir;
+    const next: RawQuery = { ...query, sort: column.key, dir: nextDir };
+    delete next.offset;
+    delete next.page;
+    view.sortHref = urlWith(path, next);
+    if (sorted) {
+      view.sorted = sorted;
+      view.ariaSort = sorted === 'asc' ? 'ascending' : 'descending';
+    }
+    return view;
+  });
+}
+
+function summaryViews(items: SummaryItem[]): SummaryView[] {
+  return items.map((item) => {
+    const cell = item.value === null ? { text: 'n/a' } : formatValue(item.value, item.kind, item.currency);
+    return { label: item.label, text: cell.text || 'n/a', title: 'title' in cell ? cell.title : undefined, hint: item.hint, kind: item.kind };
+  });
+}
+
+function chartViews(charts: ChartSpec[]): ChartView[] {
+  const used = new Set<string>();
+  return charts.map((spec, index) => {
+    let domId = `chart-${spec.id.replace(/[^A-Za-z0-9_-]/g, '-') || index}`;
+    if (used.has(domId)) domId = `${domId}-${index}`;
+    used.add(domId);
+    return {
+      spec,
+      domId,
+      json: jsonForScript(spec),
+      table: {
+        headers: spec.datasets.map((d) => d.label),
+        rows: spec.labels.map((label, i) => ({
+          label,
+          values: spec.datasets.map((d) => (d.data[i] === null || d.data[i] === undefined ? '' : formatNumber(d.data[i], 4))),
+        })),
+      },
+    };
+  });
+}
+
+function filtersView(fields: FilterField[] | null, path: string, query: RawQuery, page: ReportPage, defaultLimit: number): FiltersView | null {
+  if (!fields || fields.length === 0) return null;
+  const shown = new Set(fields.map((f) => f.name));
+  const hidden: Array<{ name: string; value: string }> = [];
+  for (const [name, value] of Object.entries(query)) {
+    // A new filter starts again at the first page.
+    if (shown.has(name) || name === 'offset' || name === 'page' || name === 'limit') continue;
+    for (const v of Array.isArray(value) ? value : [value]) hidden.push({ name, value: v });
+  }
+  if (page.limit !== defaultLimit) hidden.push({ name: 'limit', value: String(page.limit) });
+  return { action: path, fields, hidden, resetHref: path };
+}
+
+function pagingView(path: string, query: RawQuery, page: ReportPage, rowCount: number, total: number | null, defaultLimit: number): PagingView {
+  const at = (offset: number): string => {
+    const next: RawQuery = { ...query };
+    delete next.page;
+    delete next.offset;
+    delete next.limit;
+    if (page.limit !== defaultLimit) next.limit = String(page.limit);
+    if (offset > 0) next.offset = String(offset);
+    return urlWith(path, next);
+  };
+  const view: PagingView = { from: rowCount === 0 ? 0 : page.offset + 1, to: page.offset + rowCount, total, limit: page.limit };
+  if (page.offset > 0) view.prevHref = at(Math.max(0, page.offset - page.limit));
+  const more = total === null ? rowCount === page.limit : page.offset + rowCount < total;
+  if (more) view.nextHref = at(page.offset + page.limit);
+  return view;
+}
+
+export interface ReportViewInput {
+  report: ReportDefinition<unknown, unknown, unknown>;
+  output: ReportOutput;
+  filters: FilterField[] | null;
+  /** The request's query as given (web parameters included). */
+  query: RawQuery;
+  /** The report's parameters without the web layer's own. */
+  reportQuery: RawQuery;
+  page: ReportPage;
+  defaultLimit: number;
+}
+
+export function buildReportView(input: ReportViewInput): ReportPageView {
+  const { report, output, query, reportQuery, page, defaultLimit } = input;
+  const urls = reportUrls(report.name);
+  const pageQuery: RawQuery = { ...reportQuery, limit: String(page.limit), offset: String(page.offset) };
+  return {
+    report: {
+      name: report.name,
+      title: report.title,
+      description: report.description,
+      section: report.section,
+      sectionLabel: SECTIONS.find((s) => s.section === report.section)?.label ?? report.section,
+    },
+    title: output.title,
+    headers: headerViews(output.columns, urls.html, query),
+    rows: output.rows.map((row) => output.columns.map((column) => formatCell(row, column))),
+    summary: summaryViews(output.summary),
+    charts: chartViews(output.charts),
+    filters: filtersView(input.filters, urls.html, query, page, defaultLimit),
+    paging: pagingView(urls.html, query, page, output.rows.length, output.totalRows, defaultLimit),
+    notes: output.notes,
+    urls: {
+      self: urlWith(urls.html, query),
+      // The JSON of exactly this page (its own default page size differs, so it is explicit)...
+      json: urlWith(urls.json, pageQuery),
+      // ...and the CSV of every row behind it.
+      csv: urlWith(urls.csv, reportQuery),
+    },
+    output,
+  };
+}

@@ -1,0 +1,30 @@
+import type { RawQuery } from './query.js';
+
+/** path?query, keeping the order of the parameters and repeated values; empty values dropped. */
+export function urlWith(path: string, query: RawQuery): string {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) {
+    for (const v of Array.isArray(value) ? value : [value]) if (v !== '') search.append(key, v);
+  }
+  const text = search.toString();
+  return text ? `${path}?${text}` : path;
+}
+
+export function reportUrls(name: string) {
+  const slug = encodeURIComponent(name);
+  return {
+    html: `/reports/${slug}`,
+    json: `/api/reports/${slug}`,
+    csv: `/api/reports/${slug}.csv`,
+  };
+}
+
+/**
+ * Where to go back to after a form POST: only a path of this app (so the form field cannot be
+ * used to redirect elsewhere).
+ */
+export function safeReturnPath(value: unknown): string | null {
+  if (typeof value !== 'string' || !value.startsWith('/') || value.startsWith('//') || value.startsWith('/\\')) return null;
+  if (value.length > 2000 || /[\u0000-\u001f]/.test(value)) return null;
+  return value;
+}

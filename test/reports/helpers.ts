@@ -1,0 +1,48 @@
+import { loadConfig, type Config } from '../../src/config.js';
+import type { Database } from '../../src/db/connection.js';
+import type { ReportDefinition, ReportOutput, Row } from '../../src/reports/report.js';
+import { NOW } from './fixture.js';
+
+/** The configuration of the report tests: `Owner-Team` is an alias of `team`. */
+export function testConfig(): Config {
+  return loadConfig({ CLOUDTALLY_CONFIG: 'test.json' }, { readFile: () => JSON.stringify({ tag_aliases: { 'Owner-Team': 'team' } }) });
+}
+
+export interface Ctx {
+  db: Database;
+  config: Config;
+  now: Date;
+}
+
+export function contextFor(db: Database, now = NOW): Ctx {
+  return { db, config: testConfig(), now };
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyReport = ReportDefinition<any, any, any>;
+
+/** Parses the query like the web does (zod) and runs one page. */
+export async function run(report: AnyReport, ctx: Ctx, query: Record<string, string | string[]> = {}, page = { limit: 1000, offset: 0 }): Promise<ReportOutput> {
+  return report.run(ctx, report.params.parse(query), page);
+}
+
+export async function exportRows(report: AnyReport, ctx: Ctx, query: Record<string, string | string[]> = {}): Promise<Row[]> {
+  const exported = await report.export(ctx, report.params.parse(query));
+  const rows: Row[] = [];
+  for await (const row of exported.rows) rows.push(row);
+  return rows;
+}
+
+/** Decimal text as a number rounded to 9 places, for comparing with amounts computed by hand. */
+export const dec = (v: unknown) => (v === null || v === undefined ? null : Number(Number(v).toFixed(9)));
+
+/** Picks fields of rows, decimals through dec(). */
+export function pick(rows: readonly Row[], keys: readonly string[], decimals: readonly string[] = []): unknown[][] {
+  return rows.map((r) => keys.map((k) => (decimals.includes(k) ? dec(r[k]) : r[k])));
+}
+
+export function summaryValue(output: ReportOutput, label: string): unknown {
+  const item = output.summary.find((s) => s.label === label);
+  if (!item) throw new Error(`no summary item "${label}" in ${output.summary.map((s) => s.label).join(', ')}`);
+  return item.value;
+}

@@ -1,0 +1,114 @@
+/**
+ * Every report through the real web app over HTTP: the HTML page, the JSON and the CSV answer
+ * 200, and the CSV parsed back equals the JSON rows (same parameters, same rows, same order).
+ */
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../../src/db/connection.js';
+import { silentLogger } from '../../src/logger.js';
+import { allReports, dataReports, operationsReports } from '../../src/reports/index.js';
+import type { Column, Row } from '../../src/reports/report.js';
+import { createWebApp } from '../../src/web/app.js';
+import { csvCell, csvColumns } from '../../src/web/csv.js';
+import { testDatabases } from '../helpers/databases.js';
+import { parseCsv } from '../web/fixtures.js';
+import { NOW, seedKnownDataset } from './fixture.js';
+import { testConfig } from './helpers.js';
+
+/** Parameters that give each report rows in the known dataset. */
+const QUERIES: Record<string, string> = {
+  overview: 'by=tag%3Ateam',
+  cost: 'by=tag%3A%C3%BCn%C3%AF+code%2Fx',
+  trend: 'by=tag%3Acost.center&days=2',
+  inventory: 'kind=instances&sort=name',
+  changes: 'kind=instances&hours=6',
+  focus: 'from=2025-03-09&to=2025-03-10',
+};
+
+describe.each(testDatabases())('reports over HTTP on $name', ({ open }) => {
+  let db: Database;
+  let server: Server;
+  let base: string;
+
+  beforeAll(async () => {
+    db = await open();
+    await seedKnownDataset(db);
+    const config = testConfig();
+    const app = createWebApp({ reports: allReports(), context: () => ({ db, config, now: NOW }), logger: silentLogger(), demo: false });
+    server = await new Promise<Server>((resolve) => {
+      const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    });
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    server?.closeAllConnections();
+    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    await db?.close();
+  });
+
+  /** The body as UTF-8 text; `bom` says whether it started with a byte order mark (removed from body). */
+  async function get(path: string) {
+    const res = await request(`${base}${path}`);
+    const bytes = Buffer.from(await res.body.arrayBuffer());
+    const bom = bytes.subarray(0, 3).equals(Buffer.from([0xef, 0xbb, 0xbf]));
+    return { status: res.statusCode, type: String(res.headers['content-type'] ?? ''), bom, body: bytes.subarray(bom ? 3 : 0).toString('utf8') };
+  }
+
+  it.each(dataReports().map((r) => r.name))('serves %s as HTML, JSON and CSV with the same rows', async (name) => {
+    const query = QUERIES[name] ?? '';
+    const html = await get(`/reports/${name}${query ? `?${query}` : ''}`);
+    expect(html.status, html.body.slice(0, 500)).toBe(200);
+    expect(html.type).toMatch(/^text\/html/);
+    expect(html.body).toContain('<table');
+
+    const json = await get(`/api/reports/${name}?${query}${query ? '&' : ''}limit=10000`);
+    expect(json.status, json.body.slice(0, 500)).toBe(200);
+    const body = JSON.parse(json.body) as { rows: Row[]; columns: Column[] };
+    expect(body.rows.length).toBeGreaterThan(0);
+
+    const csv = await get(`/api/reports/${name}.csv${query ? `?${query}` : ''}`);
+    expect(csv.status, csv.body.slice(0, 500)).toBe(200);
+    expect(csv.type).toMatch(/^text\/csv/);
+    expect(csv.bom).toBe(true);
+    const [header, ...records] = parseCsv(csv.body);
+    const columns = csvColumns(body.columns);
+    expect(header).toEqual(columns.map((c) => csvCell(c.header, 'text')));
+    expect(records).toEqual(body.rows.map((row) => columns.map((c) => csvCell(row[c.key], c.kind))));
+  });
+
+  it.each(operationsReports().map((r) => r.name))('serves the operations report %s as HTML, JSON and CSV', async (name) => {
+    const report = operationsReports().find((r) => r.name === name)!;
+    const html = await get(`/reports/${name}`);
+    expect(html.status, html.body.slice(0, 500)).toBe(200);
+    expect(html.body).toContain(report.title);
+    const json = await get(`/api/reports/${name}`);
+    expect(json.status, json.body.slice(0, 500)).toBe(200);
+    const body = JSON.parse(json.body) as { columns: Column[]; rows: Row[] };
+    const csv = await get(`/api/reports/${name}.csv`);
+    expect(csv.status).toBe(200);
+    const [header, ...records] = parseCsv(csv.body);
+    expect(header).toEqual(csvColumns(body.columns).map((c) => csvCell(c.header, 'text')));
+    expect(records.length).toBe(body.rows.length);
+  });
+
+  it('answers 400 with the parameter named for bad input', async () => {
+    for (const path of ['/api/reports/cost?by=colour', '/api/reports/inventory?kind=ports&tag=team%3Aml', '/api/reports/focus.csv?from=2025-03-11&to=2025-03-10', '/reports/trend?days=0']) {
+      const res = await get(path);
+      expect(res.status, path).toBe(400);
+      expect(res.body).not.toMatch(/at .*\.ts:\d+/);
+    }
+    const res = await get('/api/reports/inventory?kind=ports&tag=team%3Aml');
+    expect(JSON.parse(res.body).errors).toEqual([{ field: 'query.tag', message: 'tag does not apply to kind ports' }]);
+  });
+
+  it('neutralises formula-like values in CSV and keeps odd tag keys intact', async () => {
+    const csv = await get('/api/reports/inventory.csv?kind=keypairs&sort=name');
+    expect(csv.body).toContain("'=cmd");
+    const hygiene = await get('/api/reports/tag-hygiene.csv');
+    const [header, ...rows] = parseCsv(hygiene.body);
+    expect(header).toContain('Run-rate lacking the key (EUR per hour)');
+    expect(rows.map((r) => r[0]).sort()).toEqual(['cost.center', 'env', 'team', 'ünï code/x'].sort());
+  });
+});

@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import { csvCell, csvColumns, csvFilename, contentDisposition } from '../../src/web/csv.js';
+import { formatDecimalText, formatMoney, formatPercent, formatValue, safeAppHref } from '../../src/web/format.js';
+import { jsonForScript } from '../../src/web/json.js';
+
+describe('display formatting (rounding only for display, in decimal text)', () => {
+  it('rounds half away from zero without binary floats', () => {
+    expect(formatDecimalText('1234.565', 2, 2)).toBe('1,234.57');
+    expect(formatDecimalText('-1234.565', 2, 2)).toBe('-1,234.57');
+    expect(formatDecimalText('0.125', 2, 2)).toBe('0.13');
+    expect(formatDecimalText('99999999999999999.995', 2, 2)).toBe('100,000,000,000,000,000.00');
+    expect(formatDecimalText('-0.001', 2, 2)).toBe('0.00');
+    expect(formatDecimalText('720', 2, 2)).toBe('720.00');
+  });
+
+  it('shows small money with up to 4 decimals and the currency', () => {
+    expect(formatMoney('0.0035', 'EUR')).toBe('0.0035 EUR');
+    expect(formatMoney('0.1', 'EUR')).toBe('0.10 EUR');
+    expect(formatMoney(720, 'USD')).toBe('720.00 USD');
+    expect(formatMoney('12.345', undefined)).toBe('12.35');
+    expect(formatMoney(null, 'EUR')).toBe('n/a');
+  });
+
+  it('shows fractions as percentages', () => {
+    expect(formatPercent('0.125')).toBe('12.5%');
+    expect(formatPercent(1)).toBe('100%');
+    expect(formatPercent('0.33333')).toBe('33.3%');
+    expect(formatPercent('-0.5')).toBe('-50%');
+  });
+
+  it('formats the other kinds', () => {
+    expect(formatValue('2024-05-17T10:30:00Z', 'timestamp')).toMatchObject({ text: '2024-05-17 10:30 UTC', datetime: '2024-05-17T10:30:00.000Z' });
+    expect(formatValue(12345, 'int').text).toBe('12,345');
+    expect(formatValue(true, 'bool').text).toBe('yes');
+    expect(formatValue({ a: 1 }, 'json').text).toBe('{"a":1}');
+    expect(formatValue({ 'cost.center': 'x' }, 'tags').tags).toEqual([['cost.center', 'x']]);
+  });
+
+  it('links only app paths', () => {
+    expect(safeAppHref('/reports/x?a=1')).toBe('/reports/x?a=1');
+    expect(safeAppHref('//evil.example')).toBeUndefined();
+    expect(safeAppHref('javascript:alert(1)')).toBeUndefined();
+    expect(safeAppHref('https://evil.example')).toBeUndefined();
+    expect(safeAppHref('/\\evil.example')).toBeUndefined();
+  });
+
+  it('escapes JSON for a script element', () => {
+    expect(jsonForScript({ t: '</script><!--&\u2028' })).toBe('{"t":"\\u003c/script\\u003e\\u003c!--\\u0026\\u2028"}');
+    expect(JSON.parse(jsonForScript({ t: '</script>' }))).toEqual({ t: '</script>' });
+  });
+});
+
+describe('CSV cells', () => {
+  it('neutralises formula starts in every column kind except plain numbers in numeric ones', () => {
+    for (const text of ['=1+1', '+1', '-2', '@cmd', '\tx', '\rx']) expect(csvCell(text, 'text')).toBe(`'${text}`);
+    expect(csvCell(-2, 'text')).toBe("'-2");
+    expect(csvCell('-12.5', 'money')).toBe('-12.5');
+    expect(csvCell(-3, 'int')).toBe('-3');
+    expect(csvCell('-1e-7', 'decimal')).toBe('-1e-7');
+    expect(csvCell('-1+2', 'money')).toBe("'-1+2");
+    expect(csvCell('=1', 'decimal')).toBe("'=1");
+    expect(csvCell('+5', 'int')).toBe("'+5");
+  });
+
+  it('writes money exactly, tags and JSON as JSON, dates as ISO', () => {
+    expect(csvCell('0.123456789012345678', 'money')).toBe('0.123456789012345678');
+    expect(csvCell({ 'team/sub': '=x' }, 'tags')).toBe('{"team/sub":"=x"}');
+    expect(csvCell(new Date('2024-05-17T10:30:00Z'), 'timestamp')).toBe('2024-05-17T10:30:00.000Z');
+    expect(csvCell(new Date('2024-05-17T10:30:00Z'), 'date')).toBe('2024-05-17');
+    expect(csvCell(null, 'money')).toBe('');
+    expect(csvCell(false, 'bool')).toBe('false');
+  });
+
+  it('adds a currency column after money unless the report has one', () => {
+    expect(csvColumns([{ key: 'm', label: 'Cost', kind: 'money', currencyKey: 'cur' }]).map((c) => c.header)).toEqual(['Cost', 'Cost currency']);
+    expect(
+      csvColumns([
+        { key: 'm', label: 'Cost', kind: 'money', currencyKey: 'cur' },
+        { key: 'cur', label: 'Currency', kind: 'text' },
+      ]).map((c) => c.header),
+    ).toEqual(['Cost', 'Currency']);
+  });
+
+  it('makes a safe file name with a UTF-8 variant', () => {
+    const name = csvFilename('cost-by-tag', { key: 'Ünï code', project: ['p1', 'p2'], sort: 'amount', q: 'a"b\\c;d' }, new Date('2024-05-17T23:59:00Z'));
+    expect(name.ascii).toBe('cloudtally-cost-by-tag-key-Uni-code_project-p1+p2_q-a-b-c-d-2024-05-17.csv');
+    expect(name.unicode).toBe('cloudtally-cost-by-tag-key-Ünï-code_project-p1+p2_q-a-b-c;d-2024-05-17.csv');
+    expect(contentDisposition(name)).toBe(
+      `attachment; filename="cloudtally-cost-by-tag-key-Uni-code_project-p1+p2_q-a-b-c-d-2024-05-17.csv"; filename*=UTF-8''cloudtally-cost-by-tag-key-%C3%9Cn%C3%AF-code_project-p1%2Bp2_q-a-b-c%3Bd-2024-05-17.csv`,
+    );
+    expect(csvFilename('x', { q: 'y'.repeat(500) }, new Date('2024-01-01T00:00:00Z')).ascii.length).toBeLessThan(160);
+  });
+});
