@@ -1,0 +1,212 @@
+import type { Queryable } from '../db/connection.js';
+import { isOffHoursNow, type IdleRuleSettings } from './idle-rules.js';
+import type { InstanceRef } from './refs.js';
+
+/**
+ * Instances and bare metal cluster servers as cloudtally knows them now: the rows of the latest
+ * complete snapshot of each scope (kind instance, and kind cluster for servers), with
+ * - the status corrected by stops made through cloudtally since that snapshot
+ *   (view instance_status_overrides), so a stop shows at once;
+ * - the hourly and monthly price of their flavor in the latest complete flavor snapshot of the
+ *   same scope (matched by flavor name, else flavor id; monthly = the API's monthly price, or
+ *   hourly x 730 when it gives none), exact numeric text; null when unpriced;
+ * - the pending scheduled stop, if any.
+ */
+
+export interface CurrentInstance {
+  ref: InstanceRef;
+  kind: 'instance' | 'cluster_server';
+  name: string | null;
+  /** Status after overrides (what the cloud says now, as far as cloudtally knows). */
+  status: string | null;
+  /** Status in the snapshot. */
+  snapshotStatus: string | null;
+  /** When cloudtally stopped it, if that is newer than its snapshot. */
+  stoppedAt: Date | null;
+  running: boolean;
+  createdAt: Date | null;
+  tags: Record<string, string>;
+  securityGroupIds: string[];
+  securityGroupNames: string[];
+  region: string | null;
+  flavorName: string | null;
+  flavorId: string | null;
+  clusterId: string | null;
+  clusterName: string | null;
+  clusterTaskStatus: string | null;
+  pricePerHour: string | null;
+  pricePerMonth: string | null;
+  currency: string | null;
+  snapshotTakenAt: Date;
+  scheduledStop: { id: number; dueAt: Date; status: string } | null;
+}
+
+/** ACTIVE is the running status (spec and simulator); every other status costs no compute. */
+export const RUNNING_STATUS = 'ACTIVE';
+
+interface Row extends Record<string, unknown> {
+  kind: 'instance' | 'cluster_server';
+  instance_id: string;
+  project_id: number;
+  region_id: number;
+  taken_at: Date;
+  name: string | null;
+  status: string | null;
+  created_at: Date | null;
+  tags: Record<string, string> | null;
+  security_group_ids: string[] | null;
+  security_group_names: string[] | null;
+  region: string | null;
+  flavor_name: string | null;
+  flavor_id: string | null;
+  cluster_id: string | null;
+  cluster_name: string | null;
+  cluster_task_status: string | null;
+  override_status: string | null;
+  override_at: Date | null;
+  price_per_hour: string | null;
+  price_per_month: string | null;
+  currency_code: string | null;
+  scheduled_id: number | null;
+  scheduled_due_at: Date | null;
+  scheduled_status: string | null;
+}
+
+const BASE_QUERY = `
+with latest as (
+  select distinct on (kind, scope_key) id, kind, scope_key, project_id, region_id, taken_at
+  from snapshots
+  where complete and kind in ('instance', 'cluster', 'flavor')
+  order by kind, scope_key, taken_at desc
+),
+subjects as (
+  select 'instance'::text as kind, i.instance_id, coalesce(l.project_id, i.project_id) as project_id,
+    coalesce(l.region_id, i.region_id) as region_id, l.scope_key, l.taken_at, i.name, i.status, i.created_at, i.tags,
+    i.security_group_ids, i.security_group_names, i.region, i.flavor_name, i.flavor_id,
+    null::text as cluster_id, null::text as cluster_name, null::text as cluster_task_status
+  from latest l join instances i on i.snapshot_id = l.id
+  where l.kind = 'instance'
+  union all
+  select 'cluster_server'::text, s.server_id, coalesce(l.project_id, s.project_id), coalesce(l.region_id, s.region_id),
+    l.scope_key, l.taken_at, s.name, s.status, s.created_at, s.tags, '{}'::text[], '{}'::text[], s.region,
+    s.flavor_name, s.flavor_id, c.cluster_id, c.cluster_name, c.task_status
+  from latest l
+  join gpu_cluster_servers s on s.snapshot_id = l.id
+  join gpu_clusters c on c.snapshot_id = s.snapshot_id and c.cluster_id = s.cluster_id
+  where l.kind = 'cluster'
+),
+cur as (
+  select x.*, o.status as override_status, o.changed_at as override_at, coalesce(o.status, x.status) as current_status
+  from subjects x
+  left join instance_status_overrides o
+    on o.instance_id = x.instance_id and o.project_id = x.project_id and o.region_id = x.region_id
+)
+select x.kind, x.instance_id, x.project_id, x.region_id, x.taken_at, x.name, x.status, x.created_at, x.tags,
+  x.security_group_ids, x.security_group_names, x.region, x.flavor_name, x.flavor_id, x.cluster_id, x.cluster_name,
+  x.cluster_task_status, x.override_status, x.override_at,
+  p.price_per_hour, p.price_per_month, p.currency_code,
+  ss.id as scheduled_id, ss.due_at as scheduled_due_at, ss.status as scheduled_status
+from cur x
+left join latest lf on lf.kind = 'flavor' and lf.scope_key = x.scope_key
+left join lateral (
+  select f.price_per_hour, coalesce(f.price_per_month, f.price_per_hour * 730) as price_per_month, f.currency_code
+  from gpu_flavors f
+  where f.snapshot_id = lf.id and f.price_per_hour is not null and f.currency_code is not null
+    and (f.flavor_name = x.flavor_name or f.flavor_id = x.flavor_id)
+  order by (f.flavor_name = x.flavor_name) desc nulls last
+  limit 1
+) p on true
+left join scheduled_stops ss
+  on ss.instance_id = x.instance_id and ss.project_id = x.project_id and ss.region_id = x.region_id
+  and ss.status in ('pending', 'running')
+`;
+
+function toInstance(row: Row): CurrentInstance {
+  const status = row.override_status ?? row.status;
+  return {
+    ref: { projectId: Number(row.project_id), regionId: Number(row.region_id), instanceId: row.instance_id },
+    kind: row.kind,
+    name: row.name,
+    status,
+    snapshotStatus: row.status,
+    stoppedAt: row.override_at,
+    running: (status ?? '').toUpperCase() === RUNNING_STATUS,
+    createdAt: row.created_at,
+    tags: row.tags ?? {},
+    securityGroupIds: row.security_group_ids ?? [],
+    securityGroupNames: row.security_group_names ?? [],
+    region: row.region,
+    flavorName: row.flavor_name,
+    flavorId: row.flavor_id,
+    clusterId: row.cluster_id,
+    clusterName: row.cluster_name,
+    clusterTaskStatus: row.cluster_task_status,
+    pricePerHour: row.price_per_hour,
+    pricePerMonth: row.price_per_month,
+    currency: row.currency_code,
+    snapshotTakenAt: row.taken_at,
+    scheduledStop:
+      row.scheduled_id !== null && row.scheduled_due_at !== null
+        ? { id: Number(row.scheduled_id), dueAt: row.scheduled_due_at, status: row.scheduled_status ?? 'pending' }
+        : null,
+  };
+}
+
+/** The given instances (those cloudtally has seen; unknown refs are simply absent). */
+export async function loadInstancesByRef(q: Queryable, refs: readonly InstanceRef[]): Promise<CurrentInstance[]> {
+  if (refs.length === 0) return [];
+  const rows = await q.query<Row>(
+    `${BASE_QUERY}
+     where (x.project_id, x.region_id, x.instance_id) in (select * from unnest($1::int[], $2::int[], $3::text[]))`,
+    [refs.map((r) => r.projectId), refs.map((r) => r.regionId), refs.map((r) => r.instanceId)],
+  );
+  return rows.map(toInstance);
+}
+
+export interface CandidateFilter {
+  projectId?: number;
+  regionId?: number;
+}
+
+/**
+ * Running instances that some enabled idle rule could match (a superset: evaluateIdleRules
+ * decides). Each rule's SQL test is coarse where the exact test needs care (expiry dates).
+ */
+export async function loadIdleCandidates(q: Queryable, settings: IdleRuleSettings, now: Date, filter: CandidateFilter = {}): Promise<CurrentInstance[]> {
+  const rules = settings.idleRules;
+  const params: unknown[] = [];
+  const p = (value: unknown) => {
+    params.push(value);
+    return `$${params.length}`;
+  };
+  const any: string[] = [];
+  if (rules.noOwner.enabled) {
+    const since = new Date(now.getTime() - rules.noOwner.minRunningDays * 86_400_000).toISOString();
+    any.push(`(x.created_at <= ${p(since)}::timestamptz and coalesce(btrim(x.tags ->> ${p(settings.ownerTagKey)}), '') = '')`);
+  }
+  if (rules.expired.enabled) any.push(`(x.tags ? ${p(rules.expired.tagKey)})`);
+  if (isOffHoursNow(now, rules.offHours)) any.push(`(lower(btrim(x.tags ->> ${p(rules.offHours.tagKey)})) = any(${p(rules.offHours.values)}::text[]))`);
+  if (rules.quarantine.enabled && rules.quarantine.securityGroups.length > 0) {
+    const groups = p(rules.quarantine.securityGroups);
+    any.push(`(x.security_group_ids && ${groups}::text[] or x.security_group_names && ${groups}::text[])`);
+  }
+  if (rules.clusterCleanUp.enabled) any.push(`(x.cluster_task_status = any(${p(rules.clusterCleanUp.taskStatuses)}::text[]))`);
+  if (any.length === 0) return [];
+
+  const where = [`upper(coalesce(x.current_status, '')) = '${RUNNING_STATUS}'`, `(${any.join(' or ')})`];
+  if (filter.projectId !== undefined) where.push(`x.project_id = ${p(filter.projectId)}`);
+  if (filter.regionId !== undefined) where.push(`x.region_id = ${p(filter.regionId)}`);
+  const rows = await q.query<Row>(`${BASE_QUERY} where ${where.join(' and ')}`, params);
+  return rows.map(toInstance);
+}
+
+/** When the latest complete instance and cluster snapshots were taken (oldest and newest), for notes. */
+export async function instanceDataAge(q: Queryable): Promise<{ oldest: Date | null; newest: Date | null; scopes: number }> {
+  const rows = await q.query<{ oldest: Date | null; newest: Date | null; scopes: string }>(
+    `select min(taken_at) as oldest, max(taken_at) as newest, count(*) as scopes from (
+       select distinct on (kind, scope_key) taken_at from snapshots
+       where complete and kind in ('instance', 'cluster') order by kind, scope_key, taken_at desc) l`,
+  );
+  const row = rows[0];
+  return { oldest: row?.oldest ?? null, newest: row?.newest ?? null, scopes: Number(row?.scopes ?? 0) };
+}

@@ -1,0 +1,164 @@
+import type { Config } from '../config.js';
+
+/*
+ * Idle rules: why a running instance is probably burning money for nothing. Each rule that
+ * matches says why in words, with the values it looked at. Rules only look at running instances
+ * (a stopped one costs no compute and cannot be stopped again).
+ *
+ * Evaluation: a SQL pre-filter (idleCandidateFilter, in current-instances.ts) narrows the latest
+ * snapshots to instances that could match; `evaluateIdleRules` then decides exactly, here in
+ * TypeScript, where dates in tags and time zones are handled with care.
+ */
+
+export const IDLE_RULES = ['no_owner', 'expired', 'off_hours', 'quarantine', 'cluster_clean_up'] as const;
+export type IdleRuleId = (typeof IDLE_RULES)[number];
+
+export const IDLE_RULE_TITLES: Readonly<Record<IdleRuleId, string>> = {
+  no_owner: 'Long-running without owner',
+  expired: 'Expired',
+  off_hours: 'Running outside working hours',
+  quarantine: 'Quarantined',
+  cluster_clean_up: 'Cluster being cleaned up',
+};
+
+export interface RuleMatch {
+  rule: IdleRuleId;
+  reason: string;
+}
+
+/** What the rules look at; tag keys are the normalised ones the collectors store. */
+export interface IdleSubject {
+  createdAt: Date | null;
+  tags: Readonly<Record<string, string>>;
+  securityGroupIds: readonly string[];
+  securityGroupNames: readonly string[];
+  clusterName: string | null;
+  clusterTaskStatus: string | null;
+}
+
+export type IdleRuleSettings = Pick<Config, 'idleRules' | 'ownerTagKey'>;
+
+const DAY_MS = 86_400_000;
+
+export function evaluateIdleRules(subject: IdleSubject, settings: IdleRuleSettings, now: Date): RuleMatch[] {
+  const rules = settings.idleRules;
+  const matches: RuleMatch[] = [];
+
+  if (rules.noOwner.enabled && subject.createdAt) {
+    const days = Math.floor((now.getTime() - subject.createdAt.getTime()) / DAY_MS);
+    const owner = tagValue(subject.tags, settings.ownerTagKey);
+    if (days >= rules.noOwner.minRunningDays && !owner) {
+      matches.push({
+        rule: 'no_owner',
+        reason: `running for ${days} days (the limit is ${rules.noOwner.minRunningDays}) with no "${settings.ownerTagKey}" tag`,
+      });
+    }
+  }
+
+  if (rules.expired.enabled) {
+    const value = tagValue(subject.tags, rules.expired.tagKey);
+    const expiresAt = value ? parseExpiry(value) : null;
+    if (value && expiresAt && expiresAt.getTime() <= now.getTime()) {
+      matches.push({ rule: 'expired', reason: `tag "${rules.expired.tagKey}" is ${value}, which has passed` });
+    }
+  }
+
+  if (rules.offHours.enabled) {
+    const env = tagValue(subject.tags, rules.offHours.tagKey);
+    if (env && rules.offHours.values.includes(env.toLowerCase())) {
+      const local = localTime(now, rules.offHours.timezone);
+      if (!withinWorkingHours(local, rules.offHours)) {
+        matches.push({
+          rule: 'off_hours',
+          reason: `${rules.offHours.tagKey}=${env} running outside working hours (${describeWorkingHours(rules.offHours)}; it is ${WEEKDAY_NAMES[local.weekday - 1]} ${local.time} there)`,
+        });
+      }
+    }
+  }
+
+  if (rules.quarantine.enabled && rules.quarantine.securityGroups.length > 0) {
+    const groups = new Set(rules.quarantine.securityGroups);
+    const hit = [...subject.securityGroupIds, ...subject.securityGroupNames].find((g) => groups.has(g));
+    if (hit) matches.push({ rule: 'quarantine', reason: `in the quarantine security group "${hit}"` });
+  }
+
+  if (rules.clusterCleanUp.enabled && subject.clusterTaskStatus && rules.clusterCleanUp.taskStatuses.includes(subject.clusterTaskStatus)) {
+    matches.push({
+      rule: 'cluster_clean_up',
+      reason: `server of cluster "${subject.clusterName ?? '(unnamed)'}" whose task status is ${subject.clusterTaskStatus}`,
+    });
+  }
+
+  return matches;
+}
+
+function tagValue(tags: Readonly<Record<string, string>>, key: string): string | null {
+  const value = Object.hasOwn(tags, key) ? tags[key] : undefined;
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : null;
+}
+
+/**
+ * When an expiry tag's date has passed: `2024-05-31` expires at the end of that day (UTC);
+ * a time (`2024-05-31T18:00:00Z`, `2024-05-31 18:00`, with or without a zone; zone-less = UTC)
+ * at that instant. Anything else is not a date (the rule does not match).
+ */
+export function parseExpiry(text: string): Date | null {
+  const value = text.trim();
+  const day = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
+  if (day) {
+    const start = Date.UTC(Number(day[1]), Number(day[2]) - 1, Number(day[3]));
+    const check = new Date(start);
+    if (check.getUTCDate() !== Number(day[3]) || check.getUTCMonth() !== Number(day[2]) - 1) return null;
+    return new Date(start + DAY_MS);
+  }
+  const time = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?)(Z|[+-]\d{2}:?\d{2})?$/i.exec(value);
+  if (!time) return null;
+  const zone = time[3] ? time[3].toUpperCase().replace(/^([+-]\d{2})(\d{2})$/, '$1:$2') : 'Z';
+  const parsed = new Date(`${time[1]}T${time[2]}${zone}`);
+  return Number.isNaN(parsed.getTime()) ? null : parsed;
+}
+
+const WEEKDAY_NAMES = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] as const;
+
+export interface LocalTime {
+  /** ISO weekday, 1 = Monday. */
+  weekday: number;
+  /** 'HH:MM', 24 h. */
+  time: string;
+}
+
+/** The wall-clock weekday and time at `now` in an IANA time zone. */
+export function localTime(now: Date, timeZone: string): LocalTime {
+  const parts = new Intl.DateTimeFormat('en-US', { timeZone, weekday: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).formatToParts(now);
+  const get = (type: string) => parts.find((p) => p.type === type)?.value ?? '';
+  const weekday = WEEKDAY_NAMES.indexOf(get('weekday') as (typeof WEEKDAY_NAMES)[number]) + 1;
+  return { weekday, time: `${get('hour').padStart(2, '0')}:${get('minute').padStart(2, '0')}` };
+}
+
+type OffHours = Config['idleRules']['offHours'];
+
+export function withinWorkingHours(local: LocalTime, offHours: Pick<OffHours, 'workingDays' | 'workingHours'>): boolean {
+  return offHours.workingDays.includes(local.weekday) && local.time >= offHours.workingHours.start && local.time < offHours.workingHours.end;
+}
+
+/** Whether instances tagged with an off-hours environment would match now. */
+export function isOffHoursNow(now: Date, offHours: OffHours): boolean {
+  return offHours.enabled && !withinWorkingHours(localTime(now, offHours.timezone), offHours);
+}
+
+export function describeWorkingHours(offHours: Pick<OffHours, 'workingDays' | 'workingHours' | 'timezone'>): string {
+  const days = offHours.workingDays.map((d) => WEEKDAY_NAMES[d - 1]).join(', ');
+  return `${days} ${offHours.workingHours.start}–${offHours.workingHours.end} ${offHours.timezone}`;
+}
+
+/** One line per enabled rule, for the report's notes. */
+export function describeIdleRules(settings: IdleRuleSettings): string[] {
+  const r = settings.idleRules;
+  const lines: string[] = [];
+  if (r.noOwner.enabled) lines.push(`${IDLE_RULE_TITLES.no_owner}: running ${r.noOwner.minRunningDays}+ days with no "${settings.ownerTagKey}" tag.`);
+  if (r.expired.enabled) lines.push(`${IDLE_RULE_TITLES.expired}: the "${r.expired.tagKey}" tag holds a date that has passed.`);
+  if (r.offHours.enabled) lines.push(`${IDLE_RULE_TITLES.off_hours}: "${r.offHours.tagKey}" is ${r.offHours.values.join(', ')} and it is outside ${describeWorkingHours(r.offHours)}.`);
+  if (r.quarantine.enabled && r.quarantine.securityGroups.length > 0) lines.push(`${IDLE_RULE_TITLES.quarantine}: in security group ${r.quarantine.securityGroups.join(', ')}.`);
+  if (r.clusterCleanUp.enabled) lines.push(`${IDLE_RULE_TITLES.cluster_clean_up}: servers of clusters whose task status is ${r.clusterCleanUp.taskStatuses.join(', ')}.`);
+  return lines;
+}

@@ -1,0 +1,49 @@
+export { AUDIT_ACTIONS, AUDIT_RESULTS, appendAudit, type AuditAction, type AuditEntry, type AuditResult } from './audit.js';
+export { instanceDataAge, loadIdleCandidates, loadInstancesByRef, RUNNING_STATUS, type CurrentInstance } from './current-instances.js';
+export { addDecimal, compareDecimal, totalsByCurrency, type MoneyTotal } from './decimal.js';
+export {
+  describeIdleRules,
+  evaluateIdleRules,
+  IDLE_RULE_TITLES,
+  IDLE_RULES,
+  isOffHoursNow,
+  localTime,
+  parseExpiry,
+  type IdleRuleId,
+  type IdleRuleSettings,
+  type IdleSubject,
+  type RuleMatch,
+} from './idle-rules.js';
+export { sendWebhook, type WebhookResult } from './notify.js';
+export { DUE_STOPS_SCHEDULE, startDueStopsScheduler, type DueStopsScheduler } from './scheduler.js';
+export { formatInstanceRef, MAX_REFS_PER_REQUEST, parseInstanceRef, parseInstanceRefs, type InstanceRef } from './refs.js';
+export {
+  cancelScheduledStop,
+  getScheduledStop,
+  notifyCancelled,
+  notifyScheduled,
+  runDueStops,
+  SCHEDULER_ACTOR,
+  scheduleStops,
+  type RunDueStopsDeps,
+  type ScheduledStop,
+  type ScheduledStopsDeps,
+} from './scheduled-stops.js';
+export {
+  executeStop,
+  planStop,
+  type ExecuteStopDeps,
+  type StopActor,
+  type StopBatchResult,
+  type StopClient,
+  type StopOutcome,
+  type StopPlan,
+  type StopPlanItem,
+  type StopRequest,
+  type StopResult,
+} from './stop.js';
+
+/** Link to the stop confirmation of one instance (for inventory rows): operators only. */
+export function stopConfirmPath(ref: { projectId: number; regionId: number; instanceId: string }): string {
+  return `/actions/stop/confirm?instance=${encodeURIComponent(`${ref.projectId}:${ref.regionId}:${ref.instanceId}`)}`;
+}

@@ -1,0 +1,117 @@
+import { existsSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import type { CloudClient } from '../../src/cloud/client.js';
+import type { Database } from '../../src/db/connection.js';
+import type { Simulator } from '../../src/simulator/index.js';
+import { testDatabases } from '../helpers/databases.js';
+import { configWithUsers, PASSWORDS, startActionsApp, type ActionsApp } from '../auth/app.js';
+import { clientOf, seedFromSimulator, startTestSimulator } from './helpers.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+// In CI the browser test must run (and fail loudly if Chromium is missing); locally it is skipped without it.
+const skip = !existsSync(CHROMIUM) && !process.env.CI;
+
+describe.skipIf(skip)('stopping idle instances in headless Chromium', () => {
+  let db: Database;
+  let sim: Simulator;
+  let client: CloudClient;
+  let app: ActionsApp;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    [db, sim] = await Promise.all([testDatabases()[0]!.open(), startTestSimulator()]);
+    client = clientOf(sim);
+    const config = await configWithUsers();
+    await seedFromSimulator(db, sim, config);
+    app = await startActionsApp({ db, config, client });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await app?.close();
+    await client?.close();
+    await Promise.all([db?.close(), sim?.close()]);
+  });
+
+  /** A fresh page that records console errors, page errors, CSP violations and failed loads. */
+  async function watchedPage(): Promise<{ page: Page; problems: string[] }> {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const problems: string[] = [];
+    await page.addInitScript(() => {
+      const doc = (globalThis as any).document;
+      doc.addEventListener('securitypolicyviolation', (e: any) => console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`));
+    });
+    page.on('console', (msg) => {
+      if (msg.type() === 'error' || msg.type() === 'warning') problems.push(`console ${msg.type()}: ${msg.text()}`);
+    });
+    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+    page.on('requestfailed', (req) => problems.push(`request failed: ${req.url()} ${req.failure()?.errorText}`));
+    return { page, problems };
+  }
+
+  async function login(page: Page, user: keyof typeof PASSWORDS): Promise<void> {
+    await page.goto(`${app.url}/reports/idle`);
+    await page.waitForURL(/\/login\?next=/);
+    await page.getByLabel('User name').fill(user);
+    await page.getByLabel('Password').fill(PASSWORDS[user]);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(/\/reports\/idle$/);
+  }
+
+  it('an operator selects two idle instances, confirms, sees each result and the audit entries', async () => {
+    const { page, problems } = await watchedPage();
+    await login(page, 'olivia');
+    await expect(page.locator('.signed-in').textContent()).resolves.toContain('olivia');
+
+    const boxes = page.locator('table.idle-table input[name="instance"]');
+    expect(await boxes.count()).toBeGreaterThan(2);
+    const chosen = [await boxes.nth(0).getAttribute('value'), await boxes.nth(1).getAttribute('value')] as string[];
+    await boxes.nth(0).check();
+    await boxes.nth(1).check();
+    await page.getByRole('button', { name: 'Stop selected…' }).click();
+
+    await page.waitForURL(/\/actions\/stop\/confirm$/);
+    await expect(page.locator('h1').textContent()).resolves.toBe('Stop 2 instances?');
+    expect(await page.locator('table.stop-plan tbody tr').evaluateAll((rows) => rows.map((r: any) => r.dataset.instance))).toEqual(chosen);
+    await expect(page.locator('.irreversible').textContent()).resolves.toContain('cannot be undone');
+    expect(chosen.every((ref) => sim.state.instance(ref.split(':')[2]!)!.status === 'ACTIVE')).toBe(true);
+
+    await page.getByLabel('Reason (kept in the audit log)').fill('idle GPUs, agreed with the team');
+    await page.getByRole('button', { name: 'Stop now' }).click();
+
+    await page.waitForURL(/\/actions\/stop$/);
+    await expect(page.locator('h1').textContent()).resolves.toBe('Stop results');
+    expect(await page.locator('table.stop-results tbody tr td.result').allTextContents()).toEqual(['Stopped', 'Stopped']);
+    expect(chosen.every((ref) => sim.state.instance(ref.split(':')[2]!)!.status === 'SHUTOFF')).toBe(true);
+
+    await page.locator('main').getByRole('link', { name: 'Audit log' }).click();
+    await page.waitForURL(/\/reports\/audit\?/);
+    const auditText = await page.locator('table.report-table tbody').textContent();
+    for (const ref of chosen) expect(auditText).toContain(ref.split(':')[2]);
+    expect(auditText).toContain('idle GPUs, agreed with the team');
+    expect(await page.locator('table.report-table tbody tr').count()).toBe(2);
+
+    // Back on the idle report, the stopped ones are gone at once.
+    await page.goto(`${app.url}/reports/idle`);
+    const remaining = await page.locator('table.idle-table input[name="instance"]').evaluateAll((els) => els.map((e: any) => e.value));
+    expect(remaining).not.toContain(chosen[0]);
+    expect(remaining).not.toContain(chosen[1]);
+
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('a viewer finds no stop control', async () => {
+    const { page, problems } = await watchedPage();
+    await login(page, 'alice');
+    expect(await page.locator('table.idle-table tbody tr').count()).toBeGreaterThan(0);
+    expect(await page.locator('input[type="checkbox"]').count()).toBe(0);
+    expect(await page.getByRole('button', { name: /Stop/ }).count()).toBe(0);
+    expect(await page.locator('form[action^="/actions/"]').count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Collect now' }).count()).toBe(0);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+});

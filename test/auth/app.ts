@@ -1,0 +1,143 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { request, type Dispatcher } from 'undici';
+import { hashPassword } from '../../src/auth/password.js';
+import type { CloudClient } from '../../src/cloud/client.js';
+import type { Config } from '../../src/config.js';
+import type { Database } from '../../src/db/connection.js';
+import { createLogger } from '../../src/logger.js';
+import { auditReport } from '../../src/reports/audit.js';
+import { scheduledStopsReport } from '../../src/reports/idle-scheduled.js';
+import { idleReport } from '../../src/reports/idle.js';
+import { createWebApp } from '../../src/web/app.js';
+import { createWebAuth } from '../../src/web/auth.js';
+import { SIM_NOW, testConfig } from '../actions/helpers.js';
+
+export const SESSION_SECRET = 'test-session-secret-0123456789abcdef';
+export const PASSWORDS = { alice: 'alice-viewer-pw', olivia: 'olivia-operator-pw', adam: 'adam-admin-pw' } as const;
+
+let users: Promise<Array<{ name: string; role: string; password_hash: string }>> | null = null;
+/** Three users, one per role, hashed once per test file (with the cheapest accepted cost, for speed). */
+export function testUsers() {
+  users ??= Promise.all([
+    hashPassword(PASSWORDS.alice, { N: 16384 }).then((h) => ({ name: 'alice', role: 'viewer', password_hash: h })),
+    hashPassword(PASSWORDS.olivia, { N: 16384 }).then((h) => ({ name: 'olivia', role: 'operator', password_hash: h })),
+    hashPassword(PASSWORDS.adam, { N: 16384 }).then((h) => ({ name: 'adam', role: 'admin', password_hash: h })),
+  ]);
+  return users;
+}
+
+/** A configuration with the three users (and whatever else the file gives). */
+export async function configWithUsers(file: Record<string, unknown> = {}): Promise<Config> {
+  return testConfig({ users: await testUsers(), ...file }, { CLOUDTALLY_SESSION_SECRET: SESSION_SECRET });
+}
+
+export interface ActionsApp {
+  url: string;
+  collectCalls: number;
+  close(): Promise<void>;
+}
+
+/** The web app as main.ts wires it: idle, audit and scheduled-stops reports, sign-in and the stop pages. */
+export async function startActionsApp(options: { db: Database; config: Config; client: CloudClient }): Promise<ActionsApp> {
+  const logger = createLogger({ level: 'silent' });
+  const state: ActionsApp = { url: '', collectCalls: 0, close: async () => undefined };
+  const { db, config, client } = options;
+  const app = createWebApp({
+    reports: [idleReport, auditReport, scheduledStopsReport],
+    context: () => ({ db, config, now: SIM_NOW }),
+    logger,
+    demo: true,
+    secret: config.auth.sessionSecret ?? undefined,
+    collectNow: async () => {
+      state.collectCalls++;
+      return { runId: 7, status: 'running' };
+    },
+    auth: createWebAuth({ config, db, logger }),
+    actions: { db, client, config, now: () => SIM_NOW, notify: { backoffMs: 5 } },
+  });
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  state.close = () =>
+    new Promise<void>((resolve, reject) => {
+      server.closeAllConnections();
+      server.close((err) => (err ? reject(err) : resolve()));
+    });
+  return state;
+}
+
+/** A minimal cookie jar: name=value pairs from Set-Cookie, dropping cleared ones. */
+export class Jar {
+  readonly cookies = new Map<string, string>();
+  take(setCookie: string | string[] | undefined): void {
+    for (const line of Array.isArray(setCookie) ? setCookie : setCookie ? [setCookie] : []) {
+      const [pair] = line.split(';');
+      const eq = pair!.indexOf('=');
+      const name = pair!.slice(0, eq).trim();
+      const value = pair!.slice(eq + 1).trim();
+      if (value === '' || /expires=Thu, 01 Jan 1970/i.test(line)) this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+  }
+  header(): Record<string, string> {
+    return this.cookies.size ? { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') } : {};
+  }
+  copy(): Jar {
+    const jar = new Jar();
+    for (const [k, v] of this.cookies) jar.cookies.set(k, v);
+    return jar;
+  }
+}
+
+export interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** A browser-like client: keeps cookies, reads the CSRF token of the last page. */
+export class Browser {
+  readonly jar = new Jar();
+  token = '';
+  constructor(
+    readonly base: string,
+    readonly extraHeaders: Record<string, string> = {},
+    readonly dispatcher?: Dispatcher,
+  ) {}
+
+  async get(path: string, headers: Record<string, string> = {}): Promise<Answer> {
+    const res = await request(`${this.base}${path}`, { headers: { ...this.extraHeaders, ...this.jar.header(), ...headers }, dispatcher: this.dispatcher });
+    this.jar.take(res.headers['set-cookie']);
+    const body = await res.body.text();
+    const token = /name="_csrf" value="([^"]+)"/.exec(body)?.[1];
+    if (token) this.token = token;
+    return { status: res.statusCode, headers: res.headers, body };
+  }
+
+  /** A form POST; the page's CSRF token is added unless `_csrf` is given (null: none at all). */
+  async post(path: string, fields: Record<string, string | string[]>, options: { csrf?: string | null; headers?: Record<string, string> } = {}): Promise<Answer> {
+    const form = new URLSearchParams();
+    for (const [k, v] of Object.entries(fields)) for (const value of Array.isArray(v) ? v : [v]) form.append(k, value);
+    const csrf = options.csrf === undefined ? this.token : options.csrf;
+    if (csrf !== null) form.append('_csrf', csrf);
+    const res = await request(`${this.base}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...this.extraHeaders, ...this.jar.header(), ...(options.headers ?? {}) },
+      body: form.toString(),
+      dispatcher: this.dispatcher,
+    });
+    this.jar.take(res.headers['set-cookie']);
+    const body = await res.body.text();
+    const token = /name="_csrf" value="([^"]+)"/.exec(body)?.[1];
+    if (token) this.token = token;
+    return { status: res.statusCode, headers: res.headers, body };
+  }
+
+  /** Signs in through the login form; returns the POST's answer. */
+  async login(username: string, password: string, next = '/reports/idle'): Promise<Answer> {
+    await this.get(`/login?next=${encodeURIComponent(next)}`);
+    return this.post('/login', { username, password, next });
+  }
+}
