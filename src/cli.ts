@@ -1,0 +1,86 @@
+#!/usr/bin/env node
+/**
+ * The command line: the only place (with config.ts) that touches the process: it loads the
+ * configuration, builds the real logger, and hands them to the command.
+ *
+ *   start      the whole service (collections on schedules + web app)
+ *   collect    one collection now, with progress and a summary; exit code says how it went
+ *   simulate   the cloud API simulator alone
+ *   migrate    apply database migrations and exit
+  hash-password   read a password on stdin, print its hash for the "users" of the config file
+ */
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { ListenHostError } from './auth/mode.js';
+import { createLogger, type Logger } from './logger.js';
+import { StartupError } from './ops/startup.js';
+
+const USAGE = `Usage: cloudtally <command>
+
+Commands:
+  start      run the service: migrations, collections on schedules, web app on PORT (default 3000)
+  collect    run one collection now and print a summary (exit 0 ok, 2 partial, 1 failed)
+  simulate   run the cloud API simulator alone (SIM_PORT, default 8088; SIM_API_KEY)
+  migrate    apply database migrations and exit
+
+Configuration comes from the environment and the JSON file named by CLOUDTALLY_CONFIG;
+see README.md.`;
+
+type Command = (config: Config, logger: Logger) => Promise<number | 'running'>;
+
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  start: async () => (await import('./commands/start.js')).start,
+  collect: async () => (await import('./commands/collect.js')).collect,
+  simulate: async () => (await import('./commands/simulate.js')).simulate,
+  migrate: async () => (await import('./commands/migrate.js')).migrate,
+};
+
+async function main(argv: string[]): Promise<void> {
+  const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, options: { help: { type: 'boolean', short: 'h' } } });
+  const name = positionals[0];
+  if (values.help || !name) {
+    process.stdout.write(`${USAGE}\n`);
+    process.exitCode = name || values.help ? 0 : 64;
+    return;
+  }
+  if (name === 'hash-password') {
+    const { hashPasswordCommand } = await import('./commands/hash-password.js');
+    process.exitCode = await hashPasswordCommand();
+    return;
+  }
+  const load = COMMANDS[name];
+  if (!load) {
+    process.stderr.write(`Unknown command "${name}".\n\n${USAGE}\n`);
+    process.exitCode = 64;
+    return;
+  }
+
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exitCode = 78; // EX_CONFIG
+      return;
+    }
+    throw error;
+  }
+  const logger = createLogger({ level: config.logLevel, pretty: process.stdout.isTTY === true });
+  const command = await load();
+  const result = await command(config, logger);
+  if (result !== 'running') process.exitCode = result;
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  // Start-up problems the operator must fix: a clear message and a meaningful exit code.
+  if (error instanceof StartupError || error instanceof ListenHostError) {
+    process.stderr.write(`cloudtally: ${error.message}\n`);
+    process.exitCode = error instanceof StartupError ? error.exitCode : 78;
+    return;
+  }
+  // Last resort: whatever escaped a command is printed with its context, never swallowed.
+  const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  process.stderr.write(`cloudtally: ${text}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,10 @@
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
+import { openMigratedDatabase } from '../ops/startup.js';
+
+/** `cloudtally migrate`: apply the migrations (under an advisory lock) and exit. */
+export async function migrate(config: Config, logger: Logger): Promise<number> {
+  const database = await openMigratedDatabase(config.database, { logger, attempts: 3, delayMs: 1_000 });
+  await database.close();
+  return 0;
+}

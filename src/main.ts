@@ -1,0 +1,231 @@
+/**
+ * The composition root: the one place that builds the real parts (database, simulator, cloud
+ * client, collection service, web app, metrics) from the validated configuration and wires them.
+ * Every other module receives what it needs as arguments.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { startDueStopsScheduler } from './actions/index.js';
+import { listenHostFor } from './auth/index.js';
+import { createCloudClient, type CloudClient } from './cloud/index.js';
+import { createCollectionService, type CollectionService, type CollectorDeps, type ProgressEvent } from './collect/index.js';
+import { scopesFromManifest, type Config } from './config.js';
+import type { Database } from './db/connection.js';
+import { backfillDemoHistory } from './demo/history.js';
+import type { Logger } from './logger.js';
+import {
+  collectionAllowanceMs,
+  createMetrics,
+  healthRouter,
+  metricsRouter,
+  shutdownService,
+  type Metrics,
+} from './ops/index.js';
+import { openMigratedDatabase } from './ops/startup.js';
+import { allReports } from './reports/index.js';
+import { startSimulator, type Simulator } from './simulator/index.js';
+import { createWebApp } from './web/app.js';
+import { createWebAuth } from './web/auth.js';
+
+export interface RunningService {
+  /** The web app's base URL, e.g. http://127.0.0.1:3000 */
+  url: string;
+  demo: boolean;
+  database: Database;
+  collection: CollectionService;
+  metrics: Metrics;
+  /** Resolves when the start-up work (demo history, first collection) has finished. */
+  ready: Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Clock for reports and demo history (tests). */
+  now?: () => Date;
+  /** Demo history to backfill in simulator mode when the database is empty (default 7 days). */
+  demoHistoryDays?: number;
+}
+
+export async function startService(config: Config, logger: Logger, options: StartOptions = {}): Promise<RunningService> {
+  const now = options.now ?? (() => new Date());
+  // Refuse a non-loopback HOST in local-only mode before anything is opened.
+  const host = listenHostFor(config);
+  const database = await openMigratedDatabase(config.database, { logger, attempts: 10, delayMs: 2_000 });
+  const metrics = createMetrics({ database, logger });
+
+  let simulator: Simulator | undefined;
+  let client: CloudClient | undefined;
+  try {
+    const cloud = await connectCloud(config, logger, metrics);
+    simulator = cloud.simulator;
+    client = cloud.client;
+    const collectorDeps: CollectorDeps = { db: database, client, config, logger, ...cloud.scopes };
+    const onProgress = metrics.collectionProgressHook();
+    const collection = createCollectionService(collectorDeps, { onProgress });
+    const actionClient = observedStops(client, metrics);
+    const dueStops = startDueStopsScheduler({ db: database, client: actionClient, config, logger });
+
+    const secret = config.auth.sessionSecret ?? undefined;
+    const auth = createWebAuth({ config, db: database, logger, publicPaths: ['/healthz', '/readyz', '/metrics'] });
+    const web = createWebApp({
+      reports: allReports(),
+      context: () => ({ db: database, config, now: now() }),
+      logger,
+      demo: simulator !== undefined,
+      status: () => collection.status(),
+      collectNow: () => collection.collectNow('manual'),
+      secret,
+      auth,
+      actions: { db: database, client: actionClient, config },
+    });
+
+    const app = express();
+    app.disable('x-powered-by');
+    app.use(metrics.httpMiddleware());
+    app.use(
+      healthRouter({
+        database,
+        lastGoodCollectionAt: async () => (await collection.status()).lastGoodAt,
+        startedAt: new Date(),
+        collectionMaxAgeMs: collectionAllowanceMs(config.schedules),
+      }),
+    );
+    app.use(metricsRouter(metrics, config.metrics));
+    app.use(web);
+
+    const server = await listen(createServer(app), host, config.server.port);
+    const address = server.address() as AddressInfo;
+    const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+    logger.info({ url, demo: simulator !== undefined, database: config.database.driver }, 'cloudtally web app listening');
+
+    const starting = new AbortController();
+    const ready = startCollecting({ logger, collection, collectorDeps, simulator, database, now, days: options.demoHistoryDays ?? 7, signal: starting.signal, onProgress });
+
+    const cloudClient = client;
+    const sim = simulator;
+    return {
+      url,
+      demo: simulator !== undefined,
+      database,
+      collection,
+      metrics,
+      ready,
+      async stop() {
+        // A stop during start-up ends the demo backfill at its next page instead of waiting for it.
+        starting.abort();
+        await ready.catch(() => undefined);
+        const report = await shutdownService(
+          { server, collection, timers: { 'scheduled-stops': dueStops }, client: cloudClient, simulator: sim, database },
+          { logger },
+        );
+        if (!report.ok) throw new Error(`shutdown incomplete: ${report.steps.filter((s) => !s.ok).map((s) => `${s.step}: ${s.error}`).join('; ')}`);
+      },
+    };
+  } catch (error) {
+    await client?.close().catch(() => undefined);
+    await simulator?.close().catch(() => undefined);
+    await database.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+interface CloudConnection {
+  client: CloudClient;
+  simulator?: Simulator;
+  scopes: Pick<CollectorDeps, 'scopes' | 'imageIds' | 'freeFeatureIds'>;
+}
+
+/** The real cloud when configured, else the built-in simulator with its demo company. */
+async function connectCloud(config: Config, logger: Logger, metrics: Metrics): Promise<CloudConnection> {
+  const clientOptions = {
+    timeoutMs: config.client.timeoutMs,
+    maxConcurrency: config.client.maxConcurrency,
+    retry: { maxAttempts: config.client.maxRetries + 1 },
+    logger: logger.child({ component: 'cloud' }),
+    onRequest: metrics.cloudRequestHook(),
+  };
+  if (config.cloud.mode === 'remote') {
+    const client = createCloudClient({ ...clientOptions, baseUrl: config.cloud.baseUrl, apiKey: config.cloud.apiKey });
+    return { client, scopes: { scopes: config.scopes, imageIds: config.imageIds, freeFeatureIds: config.freeFeatureIds } };
+  }
+  // Embedded: on a free port (SIM_PORT is for `npm run sim`), never reachable from elsewhere.
+  const simulator = await startSimulator({ ...config.simulator, host: '127.0.0.1', port: 0 });
+  logger.info({ url: simulator.url }, 'no cloud credentials: using the built-in simulator with demo data');
+  const client = createCloudClient({ ...clientOptions, baseUrl: simulator.url, apiKey: simulator.apiKey });
+  const manifest = scopesFromManifest(simulator.manifest());
+  const scopes = config.scopes.length > 0 ? config.scopes : manifest.scopes;
+  return {
+    client,
+    simulator,
+    scopes: {
+      scopes,
+      imageIds: [...config.imageIds, ...manifest.imageIds],
+      freeFeatureIds: config.freeFeatureIds.length > 0 ? config.freeFeatureIds : manifest.freeFeatureIds,
+    },
+  };
+}
+
+interface CollectingDeps {
+  logger: Logger;
+  collection: CollectionService;
+  collectorDeps: CollectorDeps;
+  simulator: Simulator | undefined;
+  database: Database;
+  now: () => Date;
+  days: number;
+  signal: AbortSignal;
+  onProgress: (event: ProgressEvent) => void;
+}
+
+/** Demo history first (simulator mode, empty database), then the schedules and the first run. */
+async function startCollecting(deps: CollectingDeps): Promise<void> {
+  const { logger } = deps;
+  try {
+    if (deps.simulator && deps.days > 0 && (await isEmpty(deps.database))) {
+      logger.info({ days: deps.days }, 'empty database: backfilling demo history');
+      const steps = await backfillDemoHistory(deps.collectorDeps, deps.simulator, { now: deps.now(), days: deps.days, signal: deps.signal, onProgress: deps.onProgress });
+      logger.info({ steps }, 'demo history ready');
+    }
+    if (deps.signal.aborted) return;
+    await deps.collection.start();
+  } catch (error) {
+    // The web app stays up and says the data is stale; the error is logged with its context.
+    logger.error({ err: error }, 'starting the collections failed');
+    throw error;
+  }
+}
+
+/**
+ * The client as the actions see it: every stop request sent to the cloud is counted by result
+ * (dry runs and no-ops send nothing, so they are not counted here; the audit log has them all).
+ */
+function observedStops(client: CloudClient, metrics: Metrics): Pick<CloudClient, 'stopInstance'> {
+  return {
+    async stopInstance(projectId, regionId, instanceId) {
+      try {
+        const result = await client.stopInstance(projectId, regionId, instanceId);
+        metrics.observeAction({ action: 'stop_instance', result: 'succeeded' });
+        return result;
+      } catch (error) {
+        metrics.observeAction({ action: 'stop_instance', result: 'failed' });
+        throw error;
+      }
+    },
+  };
+}
+
+async function isEmpty(database: Database): Promise<boolean> {
+  const rows = await database.query('SELECT 1 FROM snapshots LIMIT 1', []);
+  return rows.length === 0;
+}
+
+function listen(server: Server, host: string, port: number): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve(server);
+    });
+  });
+}

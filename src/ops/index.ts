@@ -1,0 +1,25 @@
+/** Running cloudtally in production: metrics, health, start-up and shutdown. */
+export { createMetrics, routeLabel, type ActionObservation, type Metrics, type MetricsOptions } from './metrics.js';
+export { metricsRouter, type MetricsAccess } from './metrics-route.js';
+export { createReadinessCheck, healthRouter, latestJournalEntry, type CheckResult, type HealthDeps, type Readiness } from './health.js';
+export { collectionAllowanceMs, longestGapMs } from './allowance.js';
+export {
+  shutdownService,
+  type Closable,
+  type ShutdownOptions,
+  type ShutdownParts,
+  type ShutdownReport,
+  type StepReport,
+  type Stoppable,
+} from './lifecycle.js';
+export {
+  EX_SOFTWARE,
+  EX_UNAVAILABLE,
+  StartupError,
+  connectWithRetry,
+  databaseTargetOf,
+  migrateOrFail,
+  openMigratedDatabase,
+  type ConnectRetryOptions,
+} from './startup.js';
+export { TimeoutError, withTimeout } from './timeout.js';

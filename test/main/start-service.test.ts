@@ -1,0 +1,56 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { silentLogger } from '../../src/logger.js';
+import { startService, type RunningService } from '../../src/main.js';
+
+/**
+ * `npm start` on embedded defaults, in-process: PGlite in memory, the built-in simulator with a
+ * day of demo history, the first collection, the web app. What a newcomer sees must be there.
+ */
+describe('startService on embedded defaults', () => {
+  let service: RunningService;
+
+  beforeAll(async () => {
+    const config = loadConfig({ CLOUDTALLY_DATA_DIR: 'memory://', PORT: '0', SIM_TASK_DELAY_MS: '20' });
+    service = await startService(config, silentLogger(), { demoHistoryDays: 1 });
+    await service.ready;
+    await service.collection.idle();
+  }, 180_000);
+
+  afterAll(async () => {
+    await service?.stop();
+  });
+
+  it('says it runs on demo data and serves the overview with numbers from the collection', async () => {
+    expect(service.demo).toBe(true);
+    const page = await fetch(`${service.url}/reports/overview`);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain('Demo data from the built-in simulator');
+    expect(html).toContain('Local-only mode');
+    const api = (await (await fetch(`${service.url}/api/reports/overview`)).json()) as { summary: Array<{ label: string; value: unknown }> };
+    const runRate = api.summary.find((s) => /Run-rate per hour \(EUR\)/.test(s.label));
+    expect(Number(runRate?.value)).toBeGreaterThan(0);
+  });
+
+  it('has history: a day of backfilled snapshots before the start-up collection', async () => {
+    const rows = await service.database.query(
+      "SELECT count(DISTINCT run_id)::int AS runs, min(taken_at) AS first FROM snapshots WHERE kind = 'instance' AND complete",
+      [],
+    );
+    const { runs, first } = rows[0] as { runs: number; first: Date };
+    expect(runs).toBeGreaterThanOrEqual(5); // 4 backfilled steps (6 h apart) + the start-up run
+    expect(Date.now() - first.getTime()).toBeGreaterThan(18 * 3_600_000);
+  });
+
+  it('answers health and readiness, and its metrics count the runs and the API requests', async () => {
+    expect((await fetch(`${service.url}/healthz`)).status).toBe(200);
+    const ready = await fetch(`${service.url}/readyz`);
+    expect(ready.status, await ready.clone().text()).toBe(200);
+    const metrics = await (await fetch(`${service.url}/metrics`)).text();
+    const runs = /cloudtally_collection_runs_total\{status="succeeded"\} (\d+)/.exec(metrics);
+    expect(Number(runs?.[1])).toBeGreaterThanOrEqual(5);
+    expect(metrics).toMatch(/cloudtally_api_requests_total\{[^}]*endpoint="GET \/cloud\/v1\/keypairs\/\{project_id\}\/\{region_id\}"/);
+    expect(metrics).toMatch(/cloudtally_rows_written_total\{kind="instance"\} [1-9]/);
+  });
+});
