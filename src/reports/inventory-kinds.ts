@@ -60,6 +60,9 @@ const SEEN_COLUMNS: Column[] = [
 ];
 const SEEN_SORTS: Record<string, SortSpec> = { first_seen: time('b.first_seen'), last_seen: time('b.last_seen') };
 
+/** Due time of an open scheduled stop (kinds whose rows can be stopped: see inventory.ts). */
+const SCHEDULED_STOP_COLUMN: Column = { key: 'scheduled_stop_at', label: 'Scheduled stop', kind: 'timestamp', sortable: true };
+
 const SCOPE_COLUMNS: Column[] = [
   { key: 'project_id', label: 'Project', kind: 'int', sortable: true },
   { key: 'region_id', label: 'Region', kind: 'int', sortable: true },
@@ -100,6 +103,7 @@ const RESOURCE_COLUMNS: Column[] = [
   { key: 'tags', label: 'Tags', kind: 'tags' },
   { key: 'created_at', label: 'Created', kind: 'timestamp', sortable: true },
   ...SEEN_COLUMNS,
+  SCHEDULED_STOP_COLUMN,
 ];
 
 const RESOURCE_SORTS: Record<string, SortSpec> = {
@@ -112,7 +116,14 @@ const RESOURCE_SORTS: Record<string, SortSpec> = {
   ...SCOPE_SORTS,
   ...PRICE_SORTS,
   ...SEEN_SORTS,
+  scheduled_stop_at: time('b.scheduled_stop_at'),
 };
+
+/** Clusters are not stopped as a whole (their servers are): no scheduled stop on their rows. */
+function withoutScheduledStop(sorts: Record<string, SortSpec>): Record<string, SortSpec> {
+  const { scheduled_stop_at: _omitted, ...rest } = sorts;
+  return rest;
+}
 
 export const KINDS: Record<InventoryKind, KindSpec> = {
   instances: {
@@ -133,10 +144,10 @@ export const KINDS: Record<InventoryKind, KindSpec> = {
       ...RESOURCE_COLUMNS.slice(0, 7),
       { key: 'servers_running', label: 'Servers running', kind: 'int', sortable: true },
       { key: 'servers_total', label: 'Servers', kind: 'int', sortable: true },
-      ...RESOURCE_COLUMNS.slice(7),
+      ...RESOURCE_COLUMNS.slice(7).filter((c) => c !== SCHEDULED_STOP_COLUMN),
     ],
     filters: PRICED_FILTERS,
-    sorts: { ...RESOURCE_SORTS, servers_running: int('b.servers_running'), servers_total: int('b.servers_total') },
+    sorts: { ...withoutScheduledStop(RESOURCE_SORTS), servers_running: int('b.servers_running'), servers_total: int('b.servers_total') },
     search: ['b.resource_id', 'b.name'],
     overridable: false,
   },
@@ -179,9 +190,11 @@ export const KINDS: Record<InventoryKind, KindSpec> = {
       ...PRICE_COLUMNS,
       { key: 'tags', label: 'Tags', kind: 'tags' },
       ...SEEN_COLUMNS,
+      SCHEDULED_STOP_COLUMN,
     ],
     filters: PRICED_FILTERS,
     sorts: {
+      scheduled_stop_at: time('b.scheduled_stop_at'),
       resource_id: text('b.resource_id'),
       name: text('b.name'),
       cluster_name: text('b.cluster_name'),

@@ -5,6 +5,8 @@
  * and last seen per resource, and each priced resource's hourly and monthly cost.
  */
 import { z } from 'zod';
+import { stopConfirmPath } from '../actions/index.js';
+import { formatInstanceRef } from '../actions/refs.js';
 import { PRICED_KINDS } from '../db/cost-model.js';
 import type { Queryable } from '../db/connection.js';
 import { normaliseTagKey, type Config } from '../config.js';
@@ -96,8 +98,13 @@ function baseSql(spec: KindSpec, binds: Binds, snapshotIds?: number[]): string {
     ? `left join instance_status_overrides o on src.kind in ('instance', 'cluster_server')
          and o.instance_id = src.resource_id and o.project_id = src.project_id and o.region_id = src.region_id`
     : '';
+  // An open scheduled stop (pending, or being executed) shows its due time on the row.
+  const scheduled = spec.overridable
+    ? `left join scheduled_stops ss on ss.status in ('pending', 'running') and src.kind in ('instance', 'cluster_server')
+         and ss.instance_id = src.resource_id and ss.project_id = src.project_id and ss.region_id = src.region_id`
+    : '';
   const overridden = spec.overridable
-    ? `, coalesce(o.status, src.status) as status_now, o.status is not null as stopped_since_snapshot`
+    ? `, coalesce(o.status, src.status) as status_now, o.status is not null as stopped_since_snapshot, ss.due_at as scheduled_stop_at`
     : `, null::text as status_now, false as stopped_since_snapshot`;
   return `latest as (${snapshots}),
     src as (${spec.source}),
@@ -106,6 +113,7 @@ function baseSql(spec: KindSpec, binds: Binds, snapshotIds?: number[]): string {
       from src
       left join resource_presence p on p.kind = src.presence_kind and p.scope_key = src.scope_key and p.resource_id = src.presence_id
       ${override}
+      ${scheduled}
     )`;
 }
 
@@ -197,6 +205,12 @@ function toRow(kind: InventoryKind, r: Record<string, unknown>): Row {
       row.price_per_month = '0';
     }
   }
+  if (KINDS[kind].overridable && (r.kind === 'instance' || r.kind === 'cluster_server')) {
+    // Instances and cluster servers can be stopped (through the instance endpoint): the view offers it to operators.
+    const ref = { projectId: Number(r.project_id), regionId: Number(r.region_id), instanceId: String(r.resource_id) };
+    row.ref = formatInstanceRef(ref);
+    row.stop_href = row.running === true ? stopConfirmPath(ref) : null;
+  }
   if (kind === 'ports') row.instance_href = appUrl('/reports/inventory', { kind: 'instances', q: String(r.instance_id ?? '') });
   return row;
 }
@@ -249,6 +263,7 @@ export const inventoryReport: Report<InventoryParams> = defineReport({
   description: 'Every collected resource of a kind, from the latest complete snapshot of each scope, with first and last seen and (for priced kinds) its cost.',
   section: 'inventory',
   params: inventoryParams,
+  view: 'inventory',
 
   async run(ctx, params, page) {
     const spec = KINDS[params.kind];

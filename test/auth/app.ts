@@ -9,6 +9,7 @@ import { createLogger } from '../../src/logger.js';
 import { auditReport } from '../../src/reports/audit.js';
 import { scheduledStopsReport } from '../../src/reports/idle-scheduled.js';
 import { idleReport } from '../../src/reports/idle.js';
+import { inventoryReport } from '../../src/reports/inventory.js';
 import { createWebApp } from '../../src/web/app.js';
 import { createWebAuth } from '../../src/web/auth.js';
 import { SIM_NOW, testConfig } from '../actions/helpers.js';
@@ -38,13 +39,13 @@ export interface ActionsApp {
   close(): Promise<void>;
 }
 
-/** The web app as main.ts wires it: idle, audit and scheduled-stops reports, sign-in and the stop pages. */
+/** The web app as main.ts wires it: idle, inventory, audit and scheduled-stops reports, sign-in and the stop pages. */
 export async function startActionsApp(options: { db: Database; config: Config; client: CloudClient }): Promise<ActionsApp> {
   const logger = createLogger({ level: 'silent' });
   const state: ActionsApp = { url: '', collectCalls: 0, close: async () => undefined };
   const { db, config, client } = options;
   const app = createWebApp({
-    reports: [idleReport, auditReport, scheduledStopsReport],
+    reports: [idleReport, inventoryReport, auditReport, scheduledStopsReport],
     context: () => ({ db, config, now: SIM_NOW }),
     logger,
     demo: true,

@@ -220,6 +220,64 @@ describe.each(testDatabases())('sign-in and roles on $name', ({ open }) => {
     ]);
   });
 
+  it('offers operators a stop on every running instance and server of the inventory, and shows a scheduled stop due there', async () => {
+    type InventoryRow = { ref?: string; stop_href?: string | null; running: boolean; resource_id: string; scheduled_stop_at: string | null };
+    const operator = new Browser(app.url);
+    await operator.login('olivia', PASSWORDS.olivia, '/reports/inventory');
+    for (const kind of ['instances', 'servers']) {
+      const rows = (JSON.parse((await operator.get(`/api/reports/inventory?kind=${kind}&limit=1000`)).body) as { rows: InventoryRow[] }).rows;
+      const running = rows.filter((r) => r.running);
+      expect(running.length, kind).toBeGreaterThan(0);
+      if (kind === 'instances') expect(rows.some((r) => !r.running)).toBe(true); // every seeded server runs
+      for (const r of rows) {
+        expect(r.ref).toMatch(new RegExp(`^\\d+:\\d+:${r.resource_id}$`));
+        expect(r.stop_href).toBe(r.running ? `/actions/stop/confirm?instance=${encodeURIComponent(r.ref!)}` : null);
+      }
+      expect(rows.length, kind).toBeLessThanOrEqual(500);
+      const html = (await operator.get(`/reports/inventory?kind=${kind}&limit=500`)).body;
+      expect(html).toContain('action="/actions/stop/confirm"');
+      expect(html.match(/class="stop-link"/g)).toHaveLength(running.length);
+      expect(html.match(/type="checkbox" name="instance"/g)).toHaveLength(running.length);
+      for (const r of running) expect(html).toContain(`href="${r.stop_href}"`);
+      const confirm = await operator.get(running[0]!.stop_href!);
+      expect(confirm.status).toBe(200);
+      expect(confirm.body).toContain('Stop 1 instance?');
+      expect(confirm.body).toContain(`value="${running[0]!.ref}"`);
+    }
+    // Several at once: the inventory's form posts the selected refs to the same confirmation.
+    const instances = (JSON.parse((await operator.get('/api/reports/inventory?kind=instances&state=running')).body) as { rows: InventoryRow[] }).rows;
+    const picked = instances.slice(0, 3).map((r) => r.ref!);
+    await operator.get('/reports/inventory?kind=instances&state=running');
+    const many = await operator.post('/actions/stop/confirm', { instance: picked, return_to: '/reports/inventory?kind=instances' });
+    expect(many.status).toBe(200);
+    expect(many.body).toContain('Stop 3 instances?');
+
+    const marked = instances.find((r) => r.scheduled_stop_at === null)!;
+    const scheduled = await operator.post('/actions/stop/schedule', { instance: marked.ref!, reason: 'expired sandbox', confirm: 'yes', grace_hours: '6' });
+    expect(scheduled.status).toBe(200);
+    const after = (JSON.parse((await operator.get(`/api/reports/inventory?kind=instances&q=${marked.resource_id}`)).body) as { rows: InventoryRow[] }).rows;
+    expect(after.map((r) => [r.resource_id, r.scheduled_stop_at])).toEqual([[marked.resource_id, '2024-05-17T16:30:00.000Z']]);
+    const sorted = (JSON.parse((await operator.get('/api/reports/inventory?kind=instances&sort=scheduled_stop_at&dir=desc&limit=1')).body) as { rows: InventoryRow[] }).rows;
+    expect(sorted[0]!.resource_id).toBe(marked.resource_id);
+    expect((await operator.get(`/reports/inventory?kind=instances&q=${marked.resource_id}`)).body).toContain('<time datetime="2024-05-17T16:30:00.000Z">');
+    const csv = (await operator.get(`/api/reports/inventory.csv?kind=instances&q=${marked.resource_id}`)).body;
+    expect(csv).toContain('Scheduled stop');
+    expect(csv).toContain('2024-05-17T16:30:00.000Z');
+    const id = (await db.query<{ id: number }>(`select id from scheduled_stops where instance_id = $1 and status = 'pending'`, [marked.resource_id]))[0]!.id;
+    await operator.get('/reports/scheduled-stops');
+    expect((await operator.post(`/actions/scheduled/${id}/cancel`, { return_to: '/reports/scheduled-stops' })).status).toBe(303);
+    const cancelled = (JSON.parse((await operator.get(`/api/reports/inventory?kind=instances&q=${marked.resource_id}`)).body) as { rows: InventoryRow[] }).rows;
+    expect(cancelled[0]!.scheduled_stop_at).toBeNull();
+
+    const viewer = new Browser(app.url);
+    await viewer.login('alice', PASSWORDS.alice, '/reports/inventory');
+    const seen = (await viewer.get('/reports/inventory?kind=instances')).body;
+    expect(seen).toContain('<table');
+    expect(seen).not.toContain('stop-link');
+    expect(seen).not.toContain('name="instance"');
+    expect(seen).not.toContain('/actions/stop/confirm');
+  });
+
   it('shows collect-now to admins only, and refuses it to operators', async () => {
     const admin = new Browser(app.url);
     await admin.login('adam', PASSWORDS.adam);
