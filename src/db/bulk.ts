@@ -151,8 +151,9 @@ function insertStatement(tableName: string, columns: ColumnInfo[], onConflictDoN
   );
   const select = columns.map((c, i) => {
     const alias = aliases[i]!;
+    // json has no equality operator (NULLIF needs one): test its type instead.
     const value = c.json
-      ? `NULLIF(${alias}, 'null'::${c.sqlType})`
+      ? `CASE WHEN ${c.sqlType}_typeof(${alias}) = 'null' THEN NULL ELSE ${alias} END`
       : c.sqlType === 'text'
         ? alias
         : `${alias}::${c.sqlType}`;

@@ -186,7 +186,7 @@ describe.each(testDatabases())('bulkInsert on $name', ({ open }) => {
     );
     await expect(
       bulkInsert(database, instances, [instanceRow(snapshotId, 7), { ...instanceRow(snapshotId, 8), raw: { id: 1n } }]),
-    ).rejects.toThrow(/^bulk insert into "instances": row 1, column "raw" \(jsonb\): .*BigInt/);
+    ).rejects.toThrow(/^bulk insert into "instances": row 1, column "raw" \(json\): .*BigInt/);
     await expect(bulkInsert(database, instances, [{ ...bad, vcpus: 1, bogus: 1 } as never])).rejects.toThrow(
       'unknown column key "bogus"',
     );
