@@ -12,7 +12,7 @@
  * waits long behind them (on Postgres readers are not blocked at all; PGlite runs one statement
  * at a time).
  */
-import { refreshCostDaily } from '../db/cost-model.js';
+import { maxGapHoursForSchedules, refreshCostDaily, type GapCaps } from '../db/cost-model.js';
 import type { Database } from '../db/connection.js';
 import { CollectionStoppedError } from './errors.js';
 import { PRICED_KINDS } from './snapshot-writer.js';
@@ -56,7 +56,8 @@ export async function pruneHistory(
   const hourlyCutoff = startOfUtcDay(new Date(now.getTime() - config.retentionHourlyDays * DAY_MS));
 
   const candidates = await findCandidates(db, cutoff, hourlyCutoff);
-  const daysSealed = await sealDays(db, candidates, now);
+  // Seal with the same gap caps the reports use, so a sealed day equals what the reports showed.
+  const daysSealed = await sealDays(db, candidates, now, maxGapHoursForSchedules(config.schedules));
 
   let snapshotsDeleted = 0;
   for (let i = 0; i < candidates.length; i += batchSize) {
@@ -113,7 +114,7 @@ async function findCandidates(db: Database, cutoff: Date, hourlyCutoff: Date): P
  * Computes cost_daily for every not-yet-sealed UTC day that is about to lose priced detail, and
  * seals those days, in one transaction per contiguous range of days.
  */
-async function sealDays(db: Database, candidates: readonly Candidate[], now: Date): Promise<string[]> {
+async function sealDays(db: Database, candidates: readonly Candidate[], now: Date, maxGapHours: GapCaps): Promise<string[]> {
   const days = [...new Set(candidates.filter((c) => PRICED_KINDS.has(c.kind as never)).map((c) => c.day))].sort();
   if (days.length === 0) return [];
   const sealed = new Set(
@@ -122,7 +123,7 @@ async function sealDays(db: Database, candidates: readonly Candidate[], now: Dat
   const toSeal = days.filter((d) => !sealed.has(d));
   for (const range of contiguousRanges(toSeal)) {
     await db.transaction(async (tx) => {
-      await refreshCostDaily(tx, { fromDay: range[0]!, toDay: range[range.length - 1]! }, { now });
+      await refreshCostDaily(tx, { fromDay: range[0]!, toDay: range[range.length - 1]! }, { now, maxGapHours });
       await tx.execute('INSERT INTO cost_daily_sealed_days (day) SELECT unnest($1::date[]) ON CONFLICT DO NOTHING', [range]);
     });
   }
