@@ -144,7 +144,17 @@ export function formatValue(value: unknown, kind: ColumnKind, currency?: string)
   }
 }
 
+/** Integer columns that name something (project 380101, region 38) rather than count it. */
+function isIdentifier(column: Column): boolean {
+  return column.kind === 'int' && (column.key.endsWith('_id') || column.key === 'id' || column.key === 'project' || column.key === 'region');
+}
+
 export function formatCell(row: Row, column: Column): CellView {
+  if (isIdentifier(column)) {
+    const value = row[column.key];
+    // No thousands separators: "380101" is looked up, not read as a quantity.
+    if (value !== null && value !== undefined && value !== '') return { text: String(value), className: 'num int id' };
+  }
   const currency = column.currencyKey ? (row[column.currencyKey] as string | undefined) ?? undefined : undefined;
   const cell = formatValue(row[column.key], column.kind, typeof currency === 'string' ? currency : undefined);
   const href = column.hrefKey ? safeAppHref(row[column.hrefKey]) : undefined;

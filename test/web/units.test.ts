@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { csvCell, csvColumns, csvFilename, contentDisposition } from '../../src/web/csv.js';
-import { formatDecimalText, formatMoney, formatPercent, formatValue, safeAppHref } from '../../src/web/format.js';
+import { formatCell, formatDecimalText, formatMoney, formatPercent, formatValue, safeAppHref } from '../../src/web/format.js';
 import { jsonForScript } from '../../src/web/json.js';
 
 describe('display formatting (rounding only for display, in decimal text)', () => {
@@ -31,6 +31,9 @@ describe('display formatting (rounding only for display, in decimal text)', () =
   it('formats the other kinds', () => {
     expect(formatValue('2024-05-17T10:30:00Z', 'timestamp')).toMatchObject({ text: '2024-05-17 10:30 UTC', datetime: '2024-05-17T10:30:00.000Z' });
     expect(formatValue(12345, 'int').text).toBe('12,345');
+    // Identifiers are shown as they are looked up, counts with separators.
+    expect(formatCell({ project_id: 380101, servers: 12345 }, { key: 'project_id', label: 'Project', kind: 'int' }).text).toBe('380101');
+    expect(formatCell({ project_id: 380101, servers: 12345 }, { key: 'servers', label: 'Servers', kind: 'int' }).text).toBe('12,345');
     expect(formatValue(true, 'bool').text).toBe('yes');
     expect(formatValue({ a: 1 }, 'json').text).toBe('{"a":1}');
     expect(formatValue({ 'cost.center': 'x' }, 'tags').tags).toEqual([['cost.center', 'x']]);
