@@ -6,6 +6,8 @@
  * (`ct_bench_<time>`, created and dropped; BENCH_DATABASE_URL or --database-url names the server),
  * and prints:
  *   - wall time and rows/s per collector, the whole collection without ports, and the ports run;
+ *   - CPU seconds of this process, the simulator and Postgres during each collection (where the
+ *     time goes on a 2-core machine; Postgres counts every database, so keep the machine quiet);
  *   - peak RSS of this process during the collections (the simulator runs in a child process, so
  *     its ~300 MB of generated company is not counted);
  *   - snapshot ingest: the same instance rows written again through the collector's snapshot
@@ -20,9 +22,9 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, readdirSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { and, eq, gt, asc } from 'drizzle-orm';
@@ -85,6 +87,53 @@ class RssSampler {
     clearInterval(this.timer);
     this.sample();
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU time per process (Linux /proc), to show where a collection's time goes on a small machine.
+
+const CLOCK_TICKS = 100;
+
+/** User + system CPU seconds of one process, or null when it cannot be read. */
+function cpuSecondsOf(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+}
+
+/** CPU seconds of every postgres process on this machine (all databases: keep the machine quiet). */
+function postgresCpuSeconds(): number {
+  let total = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== 'postgres') continue;
+    } catch {
+      continue;
+    }
+    total += cpuSecondsOf(Number(entry)) ?? 0;
+  }
+  return total;
+}
+
+interface CpuMark {
+  self: number;
+  simulator: number | null;
+  postgres: number;
+}
+
+function cpuMark(simPid: number | undefined): CpuMark {
+  const usage = process.cpuUsage();
+  return { self: (usage.user + usage.system) / 1e6, simulator: simPid ? cpuSecondsOf(simPid) : null, postgres: postgresCpuSeconds() };
+}
+
+function cpuLine(from: CpuMark, to: CpuMark, wallMs: number): string {
+  const sim = from.simulator !== null && to.simulator !== null ? `${(to.simulator - from.simulator).toFixed(1)} s` : 'n/a';
+  return `  CPU: cloudtally ${(to.self - from.self).toFixed(1)} s, simulator ${sim}, Postgres ${(to.postgres - from.postgres).toFixed(1)} s, in ${secs(wallMs)} of wall time on ${availableParallelism()} cores`;
 }
 
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
@@ -333,20 +382,25 @@ export async function main(args: string[]): Promise<void> {
 
     const rss = new RssSampler();
     t0 = performance.now();
+    let cpu = cpuMark(sim.child.pid);
     const inventory = await runCollection(deps, { collectors: COLLECTOR_NAMES.filter((n) => n !== 'ports') });
     const inventoryMs = performance.now() - t0;
+    const inventoryCpu = cpuLine(cpu, cpuMark(sim.child.pid), inventoryMs);
     const rssInventory = rss.peak;
     out();
     out(`collection without ports: ${inventory.status}, ${secs(inventoryMs)} (target < 10 s), peak RSS ${mb(rssInventory)}`);
     for (const line of collectorTable(inventory)) out(line);
+    out(inventoryCpu);
 
     let portsMs = 0;
     if (options.ports) {
       t0 = performance.now();
+      cpu = cpuMark(sim.child.pid);
       const ports = await runCollection(deps, { collectors: ['ports'] });
       portsMs = performance.now() - t0;
       out(`ports: ${ports.status}, ${secs(portsMs)}`);
       for (const line of collectorTable(ports)) out(line);
+      out(cpuLine(cpu, cpuMark(sim.child.pid), portsMs));
       out(`collection with ports: ${secs(inventoryMs + portsMs)} (target < 60 s)`);
     }
     rss.stop();
