@@ -1,0 +1,108 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { loadConfig } from '../../src/config.js';
+import { silentLogger } from '../../src/logger.js';
+import { startService, type RunningService } from '../../src/main.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+// In CI the browser test must run (and fail loudly if Chromium is missing); locally it is skipped without it.
+const skip = !existsSync(CHROMIUM) && !process.env.CI;
+
+/**
+ * What a newcomer does after `npm start`: the real service on embedded defaults (PGlite, the
+ * built-in simulator's demo company with a day of history), the real overview in Chromium.
+ */
+describe.skipIf(skip)('the demo overview in headless Chromium', () => {
+  let service: RunningService;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    const config = loadConfig({ CLOUDTALLY_DATA_DIR: 'memory://', PORT: '0', SIM_TASK_DELAY_MS: '20' });
+    service = await startService(config, silentLogger(), { demoHistoryDays: 1 });
+    await service.ready;
+    await service.collection.idle();
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+  }, 180_000);
+  afterAll(async () => {
+    await browser?.close();
+    await service?.stop();
+  });
+
+  /** A page that records console errors and warnings, page errors, CSP violations and failed loads. */
+  async function watchedPage(): Promise<{ page: Page; problems: string[] }> {
+    const context = await browser.newContext({ acceptDownloads: true });
+    const page = await context.newPage();
+    const problems: string[] = [];
+    await page.addInitScript(() => {
+      (globalThis as any).document.addEventListener('securitypolicyviolation', (e: any) => {
+        console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`);
+      });
+    });
+    page.on('console', (msg) => {
+      if (msg.type() === 'error' || msg.type() === 'warning') problems.push(`console ${msg.type()}: ${msg.text()}`);
+    });
+    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+    page.on('requestfailed', (req) => problems.push(`request failed: ${req.url()} ${req.failure()?.errorText}`));
+    page.on('response', (res) => {
+      if (res.status() >= 400) problems.push(`HTTP ${res.status()} for ${res.url()}`);
+    });
+    return { page, problems };
+  }
+
+  /** Each canvas on the page with its Chart.js type and how many pixels it painted. */
+  const drawnCharts = (page: Page) =>
+    page.evaluate(() =>
+      [...(globalThis as any).document.querySelectorAll('canvas')].map((canvas: any) => {
+        const chart = (globalThis as any).Chart.getChart(canvas) as { config: { type: string } } | undefined;
+        const pixels = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data as Uint8ClampedArray;
+        let painted = 0;
+        for (let i = 3; i < pixels.length; i += 4) if (pixels[i]! > 0) painted++;
+        return { type: chart?.config.type ?? null, painted };
+      }),
+    );
+
+  it('draws the charts, groups by a tag, drills down and downloads the CSV, with no errors or CSP violations', async () => {
+    const { page, problems } = await watchedPage();
+    await page.goto(`${service.url}/reports/overview`);
+    await expect(page.locator('h1').textContent()).resolves.toMatch(/Overview/);
+    await page.locator('figure.chart-drawn').first().waitFor();
+    const charts = await drawnCharts(page);
+    expect(charts.length).toBeGreaterThanOrEqual(2);
+    for (const chart of charts) {
+      expect(chart.type).not.toBeNull();
+      expect(chart.painted).toBeGreaterThan(500);
+    }
+
+    // Group the top groups by the demo company's `team` tag: the choice lands in the URL.
+    await page.locator('select[name="by"]').selectOption('tag:team');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.waitForURL((url) => url.searchParams.get('by') === 'tag:team');
+    await page.locator('figure.chart-drawn').first().waitFor();
+    const groups = await page.locator('table.report-table tbody tr td:first-child a').allTextContents();
+    expect(groups.length).toBeGreaterThan(1);
+    expect(groups).toContain('ml');
+    for (const chart of await drawnCharts(page)) expect(chart.painted).toBeGreaterThan(500);
+
+    // The CSV of exactly this view, as Excel wants it.
+    const [download] = await Promise.all([page.waitForEvent('download'), page.locator('a[data-export="csv"]').click()]);
+    expect(download.suggestedFilename()).toMatch(/^cloudtally-overview-.*team.*\.csv$/);
+    const file = readFileSync((await download.path())!);
+    expect([...file.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
+    const lines = file.toString('utf8').slice(1).split('\r\n').filter(Boolean);
+    expect(lines.length).toBe(groups.length + 1);
+
+    // Drill down: the resources behind the `ml` group, in the inventory.
+    await page.locator('table.report-table tbody').getByRole('link', { name: 'ml', exact: true }).first().click();
+    await page.waitForURL(/\/reports\/inventory\?/);
+    const url = new URL(page.url());
+    expect(url.searchParams.getAll('tag')).toContain('team:ml');
+    const rows = await page.locator('table.report-table tbody tr').count();
+    expect(rows).toBeGreaterThan(0);
+    const tagCells = await page.locator('table.report-table tbody tr').evaluateAll((trs: any[]) => trs.map((tr) => tr.textContent as string));
+    for (const text of tagCells) expect(text).toMatch(/team\s*ml/);
+
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+});
