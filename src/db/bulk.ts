@@ -93,9 +93,10 @@ function insertColumns(
   if (requested) {
     keys = [...requested];
   } else {
+    // for-in without Object.entries: this runs over every row of every page collected.
     const present = new Set<string>();
-    for (const row of rows) {
-      for (const [key, value] of Object.entries(row)) if (value !== undefined) present.add(key);
+    for (const row of rows as readonly Record<string, unknown>[]) {
+      for (const key in row) if (row[key] !== undefined && !present.has(key)) present.add(key);
     }
     for (const key of present) {
       if (!(key in all)) throw new Error(`bulk insert into ${tableName}: unknown column key "${key}"`);

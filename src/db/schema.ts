@@ -400,6 +400,8 @@ export const k8sClusterPrices = pgTable(
 
 // ---------------------------------------------------------------------------------------------
 // First / last seen per resource. Not tied to a snapshot (no FK): it outlives retention.
+// Stored with fillfactor 60 (migration 0005, custom SQL: drizzle has no table storage options),
+// so the hourly last-seen updates are HOT updates.
 
 export const resourcePresence = pgTable(
   'resource_presence',

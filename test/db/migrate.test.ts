@@ -53,6 +53,10 @@ describe.each(testDatabases())('migrations on $name', ({ open }) => {
     const byName = new Map(indexes.map((i) => [i.indexname, i.indexdef]));
     expect(byName.get('instances_tags_idx')).toMatch(/USING gin \(tags jsonb_path_ops\)/);
     expect(byName.get('snapshots_latest_complete_idx')).toMatch(/\(kind, scope_key, taken_at DESC\) WHERE complete/);
+    const presence = await database.query<{ reloptions: string[] | null }>(`SELECT reloptions FROM pg_class WHERE relname = 'resource_presence'`);
+    expect(presence[0]!.reloptions).toEqual(['fillfactor=60']);
+    const raw = await database.query<{ data_type: string }>(`SELECT DISTINCT data_type FROM information_schema.columns WHERE table_schema = 'public' AND column_name = 'raw'`);
+    expect(raw).toEqual([{ data_type: 'json' }]);
 
     const applied = await database.query<{ hash: string }>('SELECT hash FROM drizzle.__drizzle_migrations ORDER BY id');
     expect(applied.length).toBeGreaterThanOrEqual(2);
