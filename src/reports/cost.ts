@@ -167,4 +167,4 @@ export const costReport: Report<CostParams> = defineReport({
       { name: 'region', label: 'Region', type: 'number', value: params.region?.toString() ?? '' },
     ];
   },
-});
+}, { cached: true });

@@ -180,4 +180,4 @@ export const flavorsReport: Report<FlavorsParams> = defineReport({
       { name: 'days', label: 'History days', type: 'number', value: String(params.days) },
     ];
   },
-});
+}, { cached: true });

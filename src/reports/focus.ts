@@ -289,4 +289,4 @@ export const focusReport: Report<FocusParams> = defineReport({
       { name: 'region', label: 'Region', type: 'number', value: params.region?.toString() ?? '' },
     ];
   },
-});
+}, { cached: true });

@@ -125,4 +125,4 @@ export const k8sPricesReport: Report<K8sPricesParams> = defineReport({
   async export(ctx, params) {
     return { columns: COLUMNS, rows: offsetRows(async (limit, offset) => (await fetchRows(ctx, params, limit, offset)).rows) };
   },
-});
+}, { cached: true });

@@ -199,4 +199,4 @@ export const tagHygieneReport: Report<TagHygieneParams> = defineReport({
     const { keys, currencies } = await keyFacts(ctx);
     return { columns: columnsFor(currencies), rows: listRows(toRows(keys, currencies, params)) };
   },
-});
+}, { cached: true });

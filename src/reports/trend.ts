@@ -262,4 +262,4 @@ export const trendReport: Report<TrendParams> = defineReport({
       },
     ];
   },
-});
+}, { cached: true });

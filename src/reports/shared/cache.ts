@@ -1,0 +1,95 @@
+/**
+ * A short-lived, per-process cache of report results. A result is reused only while the data it
+ * was computed from is unchanged: every lookup first reads the data version (one cheap query),
+ * so a collection that finishes, a snapshot pruned or a day sealed makes the next request compute
+ * afresh. Entries also expire after `ttlMs` of the report's `now`, since figures such as ages,
+ * month to date and the projection move with the clock.
+ *
+ * Only reports whose every input is snapshot data (snapshots, their rows, cost_rollups,
+ * cost_daily) may be cached; reports over runs, overrides or scheduled stops must not be.
+ * Exports (CSV) are never cached: they stream.
+ */
+import type { Queryable } from '../../db/connection.js';
+
+/**
+ * The data version: changes whenever the set of complete snapshots changes (a snapshot completes
+ * or is deleted: ids only grow, so count, max and sum together tell any two sets apart that
+ * occur in practice) or a day's cost is sealed.
+ */
+const DATA_VERSION_SQL = `select concat_ws(':', count(*), max(id), sum(id), (select count(*) from cost_daily_sealed_days)) as v
+  from snapshots where complete`;
+
+export async function dataVersion(q: Queryable): Promise<string> {
+  const [row] = await q.query<{ v: string }>(DATA_VERSION_SQL);
+  return row?.v ?? '';
+}
+
+export interface CacheOptions {
+  /** How long a result holds, measured on the reports' clock (ctx.now). */
+  ttlMs: number;
+  /** Entries kept per database and configuration; the oldest go first. */
+  maxEntries: number;
+}
+
+export const DEFAULT_CACHE_OPTIONS: CacheOptions = { ttlMs: 60_000, maxEntries: 500 };
+
+interface Entry {
+  version: string;
+  now: number;
+  value: Promise<unknown>;
+}
+
+/**
+ * Results per (database, configuration) object, so tests and processes with several databases
+ * never share entries; keys are the caller's (report, operation, parameters, page).
+ */
+export class ReportCache {
+  private readonly stores = new WeakMap<object, WeakMap<object, Map<string, Entry>>>();
+
+  constructor(private options: CacheOptions = DEFAULT_CACHE_OPTIONS) {}
+
+  /** Changes the lifetime or size from now on (ttlMs 0: every lookup computes afresh). */
+  configure(options: Partial<CacheOptions>): void {
+    this.options = { ...this.options, ...options };
+  }
+
+  /**
+   * The value of `compute` for `key`, reused while the data version is the same and `now` is
+   * within ttlMs after the time it was computed for. Concurrent callers share one computation;
+   * a failed one is not kept.
+   */
+  async get<T>(scope: { db: Queryable; config: object; now: Date }, key: string, compute: () => Promise<T>): Promise<T> {
+    const store = this.storeOf(scope.db, scope.config);
+    const version = await dataVersion(scope.db);
+    const now = scope.now.getTime();
+    const hit = store.get(key);
+    if (hit && hit.version === version && now >= hit.now && now - hit.now < this.options.ttlMs) return hit.value as Promise<T>;
+    const value = compute();
+    const entry: Entry = { version, now, value };
+    store.delete(key);
+    store.set(key, entry);
+    while (store.size > this.options.maxEntries) store.delete(store.keys().next().value!);
+    value.catch(() => {
+      if (store.get(key) === entry) store.delete(key);
+    });
+    return value;
+  }
+
+  private storeOf(db: object, config: object): Map<string, Entry> {
+    let byConfig = this.stores.get(db);
+    if (!byConfig) this.stores.set(db, (byConfig = new WeakMap()));
+    let store = byConfig.get(config);
+    if (!store) byConfig.set(config, (store = new Map()));
+    return store;
+  }
+}
+
+/** A stable text of parameters for cache keys: object keys sorted (Dates become ISO text first). */
+export function cacheKey(parts: readonly unknown[]): string {
+  return JSON.stringify(parts, (_key, value: unknown) => {
+    if (value && typeof value === 'object' && !Array.isArray(value)) {
+      return Object.fromEntries(Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    }
+    return value;
+  });
+}
