@@ -4,7 +4,7 @@
  * no known price, by flavor) and how fresh each scope's data is.
  */
 import { z } from 'zod';
-import { PRICED_KINDS } from '../db/cost-model.js';
+import { PRICED_KINDS, type DailyCostRow } from '../db/cost-model.js';
 import { SNAPSHOT_KINDS } from '../db/schema.js';
 import type { ChartSpec, Column, Row, SummaryItem } from './report.js';
 import { offsetRows } from './shared/batches.js';
@@ -39,13 +39,13 @@ interface CurrencyFigures extends CurrencyTotal {
   projected_month: string;
 }
 
-/** Month-to-date and projection per currency, summed in SQL: projected = MTD + rate/h x hours left. */
-async function currencyFigures(ctx: ReportCtx): Promise<CurrencyFigures[]> {
+/**
+ * Month-to-date and projection per currency, summed in SQL: projected = MTD + rate/h x hours left.
+ * `kindDays` = the cost per day of the `kind` dimension over at least the month so far.
+ */
+async function currencyFigures(ctx: ReportCtx, totals: readonly CurrencyTotal[], kindDays: readonly DailyCostRow[]): Promise<CurrencyFigures[]> {
   const month = monthToDate(ctx.now);
-  const [totals, days] = await Promise.all([
-    latestTotals(ctx.db),
-    dailyCostsFor(ctx.db, ctx.config, ctx.now, 'kind', month.fromDay, month.toDay),
-  ]);
+  const days = kindDays.filter((d) => d.day >= month.fromDay && d.day <= month.toDay);
   const currencies = [...new Set([...totals.map((t) => t.currency), ...days.map((d) => d.currency)])].filter((c): c is string => c !== null).sort();
   if (currencies.length === 0) return totals.filter((t) => t.currency === null).map((t) => ({ ...t, month_to_date: '0', projected_month: '0' }));
   const rows = await ctx.db.query<{ currency: string; month_to_date: string; projected_month: string }>(
@@ -94,11 +94,26 @@ function summaryOf(figures: readonly CurrencyFigures[], month: string): SummaryI
   return items;
 }
 
+/** The first day of the chart of the last `days` days. */
+function chartFrom(ctx: ReportCtx, days: number): string {
+  return addDays(isoDay(ctx.now), -(days - 1));
+}
+
+/**
+ * Cost per day of the `kind` dimension (every priced resource) from the earlier of the chart's
+ * first day and the month's: one integration serves both the chart and the month to date (a
+ * day's cost does not depend on the range it is read in).
+ */
+function kindDailyCosts(ctx: ReportCtx, days: number): Promise<DailyCostRow[]> {
+  const from = [chartFrom(ctx, days), monthToDate(ctx.now).fromDay].sort()[0]!;
+  return dailyCostsFor(ctx.db, ctx.config, ctx.now, 'kind', from, isoDay(ctx.now));
+}
+
 /** Cost per day and currency, every day of the range on the axis. */
-async function dailyChart(ctx: ReportCtx, days: number): Promise<ChartSpec> {
+function dailyChart(ctx: ReportCtx, days: number, kindDays: readonly DailyCostRow[]): ChartSpec {
   const toDay = isoDay(ctx.now);
-  const fromDay = addDays(toDay, -(days - 1));
-  const rows = await dailyCostsFor(ctx.db, ctx.config, ctx.now, 'kind', fromDay, toDay);
+  const fromDay = chartFrom(ctx, days);
+  const rows = kindDays.filter((r) => r.day >= fromDay && r.day <= toDay);
   const labels = daysBetween(fromDay, toDay);
   const currencies = [...new Set(rows.map((r) => r.currency).filter((c): c is string => c !== null))].sort();
   const datasets = currencies.map((currency) => {
@@ -203,14 +218,16 @@ export const overviewReport: Report<OverviewParams> = defineReport({
   async run(ctx, params, page) {
     const dim = dimension(ctx, params);
     const month = monthToDate(ctx.now);
-    const [figures, chart, groups, table, uncovered, allLatest] = await Promise.all([
-      currencyFigures(ctx),
-      dailyChart(ctx, params.days),
+    const [kindDays, totals, groups, table, uncovered, allLatest] = await Promise.all([
+      kindDailyCosts(ctx, params.days),
+      latestTotals(ctx.db),
       latestGroupCosts(ctx.db, dim),
       groupRows(ctx, dim, page.limit, page.offset),
       coverage(ctx),
       latestSnapshots(ctx.db, SNAPSHOT_KINDS),
     ]);
+    const figures = await currencyFigures(ctx, totals, kindDays);
+    const chart = dailyChart(ctx, params.days, kindDays);
     const priced = allLatest.filter((s) => (PRICED_KINDS as readonly string[]).includes(s.kind));
     const unpricedTotal = uncovered.reduce((n, c) => n + c.count, 0);
     const notes = [
@@ -247,4 +264,4 @@ export const overviewReport: Report<OverviewParams> = defineReport({
       { name: 'days', label: 'Days in the chart', type: 'number', value: String(params.days) },
     ];
   },
-});
+}, { cached: true });
