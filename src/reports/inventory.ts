@@ -150,6 +150,8 @@ interface PageRequest {
   offset?: number;
   /** Keyset position: the sort terms' values of the last row already produced. */
   after?: unknown[];
+  /** Only the rows of these snapshots (default: the latest complete snapshot of each scope). */
+  snapshotIds?: number[];
 }
 
 /**
@@ -160,7 +162,7 @@ interface PageRequest {
 function keysQuery(ctx: ReportCtx, p: InventoryParams, page: PageRequest) {
   const spec = KINDS[p.kind];
   const binds = new Binds();
-  const base = baseSql(spec, binds);
+  const base = baseSql(spec, binds, page.snapshotIds);
   const where = conditions(spec, p, ctx.config, binds);
   const ordering = orderingOf(spec, p);
   if (page.after) {
@@ -324,12 +326,27 @@ export const inventoryReport: Report<InventoryParams> = defineReport({
   },
 });
 
-/** Every row matching the parameters, in the page order, fetched in keyset batches. */
+/**
+ * Every row matching the parameters, in the page order, fetched in keyset batches. In the default
+ * order (scope, snapshot, row key) the batches go one snapshot at a time, so each reads the rows of
+ * one snapshot rather than of every scope; the snapshots are fixed when the export starts.
+ */
 export async function* inventoryRows(ctx: ReportCtx, params: InventoryParams, batchSize = EXPORT_BATCH): AsyncGenerator<Row> {
+  if (params.sort) {
+    yield* keysetBatches(ctx, params, batchSize);
+    return;
+  }
+  const snapshots = await latestSnapshots(ctx.db, KINDS[params.kind].snapshotKinds);
+  // The default order's first terms: scope key in byte order ("C"), then snapshot id.
+  snapshots.sort((a, b) => Buffer.compare(Buffer.from(a.scope_key), Buffer.from(b.scope_key)) || a.id - b.id);
+  for (const snapshot of snapshots) yield* keysetBatches(ctx, params, batchSize, [snapshot.id]);
+}
+
+async function* keysetBatches(ctx: ReportCtx, params: InventoryParams, batchSize: number, snapshotIds?: number[]): AsyncGenerator<Row> {
   let ordering: Ordering | null = null;
   const source = keysetRows<unknown[]>(
     async (after, limit) => {
-      const result = await fetchRows(ctx.db, ctx, params, { limit, after: after ?? undefined });
+      const result = await fetchRows(ctx.db, ctx, params, { limit, after: after ?? undefined, snapshotIds });
       ordering = result.ordering;
       return result.rows;
     },
