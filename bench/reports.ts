@@ -7,9 +7,10 @@
  * (what retention keeps by default: hourly detail for a week, then one snapshot per day), rows
  * generated in SQL (generate_series). Every priced snapshot gets its rollups through
  * computeCostRollups (timed), the thinned days their sealed cost_daily. Then, through the real
- * web app on loopback: p50/p95 of each report's JSON and HTML, a full 100,000-row CSV export
- * (time, peak memory growth), the FOCUS export of the month, and the overview's p95 under
- * --users concurrent users.
+ * web app on loopback: p50/p95 of each report's JSON and HTML, first with the report cache off
+ * (every request computes, as the first one after a collection does) and then on (as served), a
+ * full 100,000-row CSV export (time, peak memory growth), the FOCUS export of the month, and the
+ * overview's p95 under --users concurrent users (cache off, then on).
  */
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
@@ -21,6 +22,8 @@ import { computeCostRollups, refreshCostDaily } from '../src/db/cost-model.js';
 import { migrateDatabase } from '../src/db/migrate.js';
 import { silentLogger } from '../src/logger.js';
 import { allReports } from '../src/reports/index.js';
+import { DEFAULT_CACHE_OPTIONS } from '../src/reports/shared/cache.js';
+import { reportCache } from '../src/reports/shared/define.js';
 import { createWebApp } from '../src/web/app.js';
 import { generateClustersAndK8s, generateFlavors, generateInstances, generatePresence, generateRunsAndSnapshots, type BenchShape } from './reports-data.js';
 
@@ -291,23 +294,33 @@ export async function main(args: string[]): Promise<void> {
       ['changes (24 h)', 'changes?kind=instances'],
       ['FOCUS (first page of 30 days)', `focus?from=${thirtyAgo}&to=${today}`],
     ];
-    const timings: Record<string, unknown> = {};
-    out('');
-    out(`report timings over loopback HTTP (${o.samples} samples after warm-up)`);
-    out('report                               | JSON p50 | JSON p95 | HTML p50 | HTML p95');
-    for (const [label, path] of cases) {
-      const json = await sample(`${base}/api/reports/${path}${path.includes('?') ? '&' : '?'}limit=50`, o.samples);
-      const html = await sample(`${base}/reports/${path}`, o.samples);
-      timings[label] = { jsonP50: percentile(json, 50), jsonP95: percentile(json, 95), htmlP50: percentile(html, 50), htmlP95: percentile(html, 95) };
-      out(`${label.padEnd(36)} | ${ms(percentile(json, 50)).padStart(8)} | ${ms(percentile(json, 95)).padStart(8)} | ${ms(percentile(html, 50)).padStart(8)} | ${ms(percentile(html, 95)).padStart(8)}`);
+    // Every request computes (cache off: what the first request after a collection costs), then
+    // as served (cache on: repeated requests within the cache lifetime reuse the result).
+    for (const mode of ['uncached', 'cached'] as const) {
+      reportCache.configure({ ttlMs: mode === 'cached' ? DEFAULT_CACHE_OPTIONS.ttlMs : 0 });
+      const timings: Record<string, unknown> = {};
+      out('');
+      out(`report timings over loopback HTTP, ${mode === 'cached' ? 'report cache on' : 'report cache off (every request computes)'} (${o.samples} samples after warm-up)`);
+      out('report                               | JSON p50 | JSON p95 | HTML p50 | HTML p95');
+      for (const [label, path] of cases) {
+        const json = await sample(`${base}/api/reports/${path}${path.includes('?') ? '&' : '?'}limit=50`, o.samples);
+        const html = await sample(`${base}/reports/${path}`, o.samples);
+        timings[label] = { jsonP50: percentile(json, 50), jsonP95: percentile(json, 95), htmlP50: percentile(html, 50), htmlP95: percentile(html, 95) };
+        out(`${label.padEnd(36)} | ${ms(percentile(json, 50)).padStart(8)} | ${ms(percentile(json, 95)).padStart(8)} | ${ms(percentile(html, 50)).padStart(8)} | ${ms(percentile(html, 95)).padStart(8)}`);
+      }
+      results[mode === 'cached' ? 'timings' : 'timingsUncached'] = timings;
     }
-    results.timings = timings;
 
     out('');
     const csv = await download(`${base}/api/reports/inventory.csv?kind=instances`);
     results.csv = csv;
     out(`CSV export of every instance: ${csv.rows.toLocaleString('en-US')} rows, ${(csv.bytes / 1048576).toFixed(1)} MB in ${secs(csv.ms)}; peak growth RSS ${csv.rssGrowthMb.toFixed(1)} MB, heap ${csv.heapGrowthMb.toFixed(1)} MB`);
 
+    reportCache.configure({ ttlMs: 0 });
+    const usersCold = await concurrentUsers(`${base}/api/reports/overview`, o.users, o.requestsPerUser);
+    results.concurrentUncached = { users: o.users, requests: usersCold.length, p50: percentile(usersCold, 50), p95: percentile(usersCold, 95) };
+    out(`overview JSON under ${o.users} concurrent users, report cache off (${usersCold.length} requests): p50 ${ms(percentile(usersCold, 50))}, p95 ${ms(percentile(usersCold, 95))}`);
+    reportCache.configure({ ttlMs: DEFAULT_CACHE_OPTIONS.ttlMs });
     const users = await concurrentUsers(`${base}/api/reports/overview`, o.users, o.requestsPerUser);
     results.concurrent = { users: o.users, requests: users.length, p50: percentile(users, 50), p95: percentile(users, 95) };
     out(`overview JSON under ${o.users} concurrent users (${users.length} requests): p50 ${ms(percentile(users, 50))}, p95 ${ms(percentile(users, 95))}`);
