@@ -380,6 +380,7 @@ export async function main(args: string[]): Promise<void> {
     const groups = manifest.scopes.reduce((n, s) => n + s.securityGroups.length, 0);
     out(`${manifest.scopes.length} scopes, ${groups} security groups, client concurrency ${config.client.maxConcurrency}`);
 
+    out(`RSS before the collections: ${mb(process.memoryUsage().rss)} (heap used ${mb(process.memoryUsage().heapUsed)})`);
     const rss = new RssSampler();
     t0 = performance.now();
     let cpu = cpuMark(sim.child.pid);
