@@ -28,7 +28,9 @@ RUN npm run build
 RUN mkdir -p data
 
 FROM node:${NODE_VERSION}-bookworm-slim AS runtime
-ENV NODE_ENV=production PORT=3000 HOST=0.0.0.0 NODE_OPTIONS=--enable-source-maps
+# A 32 MB young generation (V8's default is 16 MB): a collection parses and writes hundreds of MB of
+# short-lived objects, and scavenging them was a third of its CPU (see README, Performance).
+ENV NODE_ENV=production PORT=3000 HOST=0.0.0.0 NODE_OPTIONS="--enable-source-maps --max-semi-space-size=32"
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --no-audit --no-fund
