@@ -1,18 +1,15 @@
-import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import type { CloudClient } from '../../src/cloud/client.js';
 import type { Database } from '../../src/db/connection.js';
 import type { Simulator } from '../../src/simulator/index.js';
+import { launchChromium, skipBrowserTests, watchedPage } from '../helpers/browser.js';
 import { testDatabases } from '../helpers/databases.js';
 import { configWithUsers, PASSWORDS, startActionsApp, type ActionsApp } from '../auth/app.js';
 import { clientOf, seedFromSimulator, startTestSimulator } from './helpers.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-// In CI the browser test must run (and fail loudly if Chromium is missing); locally it is skipped without it.
-const skip = !existsSync(CHROMIUM) && !process.env.CI;
 
-describe.skipIf(skip)('stopping idle instances in headless Chromium', () => {
+describe.skipIf(skipBrowserTests)('stopping idle instances in headless Chromium', () => {
   let db: Database;
   let sim: Simulator;
   let client: CloudClient;
@@ -25,7 +22,7 @@ describe.skipIf(skip)('stopping idle instances in headless Chromium', () => {
     const config = await configWithUsers();
     await seedFromSimulator(db, sim, config);
     app = await startActionsApp({ db, config, client });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();
@@ -33,23 +30,6 @@ describe.skipIf(skip)('stopping idle instances in headless Chromium', () => {
     await client?.close();
     await Promise.all([db?.close(), sim?.close()]);
   });
-
-  /** A fresh page that records console errors, page errors, CSP violations and failed loads. */
-  async function watchedPage(): Promise<{ page: Page; problems: string[] }> {
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    const problems: string[] = [];
-    await page.addInitScript(() => {
-      const doc = (globalThis as any).document;
-      doc.addEventListener('securitypolicyviolation', (e: any) => console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`));
-    });
-    page.on('console', (msg) => {
-      if (msg.type() === 'error' || msg.type() === 'warning') problems.push(`console ${msg.type()}: ${msg.text()}`);
-    });
-    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-    page.on('requestfailed', (req) => problems.push(`request failed: ${req.url()} ${req.failure()?.errorText}`));
-    return { page, problems };
-  }
 
   async function login(page: Page, user: keyof typeof PASSWORDS): Promise<void> {
     await page.goto(`${app.url}/reports/idle`);
@@ -61,7 +41,7 @@ describe.skipIf(skip)('stopping idle instances in headless Chromium', () => {
   }
 
   it('an operator selects two idle instances, confirms, sees each result and the audit entries', async () => {
-    const { page, problems } = await watchedPage();
+    const { page, problems } = await watchedPage(browser, { httpErrors: false });
     await login(page, 'olivia');
     await expect(page.locator('.signed-in').textContent()).resolves.toContain('olivia');
 
@@ -104,7 +84,7 @@ describe.skipIf(skip)('stopping idle instances in headless Chromium', () => {
   });
 
   it('a viewer finds no stop control', async () => {
-    const { page, problems } = await watchedPage();
+    const { page, problems } = await watchedPage(browser, { httpErrors: false });
     await login(page, 'alice');
     expect(await page.locator('table.idle-table tbody tr').count()).toBeGreaterThan(0);
     expect(await page.locator('input[type="checkbox"]').count()).toBe(0);

@@ -1,19 +1,16 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { loadConfig } from '../../src/config.js';
 import { silentLogger } from '../../src/logger.js';
 import { startService, type RunningService } from '../../src/main.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-// In CI the browser test must run (and fail loudly if Chromium is missing); locally it is skipped without it.
-const skip = !existsSync(CHROMIUM) && !process.env.CI;
+import { drawnCharts, launchChromium, skipBrowserTests, watchedPage } from '../helpers/browser.js';
 
 /**
  * What a newcomer does after `npm start`: the real service on embedded defaults (PGlite, the
  * built-in simulator's demo company with a day of history), the real overview in Chromium.
  */
-describe.skipIf(skip)('the demo overview in headless Chromium', () => {
+describe.skipIf(skipBrowserTests)('the demo overview in headless Chromium', () => {
   let service: RunningService;
   let browser: Browser;
 
@@ -22,48 +19,15 @@ describe.skipIf(skip)('the demo overview in headless Chromium', () => {
     service = await startService(config, silentLogger(), { demoHistoryDays: 1 });
     await service.ready;
     await service.collection.idle();
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+    browser = await launchChromium();
   }, 180_000);
   afterAll(async () => {
     await browser?.close();
     await service?.stop();
   });
 
-  /** A page that records console errors and warnings, page errors, CSP violations and failed loads. */
-  async function watchedPage(): Promise<{ page: Page; problems: string[] }> {
-    const context = await browser.newContext({ acceptDownloads: true });
-    const page = await context.newPage();
-    const problems: string[] = [];
-    await page.addInitScript(() => {
-      (globalThis as any).document.addEventListener('securitypolicyviolation', (e: any) => {
-        console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`);
-      });
-    });
-    page.on('console', (msg) => {
-      if (msg.type() === 'error' || msg.type() === 'warning') problems.push(`console ${msg.type()}: ${msg.text()}`);
-    });
-    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-    page.on('requestfailed', (req) => problems.push(`request failed: ${req.url()} ${req.failure()?.errorText}`));
-    page.on('response', (res) => {
-      if (res.status() >= 400) problems.push(`HTTP ${res.status()} for ${res.url()}`);
-    });
-    return { page, problems };
-  }
-
-  /** Each canvas on the page with its Chart.js type and how many pixels it painted. */
-  const drawnCharts = (page: Page) =>
-    page.evaluate(() =>
-      [...(globalThis as any).document.querySelectorAll('canvas')].map((canvas: any) => {
-        const chart = (globalThis as any).Chart.getChart(canvas) as { config: { type: string } } | undefined;
-        const pixels = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data as Uint8ClampedArray;
-        let painted = 0;
-        for (let i = 3; i < pixels.length; i += 4) if (pixels[i]! > 0) painted++;
-        return { type: chart?.config.type ?? null, painted };
-      }),
-    );
-
   it('draws the charts, groups by a tag, drills down and downloads the CSV, with no errors or CSP violations', async () => {
-    const { page, problems } = await watchedPage();
+    const { page, problems } = await watchedPage(browser);
     await page.goto(`${service.url}/reports/overview`);
     await expect(page.locator('h1').textContent()).resolves.toMatch(/Overview/);
     await page.locator('figure.chart-drawn').first().waitFor();

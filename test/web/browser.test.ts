@@ -1,64 +1,29 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { drawnCharts, launchChromium, skipBrowserTests, watchedPage } from '../helpers/browser.js';
 import { startTestServer, type TestServer } from './fixtures.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-// In CI the browser test must run (and fail loudly if Chromium is missing); locally it is skipped without it.
-const skip = !existsSync(CHROMIUM) && !process.env.CI;
-
-describe.skipIf(skip)('in headless Chromium', () => {
+describe.skipIf(skipBrowserTests)('in headless Chromium', () => {
   let server: TestServer;
   let browser: Browser;
 
   beforeAll(async () => {
     server = await startTestServer();
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();
     await server?.close();
   });
 
-  /** Records everything that would mean the page is broken: console errors, page errors, CSP violations, failed loads. */
-  async function watchedPage(javaScriptEnabled = true): Promise<{ page: Page; problems: string[] }> {
-    const context = await browser.newContext({ acceptDownloads: true, javaScriptEnabled });
-    const page = await context.newPage();
-    const problems: string[] = [];
-    // Runs in the page (the tsconfig has no DOM types, hence `any`).
-    await page.addInitScript(() => {
-      const doc = (globalThis as any).document;
-      doc.addEventListener('securitypolicyviolation', (e: any) => {
-        console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`);
-      });
-    });
-    page.on('console', (msg) => {
-      if (msg.type() === 'error' || msg.type() === 'warning') problems.push(`console ${msg.type()}: ${msg.text()}`);
-    });
-    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-    page.on('requestfailed', (req) => problems.push(`request failed: ${req.url()} ${req.failure()?.errorText}`));
-    page.on('response', (res) => {
-      if (res.status() >= 400) problems.push(`HTTP ${res.status()} for ${res.url()}`);
-    });
-    return { page, problems };
-  }
-
   it('draws the charts, filters, drills down and downloads the CSV, with no errors or CSP violations', async () => {
-    const { page, problems } = await watchedPage();
+    const { page, problems } = await watchedPage(browser);
     await page.goto(`${server.url}/reports/costs`);
 
     // Every chart drawn by Chart.js under the strict CSP, each canvas with pixels on it.
     await page.locator('figure.chart-drawn').nth(2).waitFor();
-    const charts = await page.evaluate(() =>
-      [...(globalThis as any).document.querySelectorAll('canvas')].map((canvas: any) => {
-        const chart = (globalThis as any).Chart.getChart(canvas) as { config: { type: string } } | undefined;
-        const ctx = canvas.getContext('2d');
-        const pixels = ctx.getImageData(0, 0, canvas.width, canvas.height).data as Uint8ClampedArray;
-        let painted = 0;
-        for (let i = 3; i < pixels.length; i += 4) if (pixels[i]! > 0) painted++;
-        return { id: canvas.id as string, type: chart?.config.type, width: canvas.width as number, painted };
-      }),
-    );
+    const charts = await drawnCharts(page);
     expect(charts.map((c) => [c.id, c.type])).toEqual([
       ['chart-by-team', 'doughnut'],
       ['chart-resources', 'bar'],
@@ -104,7 +69,7 @@ describe.skipIf(skip)('in headless Chromium', () => {
   });
 
   it('works without JavaScript: the table, sorting and paging are links', async () => {
-    const { page, problems } = await watchedPage(false);
+    const { page, problems } = await watchedPage(browser, { javaScriptEnabled: false });
     await page.goto(`${server.url}/reports/costs?limit=2`);
     await expect(page.locator('table.report-table tbody tr').count()).resolves.toBe(2);
     await expect(page.locator('.chart-table').first().isVisible()).resolves.toBe(true);
