@@ -324,7 +324,7 @@ export const inventoryReport: Report<InventoryParams> = defineReport({
     if (has('tag')) fields.push({ name: 'tag', label: 'Tag key:value', type: 'text', value: params.tag?.map((t) => `${t.key}:${t.value}`)[0] ?? '' });
     return fields;
   },
-});
+}, { cached: true, showsActions: true });
 
 /**
  * Every row matching the parameters, in the page order, fetched in keyset batches. In the default

@@ -136,8 +136,39 @@ describe.each(testDatabases())('cached reports on $name', ({ open }) => {
     expect(dec(summaryValue(overview, 'Run-rate per hour (EUR)'))).toBe(8.7);
   });
 
-  it('never caches the inventory, which shows stops made after the snapshot', async () => {
+  it('caches the inventory until a stop or a scheduled stop changes what it shows', async () => {
+    type Inventory = { resource_id: string; project_id: number; region_id: number; running: boolean; status: string; scheduled_stop_at: Date | null };
+    const rowOf = async (id: string) => {
+      const out = await run(inventoryReport, ctx, { kind: 'instances' });
+      return { out, row: (out.rows as Inventory[]).find((r) => r.resource_id === id)! };
+    };
     const first = await run(inventoryReport, ctx, { kind: 'instances' });
-    expect(await run(inventoryReport, ctx, { kind: 'instances' })).not.toBe(first);
+    expect(await run(inventoryReport, ctx, { kind: 'instances' })).toBe(first);
+    const target = (first.rows as Inventory[]).find((r) => r.running)!;
+    expect(target.scheduled_stop_at).toBeNull();
+    const ref = [target.resource_id, target.project_id, target.region_id];
+
+    // Marked to stop later: the due time shows at once.
+    await db.execute(
+      `insert into scheduled_stops (instance_id, project_id, region_id, reason, created_by, created_by_role, due_at)
+       values ($1, $2, $3, 'expired sandbox', 'olivia', 'operator', '2025-03-11T12:00:00Z')`,
+      ref,
+    );
+    const marked = await rowOf(target.resource_id);
+    expect(marked.out).not.toBe(first);
+    expect(new Date(marked.row.scheduled_stop_at!).toISOString()).toBe('2025-03-11T12:00:00.000Z');
+    expect(await run(inventoryReport, ctx, { kind: 'instances' })).toBe(marked.out);
+
+    // Cancelled: gone again.
+    await db.execute(`update scheduled_stops set status = 'cancelled', cancelled_by = 'olivia', cancelled_at = now() where instance_id = $1`, [target.resource_id]);
+    expect((await rowOf(target.resource_id)).row.scheduled_stop_at).toBeNull();
+
+    // Stopped through cloudtally after the snapshot: shown stopped at once.
+    await db.execute(
+      `insert into audit_log (actor, role, action, instance_id, project_id, region_id, reason, result) values ('olivia', 'operator', 'stop', $1, $2, $3, 'idle', 'stopped')`,
+      ref,
+    );
+    const stopped = await rowOf(target.resource_id);
+    expect([stopped.row.running, stopped.row.status]).toEqual([false, 'SHUTOFF']);
   });
 });

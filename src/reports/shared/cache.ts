@@ -6,7 +6,8 @@
  * month to date and the projection move with the clock.
  *
  * Only reports whose every input is snapshot data (snapshots, their rows, cost_rollups,
- * cost_daily) may be cached; reports over runs, overrides or scheduled stops must not be.
+ * cost_daily) may be cached, or, with the actions version, also stops and scheduled stops (the
+ * inventory); reports over runs or the audit log's contents must not be.
  * Exports (CSV) are never cached: they stream.
  */
 import type { Queryable } from '../../db/connection.js';
@@ -19,9 +20,20 @@ import type { Queryable } from '../../db/connection.js';
 const DATA_VERSION_SQL = `select concat_ws(':', count(*), max(id), sum(id), (select count(*) from cost_daily_sealed_days)) as v
   from snapshots where complete`;
 
-export async function dataVersion(q: Queryable): Promise<string> {
+/**
+ * What reports that also show actions read on top of the snapshots: stops (the audit log is
+ * append-only, so its newest id changes with every attempt, and instance_status_overrides derives
+ * from it and the snapshots) and scheduled stops (a new one raises the newest id; cancelling or
+ * finishing one changes how many are open).
+ */
+const ACTIONS_VERSION_SQL = `select concat_ws(':', (select max(id) from audit_log), (select max(id) from scheduled_stops),
+  (select count(*) from scheduled_stops where status in ('pending', 'running'))) as v`;
+
+export async function dataVersion(q: Queryable, options: { actions?: boolean } = {}): Promise<string> {
   const [row] = await q.query<{ v: string }>(DATA_VERSION_SQL);
-  return row?.v ?? '';
+  if (!options.actions) return row?.v ?? '';
+  const [actions] = await q.query<{ v: string }>(ACTIONS_VERSION_SQL);
+  return `${row?.v ?? ''}|${actions?.v ?? ''}`;
 }
 
 export interface CacheOptions {
@@ -58,9 +70,14 @@ export class ReportCache {
    * within ttlMs after the time it was computed for. Concurrent callers share one computation;
    * a failed one is not kept.
    */
-  async get<T>(scope: { db: Queryable; config: object; now: Date }, key: string, compute: () => Promise<T>): Promise<T> {
+  async get<T>(
+    scope: { db: Queryable; config: object; now: Date },
+    key: string,
+    compute: () => Promise<T>,
+    versionOptions: { actions?: boolean } = {},
+  ): Promise<T> {
     const store = this.storeOf(scope.db, scope.config);
-    const version = await dataVersion(scope.db);
+    const version = await dataVersion(scope.db, versionOptions);
     const now = scope.now.getTime();
     const hit = store.get(key);
     if (hit && hit.version === version && now >= hit.now && now - hit.now < this.options.ttlMs) return hit.value as Promise<T>;

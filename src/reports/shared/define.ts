@@ -7,7 +7,8 @@
  * wrapper unnecessary.)
  *
  * With `{ cached: true }` the page and the filters are served from the report cache (see
- * cache.ts) while the data is unchanged; only reports over snapshot data alone may ask for it.
+ * cache.ts) while the data is unchanged; only reports over snapshot data alone may ask for it,
+ * or with `showsActions` also over stops and scheduled stops.
  */
 import type { Database, Queryable, Row } from '../../db/connection.js';
 import { cacheKey, ReportCache } from './cache.js';
@@ -39,9 +40,16 @@ function contextWithoutJit(ctx: ReportCtx): ReportCtx {
 /** The results of every cached report in this process. */
 export const reportCache = new ReportCache();
 
-export function defineReport<P>(report: Report<P>, options: { cached?: boolean } = {}): Report<P> {
+export interface DefineOptions {
+  /** Serve run and filters from the report cache while the data version is unchanged. */
+  cached?: boolean;
+  /** The report also shows stops and scheduled stops: they are part of its data version. */
+  showsActions?: boolean;
+}
+
+export function defineReport<P>(report: Report<P>, options: DefineOptions = {}): Report<P> {
   const cached = <T>(ctx: ReportCtx, parts: readonly unknown[], compute: () => Promise<T>): Promise<T> =>
-    options.cached ? reportCache.get(ctx, cacheKey([report.name, ...parts]), compute) : compute();
+    options.cached ? reportCache.get(ctx, cacheKey([report.name, ...parts]), compute, { actions: options.showsActions ?? false }) : compute();
   return {
     ...report,
     run: (ctx, params, page) => cached(ctx, ['run', params, page], () => report.run(contextWithoutJit(ctx), params, page)),
