@@ -29,6 +29,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { and, eq, gt, asc } from 'drizzle-orm';
 import pg from 'pg';
+import { onServer, withDatabase } from './database.js';
 import { createCloudClient } from '../src/cloud/index.js';
 import { COLLECTOR_NAMES, loadConfig, scopesFromManifest } from '../src/config.js';
 import { openDatabase, type Database } from '../src/db/connection.js';
@@ -172,25 +173,6 @@ async function startChildSimulator(size: number): Promise<ChildSimulator> {
     }
   }
   throw new Error(`the simulator child process exited (code ${child.exitCode}) before listening`);
-}
-
-// ---------------------------------------------------------------------------------------------
-// The bench database.
-
-function withDatabase(serverUrl: string, name: string): string {
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
-
-async function onServer<T>(serverUrl: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: serverUrl });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
