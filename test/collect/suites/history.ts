@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CloudClient } from '../../../src/cloud/index.js';
 import type { Config } from '../../../src/config.js';
 import type { Database } from '../../../src/db/connection.js';
-import { refreshCostDaily } from '../../../src/db/cost-model.js';
+import { maxGapHoursForSchedules, refreshCostDaily } from '../../../src/db/cost-model.js';
 import { pruneHistory, runCollection } from '../../../src/collect/index.js';
 import type { Simulator } from '../../../src/simulator/index.js';
 import { testDatabases } from '../../helpers/databases.js';
@@ -209,6 +209,50 @@ export function historySuite(): void {
 
         // A second prune at the same time has nothing left to do.
         expect(await pruneHistory({ db, config, logger: testDeps(db, sim, client, config).logger }, { now })).toMatchObject({ snapshotsDeleted: 0, daysSealed: [] });
+      });
+    });
+
+    describe.each(testDatabases())('sealing days collected every 6 hours ($name)', ({ open }) => {
+      const now = new Date('2025-06-01T12:00:00Z');
+      const day = '2025-05-22';
+      const config = testConfig({ retention_days: 30, retention_hourly_days: 3, schedules: { instances: '0 */6 * * *', flavors: '0 */6 * * *' } });
+      let sim: Simulator;
+      let client: CloudClient;
+      let db: Database;
+
+      beforeAll(async () => {
+        sim = await startTestSimulator({ seed: 6, size: 10 });
+        client = testClient(sim, config);
+        db = await open();
+        const deps = testDeps(db, sim, client, config);
+        for (const hour of [0, 6, 12, 18]) {
+          const summary = await runCollection(deps, { now: new Date(`${day}T${String(hour).padStart(2, '0')}:00:00Z`), collectors: ['flavors', 'instances'] });
+          expect(summary.status).toBe('succeeded');
+        }
+        await runCollection(deps, { now: new Date('2025-05-31T12:00:00Z'), collectors: ['flavors', 'instances'] });
+      });
+      afterAll(async () => {
+        await db?.close();
+        await client?.close();
+        await sim?.close();
+      });
+
+      const daily = () =>
+        db.query(`SELECT kind, scope_key, dimension, group_value, currency, cost, resource_hours FROM cost_daily WHERE day = $1 ORDER BY 1, 2, 3, 4, 5`, [day]);
+
+      it('seals a day with the gaps the schedules allow, as the reports integrate it', async () => {
+        // What the reports show for the day while its detail exists: 6-hour gaps held in full.
+        await refreshCostDaily(db, { fromDay: day, toDay: day }, { now, maxGapHours: maxGapHoursForSchedules(config.schedules) });
+        const asReported = await daily();
+        // With the default caps (hourly schedules) each 6-hour gap would count 2 hours only.
+        await refreshCostDaily(db, { fromDay: day, toDay: day }, { now });
+        const withDefaultCaps = await daily();
+        expect(withDefaultCaps).not.toEqual(asReported);
+        await db.execute('DELETE FROM cost_daily');
+
+        const result = await pruneHistory({ db, config, logger: testDeps(db, sim, client, config).logger }, { now });
+        expect(result.daysSealed).toEqual([day]);
+        expect(await daily()).toEqual(asReported);
       });
     });
   });
