@@ -41,7 +41,7 @@ describe.skipIf(skipBrowserTests)('stopping idle instances in headless Chromium'
   }
 
   it('an operator selects two idle instances, confirms, sees each result and the audit entries', async () => {
-    const { page, problems } = await watchedPage(browser, { httpErrors: false });
+    const { page, problems } = await watchedPage(browser);
     await login(page, 'olivia');
     await expect(page.locator('.signed-in').textContent()).resolves.toContain('olivia');
 
@@ -84,7 +84,7 @@ describe.skipIf(skipBrowserTests)('stopping idle instances in headless Chromium'
   });
 
   it('a viewer finds no stop control', async () => {
-    const { page, problems } = await watchedPage(browser, { httpErrors: false });
+    const { page, problems } = await watchedPage(browser);
     await login(page, 'alice');
     expect(await page.locator('table.idle-table tbody tr').count()).toBeGreaterThan(0);
     expect(await page.locator('input[type="checkbox"]').count()).toBe(0);

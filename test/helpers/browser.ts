@@ -12,13 +12,11 @@ export function launchChromium(): Promise<Browser> {
 
 export interface WatchOptions {
   javaScriptEnabled?: boolean;
-  /** Count answers with status >= 400 as problems (default true). */
-  httpErrors?: boolean;
 }
 
 /**
  * A page in a fresh context that records everything that would mean the page is broken: console
- * errors and warnings, page errors, CSP violations, failed loads and (by default) HTTP errors.
+ * errors and warnings, page errors, CSP violations, failed loads and HTTP errors.
  */
 export async function watchedPage(browser: Browser, options: WatchOptions = {}): Promise<{ page: Page; problems: string[] }> {
   const context = await browser.newContext({ acceptDownloads: true, javaScriptEnabled: options.javaScriptEnabled ?? true });
@@ -35,11 +33,9 @@ export async function watchedPage(browser: Browser, options: WatchOptions = {}):
   });
   page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
   page.on('requestfailed', (req) => problems.push(`request failed: ${req.url()} ${req.failure()?.errorText}`));
-  if (options.httpErrors ?? true) {
-    page.on('response', (res) => {
-      if (res.status() >= 400) problems.push(`HTTP ${res.status()} for ${res.url()}`);
-    });
-  }
+  page.on('response', (res) => {
+    if (res.status() >= 400) problems.push(`HTTP ${res.status()} for ${res.url()}`);
+  });
   return { page, problems };
 }
 
