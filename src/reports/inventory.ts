@@ -75,7 +75,11 @@ function conditions(spec: KindSpec, p: InventoryParams, config: Config, binds: B
   if (p.currency !== undefined && has('currency')) where.push(`b.currency = upper(${binds.add(p.currency)}::text)`);
   if (p.priced !== undefined && has('priced')) where.push(p.priced === 'yes' ? 'b.currency is not null' : 'b.currency is null');
   for (const t of p.tag ?? []) {
-    where.push(`b.tags @> jsonb_build_object(${binds.add(normaliseTagKey(t.key, config))}::text, ${binds.add(t.value)}::text)`);
+    // `|| '{}'` keeps the planner off the tags GIN index: it indexes every snapshot ever kept, so a
+    // common tag matches hundreds of thousands of rows of history, where filtering the latest
+    // snapshots' rows as they are read is cheap (100,000 instances, a day of hourly history: the
+    // slowest query of a filtered page 880 ms -> 290 ms).
+    where.push(`(b.tags || '{}'::jsonb) @> jsonb_build_object(${binds.add(normaliseTagKey(t.key, config))}::text, ${binds.add(t.value)}::text)`);
   }
   for (const key of p.missing_tag ?? []) where.push(`not (b.tags ? ${binds.add(normaliseTagKey(key, config))}::text)`);
   if (p.q !== undefined && p.q !== '') {
