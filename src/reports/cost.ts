@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { PRICED_KINDS, type PricedKind } from '../db/cost-model.js';
 import type { Column, Row } from './report.js';
 import { offsetRows } from './shared/batches.js';
-import { dimensionOf, GROUPING_HELP, isGrouping, latestDimensions, latestEffectiveCte, latestEffectiveParams, latestGroupCosts, latestTotals, type CostFilter } from './shared/costs.js';
+import { dimensionOf, GROUPING_HELP, groupingField, isGrouping, latestEffectiveCte, latestEffectiveParams, latestGroupCosts, latestTotals, type CostFilter } from './shared/costs.js';
 import { dimensionLabel, kindLabel } from './shared/format.js';
 import { inventoryHref } from './shared/links.js';
 import { dirParam, idParam, sortParam } from './shared/params.js';
@@ -151,11 +151,8 @@ export const costReport: Report<CostParams> = defineReport({
   },
 
   async filters(ctx, params) {
-    const dimensions = await latestDimensions(ctx.db);
-    const current = dimensionOf(params.by, ctx.config) ?? params.by;
-    if (!dimensions.includes(current)) dimensions.push(current);
     return [
-      { name: 'by', label: 'Group by', type: 'select', value: current, options: dimensions.map((d) => ({ value: d, label: dimensionLabel(d) })) },
+      await groupingField(ctx, params.by, 'Group by'),
       {
         name: 'kind',
         label: 'Resource kind',

@@ -8,7 +8,7 @@ import { PRICED_KINDS, type DailyCostRow } from '../db/cost-model.js';
 import { SNAPSHOT_KINDS } from '../db/schema.js';
 import type { ChartSpec, Column, Row, SummaryItem } from './report.js';
 import { offsetRows } from './shared/batches.js';
-import { dimensionOf, GROUPING_HELP, isGrouping, latestDimensions, latestEffectiveCte, latestEffectiveParams, latestGroupCosts, latestTotals, type CurrencyTotal } from './shared/costs.js';
+import { dimensionOf, GROUPING_HELP, groupingField, isGrouping, latestEffectiveCte, latestEffectiveParams, latestGroupCosts, latestTotals, type CurrencyTotal } from './shared/costs.js';
 import { addDays, chartNumber, dimensionLabel, formatAge, isoDay, kindLabel } from './shared/format.js';
 import { inventoryHref } from './shared/links.js';
 import { intParam } from './shared/params.js';
@@ -256,11 +256,8 @@ export const overviewReport: Report<OverviewParams> = defineReport({
   },
 
   async filters(ctx, params) {
-    const dimensions = await latestDimensions(ctx.db);
-    const current = dimensionOf(params.by, ctx.config) ?? params.by;
-    if (!dimensions.includes(current)) dimensions.push(current);
     return [
-      { name: 'by', label: 'Top groups by', type: 'select', value: current, options: dimensions.map((d) => ({ value: d, label: dimensionLabel(d) })) },
+      await groupingField(ctx, params.by, 'Top groups by'),
       { name: 'days', label: 'Days in the chart', type: 'number', value: String(params.days) },
     ];
   },

@@ -8,7 +8,7 @@ import { effectiveRollupsSql, PRICED_KINDS, type PricedKind } from '../db/cost-m
 import { UNTAGGED } from '../db/schema.js';
 import type { ChartSpec, Column, Row } from './report.js';
 import { offsetRows } from './shared/batches.js';
-import { dimensionOf, GROUPING_HELP, isGrouping, latestDimensions, type CostFilter } from './shared/costs.js';
+import { dimensionOf, GROUPING_HELP, groupingField, isGrouping, type CostFilter } from './shared/costs.js';
 import { addDays, chartNumber, dimensionLabel, isoDay, kindLabel } from './shared/format.js';
 import { dirParam, idParam, intParam } from './shared/params.js';
 import { freshnessNotes, latestSnapshots } from './shared/snapshots.js';
@@ -237,11 +237,8 @@ export const trendReport: Report<TrendParams> = defineReport({
   },
 
   async filters(ctx, params) {
-    const dimensions = await latestDimensions(ctx.db);
-    const current = dimensionOf(params.by, ctx.config) ?? params.by;
-    if (!dimensions.includes(current)) dimensions.push(current);
     return [
-      { name: 'by', label: 'Group by', type: 'select', value: current, options: dimensions.map((d) => ({ value: d, label: dimensionLabel(d) })) },
+      await groupingField(ctx, params.by, 'Group by'),
       {
         name: 'measure',
         label: 'Table',

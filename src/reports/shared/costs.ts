@@ -6,6 +6,8 @@ import { effectiveRollupsSql, FIXED_DIMENSIONS, PRICED_KINDS, TAG_DIMENSION_PREF
 import type { Queryable } from '../../db/connection.js';
 import { UNTAGGED } from '../../db/schema.js';
 import { normaliseTagKey, type Config } from '../../config.js';
+import type { FilterField } from '../report.js';
+import { dimensionLabel } from './format.js';
 import { latestSnapshotsSql } from './snapshots.js';
 
 export interface CostFilter {
@@ -91,6 +93,17 @@ export function dimensionOf(by: string, config: Config): string | null {
     return TAG_DIMENSION_PREFIX + normaliseTagKey(by.slice(TAG_DIMENSION_PREFIX.length), config);
   }
   return null;
+}
+
+/**
+ * The "group by" control of a report: every dimension of the latest rollups, plus the current one
+ * when the data does not hold it (yet), so the page always shows what the URL asked for.
+ */
+export async function groupingField(ctx: { db: Queryable; config: Config }, by: string, label: string): Promise<FilterField> {
+  const dimensions = await latestDimensions(ctx.db);
+  const current = dimensionOf(by, ctx.config) ?? by;
+  if (!dimensions.includes(current)) dimensions.push(current);
+  return { name: 'by', label, type: 'select', value: current, options: dimensions.map((d) => ({ value: d, label: dimensionLabel(d) })) };
 }
 
 /** zod-friendly check that `by` names a grouping (before normalisation). */
