@@ -259,7 +259,7 @@ export async function computeCostRollups(q: Queryable, snapshotId: number): Prom
   if (!(PRICED_KINDS as readonly string[]).includes(kind)) {
     throw new Error(`computeCostRollups: snapshot ${snapshotId} is of kind ${kind}, which carries no cost (expected ${PRICED_KINDS.join(', ')})`);
   }
-  await inTransactionWithoutJit(q, async (tx) => {
+  await inTransaction(q, async (tx) => {
     await tx.execute('delete from cost_rollups where snapshot_id = $1', [snapshotId]);
     // The planner hashes grouping sets only when it expects the hash tables to fit in work_mem,
     // and it expects one group per resource (it cannot know how many share a tag set): with the
@@ -268,15 +268,9 @@ export async function computeCostRollups(q: Queryable, snapshotId: number): Prom
   });
 }
 
-/**
- * Runs fn in a transaction (the caller's, when q is one; else a new one) with JIT compilation off
- * for its duration (on Postgres; PGlite has no JIT). The planner over-estimates set-returning
- * functions such as jsonb_each_text (100 rows per call), which pushes these plans past
- * jit_above_cost, and compiling them costs seconds while running them takes a fraction of one.
- */
-export async function inTransactionWithoutJit<T>(q: Queryable, fn: (tx: Queryable) => Promise<T>): Promise<T> {
-  const run = (tx: Queryable): Promise<T> => (tx.driver === 'pg' ? withLocalSettings(tx, { jit: 'off' }, () => fn(tx)) : fn(tx));
-  return isDatabase(q) ? q.transaction(run) : run(q);
+/** Runs fn in a transaction: the caller's, when q is one; else a new one. (JIT is off for every connection: db/connection.ts.) */
+export async function inTransaction<T>(q: Queryable, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+  return isDatabase(q) ? q.transaction(fn) : fn(q);
 }
 
 /** Runs fn with settings changed for the current transaction, restoring the caller's afterwards. */
@@ -470,7 +464,7 @@ export async function refreshCostDaily(
 ): Promise<void> {
   checkDayRange('refreshCostDaily', range.fromDay, range.toDay);
   const params = pieceParams(range.fromDay, range.toDay, opts);
-  await inTransactionWithoutJit(q, async (tx) => {
+  await inTransaction(q, async (tx) => {
     await tx.execute(
       'delete from cost_daily where day between $1::date and $2::date and day not in (select day from cost_daily_sealed_days)',
       params.slice(0, 2),
@@ -568,40 +562,38 @@ export async function dailyCosts(q: Queryable, query: DailyCostQuery): Promise<D
   const params = [...pieceParams(query.fromDay, query.toDay, query), query.dimension, UNTAGGED, query.kind ?? null, query.projectId ?? null, query.regionId ?? null];
   const filter = (t: string) =>
     `($9::text is null or ${t}.kind = $9) and ($10::int is null or ${t}.project_id = $10) and ($11::int is null or ${t}.region_id = $11)`;
-  return inTransactionWithoutJit(q, (tx) =>
-    tx.query<DailyCostRow & Record<string, unknown>>(
-      `with ${piecesCte()},
-      effective as (${effectiveRollupsSql('(select distinct id from pieces)', '$7', '$8', [], WINDOW_TIME_RANGE)}),
-      live as (
-        select p.day, e.group_value, e.currency, sum(e.price_per_hour * p.secs) / 3600 as cost,
-          sum(e.resource_count * p.secs) / 3600 as resource_hours, sum(e.unpriced_count * p.secs) / 3600 as unpriced_resource_hours
-        from pieces p join effective e on e.snapshot_id = p.id
-        where ${filter('e')}
-        group by p.day, e.group_value, e.currency
-      ),
-      sealed as (
-        select d.day, d.group_value, d.currency, d.cost, d.resource_hours, d.unpriced_resource_hours
-        from cost_daily d
-        where d.dimension = $7 and d.day between $1::date and $2::date and d.day in (select day from cost_daily_sealed_days) and ${filter('d')}
-        union all
-        select d.day, $8::text, d.currency, d.cost, d.resource_hours, d.unpriced_resource_hours
-        from cost_daily d
-        where d.dimension = 'kind' and left($7, 4) = 'tag:' and d.day between $1::date and $2::date
-          and d.day in (select day from cost_daily_sealed_days) and ${filter('d')}
-          and not exists (select 1 from cost_daily x where x.day = d.day and x.dimension = $7 and x.kind = d.kind and x.scope_key = d.scope_key)
-      )
-      select to_char(day, 'YYYY-MM-DD') as day, group_value, currency,
-        trim_scale(sum(cost))::text as cost, trim_scale(sum(resource_hours))::text as resource_hours,
-        trim_scale(sum(unpriced_resource_hours))::text as unpriced_resource_hours
-      from (
-        select day, group_value, currency, cost, resource_hours, unpriced_resource_hours from live
-        union all
-        select day, group_value, currency, cost, resource_hours, unpriced_resource_hours from sealed
-      ) u
-      group by day, group_value, currency
-      order by day, group_value, currency nulls last`,
-      params,
+  return q.query<DailyCostRow & Record<string, unknown>>(
+    `with ${piecesCte()},
+    effective as (${effectiveRollupsSql('(select distinct id from pieces)', '$7', '$8', [], WINDOW_TIME_RANGE)}),
+    live as (
+      select p.day, e.group_value, e.currency, sum(e.price_per_hour * p.secs) / 3600 as cost,
+        sum(e.resource_count * p.secs) / 3600 as resource_hours, sum(e.unpriced_count * p.secs) / 3600 as unpriced_resource_hours
+      from pieces p join effective e on e.snapshot_id = p.id
+      where ${filter('e')}
+      group by p.day, e.group_value, e.currency
     ),
+    sealed as (
+      select d.day, d.group_value, d.currency, d.cost, d.resource_hours, d.unpriced_resource_hours
+      from cost_daily d
+      where d.dimension = $7 and d.day between $1::date and $2::date and d.day in (select day from cost_daily_sealed_days) and ${filter('d')}
+      union all
+      select d.day, $8::text, d.currency, d.cost, d.resource_hours, d.unpriced_resource_hours
+      from cost_daily d
+      where d.dimension = 'kind' and left($7, 4) = 'tag:' and d.day between $1::date and $2::date
+        and d.day in (select day from cost_daily_sealed_days) and ${filter('d')}
+        and not exists (select 1 from cost_daily x where x.day = d.day and x.dimension = $7 and x.kind = d.kind and x.scope_key = d.scope_key)
+    )
+    select to_char(day, 'YYYY-MM-DD') as day, group_value, currency,
+      trim_scale(sum(cost))::text as cost, trim_scale(sum(resource_hours))::text as resource_hours,
+      trim_scale(sum(unpriced_resource_hours))::text as unpriced_resource_hours
+    from (
+      select day, group_value, currency, cost, resource_hours, unpriced_resource_hours from live
+      union all
+      select day, group_value, currency, cost, resource_hours, unpriced_resource_hours from sealed
+    ) u
+    group by day, group_value, currency
+    order by day, group_value, currency nulls last`,
+    params,
   );
 }
 
@@ -632,29 +624,27 @@ export interface PricePiece {
 export async function pricePieces(q: Queryable, query: { fromDay: string; toDay: string } & CostOverTimeOptions): Promise<PricePiece[]> {
   checkDayRange('pricePieces', query.fromDay, query.toDay);
   const kinds = PRICED_KINDS.map(sqlText).join(', ');
-  return inTransactionWithoutJit(q, (tx) =>
-    tx.query<PricePiece & Record<string, unknown>>(
-      `with ${piecesCte()},
-      sealed_snaps as (
-        select distinct on (kind, scope_key, taken_at::date) id, kind, scope_key, project_id, region_id, taken_at, taken_at::date as day
-        from snapshots
-        where complete and kind in (${kinds}) and taken_at::date between $1::date and $2::date
-          and taken_at::date in (select day from cost_daily_sealed_days)
-        order by kind, scope_key, taken_at::date, taken_at desc, id desc
-      ),
-      sealed_pieces as (
-        select s.id, s.kind, s.scope_key, s.project_id, s.region_id, s.taken_at, s.day, d.currency, d.cost * 3600 / r.price_per_hour as secs
-        from sealed_snaps s
-        join cost_daily d on d.day = s.day and d.kind = s.kind and d.scope_key = s.scope_key and d.dimension = 'kind' and d.currency is not null
-        join cost_rollups r on r.snapshot_id = s.id and r.dimension = 'kind' and r.currency = d.currency
-        where r.price_per_hour > 0
-      )
-      select id as snapshot_id, kind, scope_key, project_id, region_id, taken_at, to_char(day, 'YYYY-MM-DD') as day, null::text as currency, secs
-      from pieces
-      union all
-      select id, kind, scope_key, project_id, region_id, taken_at, to_char(day, 'YYYY-MM-DD'), currency, secs from sealed_pieces
-      order by day, kind, scope_key, snapshot_id`,
-      pieceParams(query.fromDay, query.toDay, query),
+  return q.query<PricePiece & Record<string, unknown>>(
+    `with ${piecesCte()},
+    sealed_snaps as (
+      select distinct on (kind, scope_key, taken_at::date) id, kind, scope_key, project_id, region_id, taken_at, taken_at::date as day
+      from snapshots
+      where complete and kind in (${kinds}) and taken_at::date between $1::date and $2::date
+        and taken_at::date in (select day from cost_daily_sealed_days)
+      order by kind, scope_key, taken_at::date, taken_at desc, id desc
     ),
+    sealed_pieces as (
+      select s.id, s.kind, s.scope_key, s.project_id, s.region_id, s.taken_at, s.day, d.currency, d.cost * 3600 / r.price_per_hour as secs
+      from sealed_snaps s
+      join cost_daily d on d.day = s.day and d.kind = s.kind and d.scope_key = s.scope_key and d.dimension = 'kind' and d.currency is not null
+      join cost_rollups r on r.snapshot_id = s.id and r.dimension = 'kind' and r.currency = d.currency
+      where r.price_per_hour > 0
+    )
+    select id as snapshot_id, kind, scope_key, project_id, region_id, taken_at, to_char(day, 'YYYY-MM-DD') as day, null::text as currency, secs
+    from pieces
+    union all
+    select id, kind, scope_key, project_id, region_id, taken_at, to_char(day, 'YYYY-MM-DD'), currency, secs from sealed_pieces
+    order by day, kind, scope_key, snapshot_id`,
+    pieceParams(query.fromDay, query.toDay, query),
   );
 }

@@ -51,6 +51,10 @@ describe.each(testDatabases())('database on $name', ({ name, open }) => {
     expect(row!.tz).toBe('UTC');
   });
 
+  it.runIf(name === 'postgres')('runs every statement with JIT compilation off', async () => {
+    expect(await database.query(`SELECT current_setting('jit') AS jit`)).toEqual([{ jit: 'off' }]);
+  });
+
   it('binds parameters of every kind', async () => {
     const rows = await database.query<{ t: string; n: number; j: unknown; arr: string[] }>(
       'SELECT $1::text AS t, $2::int AS n, $3::jsonb AS j, $4::text[] AS arr',
