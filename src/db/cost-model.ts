@@ -51,7 +51,7 @@ export const NO_VALUE = '(none)';
 const sqlText = (value: string) => `'${value.replace(/'/g, "''")}'`;
 
 /** Running = status (or vm_state when status is empty) is ACTIVE, case-insensitively. */
-function runningSql(status: string, vmState: string): string {
+export function runningSql(status: string, vmState: string): string {
   return `(upper(trim(coalesce(nullif(trim(${status}), ''), ${vmState}, ''))) = 'ACTIVE')`;
 }
 

@@ -3,7 +3,7 @@
  * scope), columns, the filters and sorts it supports. SQL here is trusted text written by code;
  * every user value reaches SQL as a bound parameter (see inventory.ts).
  */
-import { PRICED_KINDS, pricedResourcesSql } from '../db/cost-model.js';
+import { PRICED_KINDS, pricedResourcesSql, runningSql } from '../db/cost-model.js';
 import type { SnapshotKind } from '../db/schema.js';
 import type { Column } from './report.js';
 
@@ -125,6 +125,9 @@ function withoutScheduledStop(sorts: Record<string, SortSpec>): Record<string, S
   return rest;
 }
 
+/** Whether a cluster server runs: the cost model's own rule, so the inventory prices what the reports sum. */
+const SERVER_RUNNING = runningSql('v.status', 'v.vm_state');
+
 export const KINDS: Record<InventoryKind, KindSpec> = {
   instances: {
     label: 'Instances',
@@ -170,11 +173,11 @@ export const KINDS: Record<InventoryKind, KindSpec> = {
         'cluster_server'::text as kind, v.server_id as resource_id, v.name, v.cluster_id, c.name as cluster_name,
         coalesce(v.project_id, l.project_id) as project_id, coalesce(v.region_id, l.region_id) as region_id,
         coalesce(nullif(trim(v.status), ''), v.vm_state) as status,
-        upper(trim(coalesce(nullif(trim(v.status), ''), v.vm_state, ''))) = 'ACTIVE' as running,
+        ${SERVER_RUNNING} as running,
         coalesce(v.flavor_name, c.flavor) as flavor, v.tags, v.created_at, v.ssh_key_name,
         c.currency,
-        case when c.currency is not null then case when upper(trim(coalesce(nullif(trim(v.status), ''), v.vm_state, ''))) = 'ACTIVE' then c.unit_price_per_hour else 0 end end as price_per_hour,
-        case when c.currency is not null then case when upper(trim(coalesce(nullif(trim(v.status), ''), v.vm_state, ''))) = 'ACTIVE' then c.unit_price_per_month else 0 end end as price_per_month
+        case when c.currency is not null then case when ${SERVER_RUNNING} then c.unit_price_per_hour else 0 end end as price_per_hour,
+        case when c.currency is not null then case when ${SERVER_RUNNING} then c.unit_price_per_month else 0 end end as price_per_month
       from latest l
       join gpu_cluster_servers v on v.snapshot_id = l.id
       left join (${pricedResourcesSql('latest', ['cluster'])}) c on c.snapshot_id = v.snapshot_id and c.resource_id = v.cluster_id
