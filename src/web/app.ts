@@ -71,6 +71,8 @@ export function createWebApp(deps: WebDeps): express.Express {
   app.get(`/static/${chartJsFile}`, (_req, res, next) => res.sendFile(chartJsFile, { root: chartJsDistDir, maxAge: '1d' }, next));
   app.get(`/static/${chartJsFile}.map`, (_req, res, next) => res.sendFile(`${chartJsFile}.map`, { root: chartJsDistDir, maxAge: '1d' }, next));
   app.use('/static', express.static(publicDir, { index: false, fallthrough: true }));
+  // Browsers ask for /favicon.ico on pages without an icon link (a JSON answer opened in a tab).
+  app.get('/favicon.ico', (_req, res) => res.redirect(301, '/static/favicon.svg'));
 
   app.use(cookieParser(keyFor('cookies')));
   app.use(express.urlencoded({ extended: false, limit: '32kb' }));

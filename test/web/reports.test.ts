@@ -373,6 +373,8 @@ describe('headers and logs', () => {
     expect((await get('/static/charts.js')).status).toBe(200);
     expect((await get('/static/app.css')).status).toBe(200);
     expect((await get('/static/favicon.svg')).status).toBe(200);
+    const icon = await get('/favicon.ico');
+    expect([icon.status, header(icon.headers, 'location')]).toEqual([301, '/static/favicon.svg']);
     expect((await get('/static/../package.json')).status).toBe(404);
   });
 
