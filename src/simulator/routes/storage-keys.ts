@@ -40,6 +40,11 @@ export function filterStorageKeys(
   );
 }
 
+function isSorted<T>(items: readonly T[], order: (a: T, b: T) => number): boolean {
+  for (let i = 1; i < items.length; i++) if (order(items[i - 1]!, items[i]!) > 0) return false;
+  return true;
+}
+
 export function addStorageKeyRoutes(router: Router): void {
   /** A name already used answers 409 conflict. */
   router.add('PUT', '/storage/provisioning/v1/key', (ctx) => {
@@ -55,9 +60,12 @@ export function addStorageKeyRoutes(router: Router): void {
     const { query } = validateRequest({ query: StorageKeyListQuerySchema }, { query: ctx.query });
     const offset = query.offset ?? 0;
     const limit = query.limit ?? STORAGE_KEY_LIST_DEFAULT_LIMIT;
-    const matching = filterStorageKeys(ctx.state.storageKeys(), query);
+    const all = ctx.state.storageKeys();
+    const filtered = query.id === undefined && query.name === undefined && query.created === undefined ? all : filterStorageKeys(all, query);
     const order = compare[query.order_by ?? 'id'];
-    matching.sort(query.order_direction === 'desc' ? (a, b) => order(b, a) : order);
+    const ordering = query.order_direction === 'desc' ? (a: SimStorageKey, b: SimStorageKey) => order(b, a) : order;
+    // Keys are kept in id order: a page of a large unfiltered listing must not copy and sort them all.
+    const matching = isSorted(filtered, ordering) ? filtered : [...filtered].sort(ordering);
     const w = wire(ctx);
     return ok({
       data: matching.slice(offset, offset + limit).map((k) => storageKeyWire(k, w)),
