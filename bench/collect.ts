@@ -1,5 +1,5 @@
 /**
- * `npm run bench collect [-- --size 100000] [--no-ports] [--keep]`
+ * `npm run bench collect [-- --size 100000] [--no-ports] [--keep] [--cpu-profile FILE] [--timeline]`
  *
  * Collects the simulator at `size` instances (clusters, keypairs, Kubernetes clusters and storage
  * keys in proportion, as the simulator scales them) into a fresh database on the local Postgres
@@ -23,7 +23,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createReadStream, createWriteStream, readdirSync, readFileSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -49,6 +49,10 @@ interface Options {
   serverUrl: string;
   ports: boolean;
   keep: boolean;
+  /** Write a V8 CPU profile of this process during the collection without ports. */
+  cpuProfile: string | null;
+  /** Print the CPU of this process, the simulator and Postgres per half second of the collection. */
+  timeline: boolean;
 }
 
 function parseArgs(args: string[]): Options {
@@ -58,6 +62,8 @@ function parseArgs(args: string[]): Options {
     serverUrl: process.env['BENCH_DATABASE_URL'] ?? DEFAULT_SERVER,
     ports: true,
     keep: false,
+    cpuProfile: null,
+    timeline: false,
   };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
@@ -65,7 +71,9 @@ function parseArgs(args: string[]): Options {
     else if (arg === '--database-url') options.serverUrl = args[++i] ?? options.serverUrl;
     else if (arg === '--no-ports') options.ports = false;
     else if (arg === '--keep') options.keep = true;
-    else throw new Error(`bench collect: unknown argument ${arg} (known: --size N, --database-url URL, --no-ports, --keep)`);
+    else if (arg === '--cpu-profile') options.cpuProfile = args[++i] ?? null;
+    else if (arg === '--timeline') options.timeline = true;
+    else throw new Error(`bench collect: unknown argument ${arg} (known: --size N, --database-url URL, --no-ports, --keep, --cpu-profile FILE, --timeline)`);
   }
   if (!Number.isInteger(options.size) || options.size < 1) throw new Error('bench collect: --size must be a positive integer');
   return options;
@@ -140,6 +148,49 @@ function cpuLine(from: CpuMark, to: CpuMark, wallMs: number): string {
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
 const secs = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 const perSecond = (rows: number, ms: number) => (ms > 0 ? Math.round((rows * 1000) / ms).toLocaleString('en-US') : '-');
+
+/** CPU seconds used per half second by each process: shows whether the cores are kept busy. */
+class CpuTimeline {
+  private readonly lines: string[] = [];
+  private readonly started = performance.now();
+  private last: CpuMark;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(private readonly simPid: number | undefined) {
+    this.last = cpuMark(simPid);
+    this.timer = setInterval(() => this.sample(), 500);
+  }
+
+  private sample(): void {
+    const now = cpuMark(this.simPid);
+    const sim = now.simulator !== null && this.last.simulator !== null ? (now.simulator - this.last.simulator).toFixed(2) : 'n/a';
+    this.lines.push(
+      `  ${((performance.now() - this.started) / 1000).toFixed(1).padStart(5)} s  cloudtally ${(now.self - this.last.self).toFixed(2)}  simulator ${sim}  Postgres ${(now.postgres - this.last.postgres).toFixed(2)}`,
+    );
+    this.last = now;
+  }
+
+  stop(): string[] {
+    clearInterval(this.timer);
+    return ['CPU seconds per half second of the collection:', ...this.lines];
+  }
+}
+
+/** A V8 CPU profile of this process, opened in Chrome DevTools or any .cpuprofile viewer. */
+async function startProfiler(): Promise<{ stopTo(file: string): Promise<void> }> {
+  const { Session } = await import('node:inspector/promises');
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return {
+    async stopTo(file: string) {
+      const { profile } = await session.post('Profiler.stop');
+      await writeFile(file, JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
+}
 
 // ---------------------------------------------------------------------------------------------
 // The simulator in a child process.
@@ -366,8 +417,15 @@ export async function main(args: string[]): Promise<void> {
     const rss = new RssSampler();
     t0 = performance.now();
     let cpu = cpuMark(sim.child.pid);
+    const profiler = options.cpuProfile ? await startProfiler() : null;
+    const timeline = options.timeline ? new CpuTimeline(sim.child.pid) : null;
     const inventory = await runCollection(deps, { collectors: COLLECTOR_NAMES.filter((n) => n !== 'ports') });
     const inventoryMs = performance.now() - t0;
+    if (timeline) for (const line of timeline.stop()) out(line);
+    if (profiler && options.cpuProfile) {
+      await profiler.stopTo(options.cpuProfile);
+      out(`CPU profile of the collection without ports: ${options.cpuProfile}`);
+    }
     const inventoryCpu = cpuLine(cpu, cpuMark(sim.child.pid), inventoryMs);
     const rssInventory = rss.peak;
     out();
