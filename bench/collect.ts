@@ -20,23 +20,21 @@
  * Targets (issue 3): ingest >= 0.5 x COPY; collection without ports < 10 s; with ports < 60 s;
  * peak RSS < 400 MB.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createReadStream, createWriteStream, readdirSync, readFileSync } from 'node:fs';
-import { rm, writeFile } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { and, eq, gt, asc } from 'drizzle-orm';
 import pg from 'pg';
 import { onServer, withDatabase } from './database.js';
-import { createCloudClient } from '../src/cloud/index.js';
 import { COLLECTOR_NAMES, loadConfig, scopesFromManifest } from '../src/config.js';
 import { openDatabase, type Database } from '../src/db/connection.js';
 import { migrateDatabase } from '../src/db/migrate.js';
 import { instances } from '../src/db/schema.js';
-import { silentLogger } from '../src/logger.js';
-import { runCollection, type CollectorDeps, type RunSummary } from '../src/collect/index.js';
+import type { RunSummary } from '../src/collect/index.js';
 import { openSnapshot } from '../src/collect/snapshot-writer.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -51,9 +49,13 @@ interface Options {
   keep: boolean;
   /** Write a V8 CPU profile of this process during the collection without ports. */
   cpuProfile: string | null;
-  /** Print the CPU of this process, the simulator and Postgres per half second of the collection. */
+  /** Print the CPU of the collecting process, the simulator and Postgres per half second of the collection. */
   timeline: boolean;
+  /** What the collecting process runs: the compiled dist/ as the image does, or the sources through tsx as `npm start` does. */
+  runtime: Runtime;
 }
+
+type Runtime = 'dist' | 'tsx';
 
 function parseArgs(args: string[]): Options {
   const options: Options = {
@@ -64,6 +66,7 @@ function parseArgs(args: string[]): Options {
     keep: false,
     cpuProfile: null,
     timeline: false,
+    runtime: 'dist',
   };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
@@ -73,29 +76,12 @@ function parseArgs(args: string[]): Options {
     else if (arg === '--keep') options.keep = true;
     else if (arg === '--cpu-profile') options.cpuProfile = args[++i] ?? null;
     else if (arg === '--timeline') options.timeline = true;
-    else throw new Error(`bench collect: unknown argument ${arg} (known: --size N, --database-url URL, --no-ports, --keep, --cpu-profile FILE, --timeline)`);
+    else if (arg === '--runtime') options.runtime = args[++i] as Runtime;
+    else throw new Error(`bench collect: unknown argument ${arg} (known: --size N, --database-url URL, --no-ports, --keep, --cpu-profile FILE, --timeline, --runtime dist|tsx)`);
   }
   if (!Number.isInteger(options.size) || options.size < 1) throw new Error('bench collect: --size must be a positive integer');
+  if (options.runtime !== 'dist' && options.runtime !== 'tsx') throw new Error('bench collect: --runtime must be dist or tsx');
   return options;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Peak memory of this process.
-
-class RssSampler {
-  peak = process.memoryUsage().rss;
-  private readonly timer = setInterval(() => this.sample(), 50);
-
-  sample(): number {
-    const rss = process.memoryUsage().rss;
-    this.peak = Math.max(this.peak, rss);
-    return rss;
-  }
-
-  stop(): void {
-    clearInterval(this.timer);
-    this.sample();
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -130,19 +116,19 @@ function postgresCpuSeconds(): number {
 }
 
 interface CpuMark {
-  self: number;
+  collector: number | null;
   simulator: number | null;
   postgres: number;
 }
 
-function cpuMark(simPid: number | undefined): CpuMark {
-  const usage = process.cpuUsage();
-  return { self: (usage.user + usage.system) / 1e6, simulator: simPid ? cpuSecondsOf(simPid) : null, postgres: postgresCpuSeconds() };
+function cpuMark(pids: { collector: number; simulator: number }): CpuMark {
+  return { collector: cpuSecondsOf(pids.collector), simulator: cpuSecondsOf(pids.simulator), postgres: postgresCpuSeconds() };
 }
 
+const cpuDelta = (from: number | null, to: number | null, digits: number) => (from !== null && to !== null ? (to - from).toFixed(digits) : 'n/a');
+
 function cpuLine(from: CpuMark, to: CpuMark, wallMs: number): string {
-  const sim = from.simulator !== null && to.simulator !== null ? `${(to.simulator - from.simulator).toFixed(1)} s` : 'n/a';
-  return `  CPU: cloudtally ${(to.self - from.self).toFixed(1)} s, simulator ${sim}, Postgres ${(to.postgres - from.postgres).toFixed(1)} s, in ${secs(wallMs)} of wall time on ${availableParallelism()} cores`;
+  return `  CPU: cloudtally ${cpuDelta(from.collector, to.collector, 1)} s, simulator ${cpuDelta(from.simulator, to.simulator, 1)} s, Postgres ${cpuDelta(from.postgres, to.postgres, 1)} s, in ${secs(wallMs)} of wall time on ${availableParallelism()} cores`;
 }
 
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
@@ -156,16 +142,16 @@ class CpuTimeline {
   private last: CpuMark;
   private readonly timer: NodeJS.Timeout;
 
-  constructor(private readonly simPid: number | undefined) {
-    this.last = cpuMark(simPid);
+  constructor(private readonly pids: { collector: number; simulator: number }) {
+    this.last = cpuMark(pids);
     this.timer = setInterval(() => this.sample(), 500);
   }
 
   private sample(): void {
-    const now = cpuMark(this.simPid);
-    const sim = now.simulator !== null && this.last.simulator !== null ? (now.simulator - this.last.simulator).toFixed(2) : 'n/a';
+    const now = cpuMark(this.pids);
+    const at = ((performance.now() - this.started) / 1000).toFixed(1).padStart(5);
     this.lines.push(
-      `  ${((performance.now() - this.started) / 1000).toFixed(1).padStart(5)} s  cloudtally ${(now.self - this.last.self).toFixed(2)}  simulator ${sim}  Postgres ${(now.postgres - this.last.postgres).toFixed(2)}`,
+      `  ${at} s  cloudtally ${cpuDelta(this.last.collector, now.collector, 2)}  simulator ${cpuDelta(this.last.simulator, now.simulator, 2)}  Postgres ${cpuDelta(this.last.postgres, now.postgres, 2)}`,
     );
     this.last = now;
   }
@@ -176,20 +162,129 @@ class CpuTimeline {
   }
 }
 
-/** A V8 CPU profile of this process, opened in Chrome DevTools or any .cpuprofile viewer. */
-async function startProfiler(): Promise<{ stopTo(file: string): Promise<void> }> {
-  const { Session } = await import('node:inspector/promises');
-  const session = new Session();
-  session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.start');
-  return {
-    async stopTo(file: string) {
+// ---------------------------------------------------------------------------------------------
+// The collecting process: cloudtally's own code in a child process, started as it runs in
+// production, so that its memory and CPU are the service's and not this harness's (tsx alone
+// adds ~90 MB of RSS: its loader thread and the transformed sources).
+
+/** Node's flags in the image (the Dockerfile's NODE_OPTIONS), read from the Dockerfile itself. */
+function imageNodeOptions(): string[] {
+  const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+  const match = /NODE_OPTIONS="([^"]*)"/.exec(dockerfile);
+  if (!match) throw new Error('bench collect: no NODE_OPTIONS="..." in the Dockerfile');
+  return match[1]!.split(/\s+/).filter(Boolean);
+}
+
+/** The node arguments and module root of the collecting process for a runtime. */
+function collectorRuntime(runtime: Runtime): { execArgv: string[]; root: string; ext: string } {
+  if (runtime === 'dist') {
+    const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
+    const build = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
+    if (build.status !== 0) throw new Error('bench collect: building dist/ (tsc -p tsconfig.build.json) failed');
+    return { execArgv: imageNodeOptions(), root: join(ROOT, 'dist'), ext: '.js' };
+  }
+  // As `npm start` runs it (package.json's start script).
+  return { execArgv: ['--max-semi-space-size=32', '--import', 'tsx'], root: join(ROOT, 'src'), ext: '.ts' };
+}
+
+interface CollectorInput {
+  url: string;
+  simUrl: string;
+  apiKey: string;
+  manifest: unknown;
+  collectors: readonly string[];
+  cpuProfile: string | null;
+}
+
+interface ChildCollection {
+  summary: RunSummary;
+  wallMs: number;
+  cpu: string;
+  timeline: string[];
+  /** Before the collection, at its peak RSS (sampled every 50 ms), and the kernel's high-water mark. */
+  before: NodeJS.MemoryUsage;
+  atPeak: NodeJS.MemoryUsage;
+  maxRss: number;
+}
+
+/** The child's program: plain ESM importing cloudtally's modules from `root`; one JSON line per event on stdout. */
+function collectorProgram(root: string, ext: string): string {
+  const module = (path: string) => JSON.stringify(pathToFileURL(join(root, path + ext)).href);
+  return `
+    const { createCloudClient } = await import(${module('cloud/index')});
+    const { loadConfig, scopesFromManifest } = await import(${module('config')});
+    const { openDatabase } = await import(${module('db/connection')});
+    const { silentLogger } = await import(${module('logger')});
+    const { runCollection } = await import(${module('collect/index')});
+    const input = JSON.parse(process.env.CT_BENCH_INPUT);
+    const send = (message) => process.stdout.write(JSON.stringify(message) + '\\n');
+    const config = loadConfig({ DATABASE_URL: input.url });
+    const client = createCloudClient({ baseUrl: input.simUrl, apiKey: input.apiKey, maxConcurrency: config.client.maxConcurrency });
+    const db = await openDatabase({ driver: 'pg', url: input.url }, { poolSize: 10 });
+    const manifest = scopesFromManifest(input.manifest);
+    const deps = { db, client, config, scopes: manifest.scopes, imageIds: manifest.imageIds,
+      freeFeatureIds: manifest.freeFeatureIds, logger: silentLogger(), runnerId: 'bench' };
+    let session = null;
+    if (input.cpuProfile) {
+      const { Session } = await import('node:inspector/promises');
+      session = new Session();
+      session.connect();
+      await session.post('Profiler.enable');
+      await session.post('Profiler.start');
+    }
+    const before = process.memoryUsage();
+    let atPeak = before;
+    const sample = () => { const usage = process.memoryUsage(); if (usage.rss > atPeak.rss) atPeak = usage; };
+    const sampler = setInterval(sample, 50);
+    send({ event: 'start' });
+    const summary = await runCollection(deps, { collectors: input.collectors });
+    sample();
+    send({ event: 'done', summary, before, atPeak, maxRss: process.resourceUsage().maxRSS * 1024 });
+    clearInterval(sampler);
+    if (session) {
       const { profile } = await session.post('Profiler.stop');
-      await writeFile(file, JSON.stringify(profile));
-      session.disconnect();
-    },
-  };
+      (await import('node:fs')).writeFileSync(input.cpuProfile, JSON.stringify(profile));
+    }
+    await client.close();
+    await db.close();
+  `;
+}
+
+/** Runs one collection in a child process; CPU of every process is measured between its start and done events. */
+async function collectInChild(
+  runtime: { execArgv: string[]; root: string; ext: string },
+  input: CollectorInput,
+  simulatorPid: number,
+  withTimeline: boolean,
+): Promise<ChildCollection> {
+  const child = spawn(process.execPath, [...runtime.execArgv, '--input-type=module', '-e', collectorProgram(runtime.root, runtime.ext)], {
+    cwd: ROOT,
+    env: { ...process.env, CT_BENCH_INPUT: JSON.stringify(input) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  const pids = { collector: child.pid!, simulator: simulatorPid };
+  let started: { at: number; cpu: CpuMark; timeline: CpuTimeline | null } | null = null;
+  let result: ChildCollection | null = null;
+  let buffered = '';
+  for await (const chunk of child.stdout!) {
+    buffered += String(chunk);
+    for (let newline = buffered.indexOf('\n'); newline >= 0; newline = buffered.indexOf('\n')) {
+      const message = JSON.parse(buffered.slice(0, newline)) as { event: string } & Record<string, unknown>;
+      buffered = buffered.slice(newline + 1);
+      if (message.event === 'start') {
+        started = { at: performance.now(), cpu: cpuMark(pids), timeline: withTimeline ? new CpuTimeline(pids) : null };
+      } else if (message.event === 'done' && started) {
+        const wallMs = performance.now() - started.at;
+        const cpu = cpuLine(started.cpu, cpuMark(pids), wallMs);
+        const done = message as unknown as Pick<ChildCollection, 'summary' | 'before' | 'atPeak' | 'maxRss'>;
+        result = { ...done, wallMs, cpu, timeline: started.timeline?.stop() ?? [] };
+      }
+    }
+  }
+  const [code, signal] = await exited;
+  if (!result || code !== 0) throw new Error(`bench collect: the collecting process ended (code ${code}, signal ${signal}) ${result ? '' : 'without a result'}`);
+  return result;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -388,64 +483,46 @@ export async function main(args: string[]): Promise<void> {
   const url = withDatabase(options.serverUrl, dbName);
   out(`collect benchmark: ${options.size.toLocaleString('en-US')} instances -> Postgres database ${dbName}`);
 
-  let t0 = performance.now();
+  const t0 = performance.now();
   const sim = await startChildSimulator(options.size);
   out(`simulator (child process ${sim.child.pid}) ready in ${secs(performance.now() - t0)}`);
 
+  const runtime = collectorRuntime(options.runtime);
   await onServer(options.serverUrl, (c) => c.query(`CREATE DATABASE ${dbName}`));
   let db: Database | null = null;
-  const config = loadConfig({ DATABASE_URL: url });
-  const client = createCloudClient({ baseUrl: sim.url, apiKey: sim.apiKey, maxConcurrency: config.client.maxConcurrency });
   try {
     db = await openDatabase({ driver: 'pg', url }, { poolSize: 10 });
     await migrateDatabase(db);
     const manifest = scopesFromManifest(sim.manifest);
-    const deps: CollectorDeps = {
-      db,
-      client,
-      config,
-      scopes: manifest.scopes,
-      imageIds: manifest.imageIds,
-      freeFeatureIds: manifest.freeFeatureIds,
-      logger: silentLogger(),
-      runnerId: 'bench',
-    };
     const groups = manifest.scopes.reduce((n, s) => n + s.securityGroups.length, 0);
-    out(`${manifest.scopes.length} scopes, ${groups} security groups, client concurrency ${config.client.maxConcurrency}`);
+    const maxConcurrency = loadConfig({ DATABASE_URL: url }).client.maxConcurrency;
+    out(`${manifest.scopes.length} scopes, ${groups} security groups, client concurrency ${maxConcurrency}`);
+    out(`collecting process: node ${runtime.execArgv.join(' ')} (${options.runtime === 'dist' ? 'compiled dist/, as the image runs it' : 'sources through tsx, as npm start runs them'})`);
+    const input = { url, simUrl: sim.url, apiKey: sim.apiKey, manifest: sim.manifest, cpuProfile: null };
 
-    out(`RSS before the collections: ${mb(process.memoryUsage().rss)} (heap used ${mb(process.memoryUsage().heapUsed)})`);
-    const rss = new RssSampler();
-    t0 = performance.now();
-    let cpu = cpuMark(sim.child.pid);
-    const profiler = options.cpuProfile ? await startProfiler() : null;
-    const timeline = options.timeline ? new CpuTimeline(sim.child.pid) : null;
-    const inventory = await runCollection(deps, { collectors: COLLECTOR_NAMES.filter((n) => n !== 'ports') });
-    const inventoryMs = performance.now() - t0;
-    if (timeline) for (const line of timeline.stop()) out(line);
-    if (profiler && options.cpuProfile) {
-      await profiler.stopTo(options.cpuProfile);
-      out(`CPU profile of the collection without ports: ${options.cpuProfile}`);
-    }
-    const inventoryCpu = cpuLine(cpu, cpuMark(sim.child.pid), inventoryMs);
-    const rssInventory = rss.peak;
+    const withoutPorts = COLLECTOR_NAMES.filter((n) => n !== 'ports');
+    const first = await collectInChild(runtime, { ...input, collectors: withoutPorts, cpuProfile: options.cpuProfile }, sim.child.pid!, options.timeline);
+    const inventory = first.summary;
+    out(`RSS before the collection: ${mb(first.before.rss)} (V8 heap used ${mb(first.before.heapUsed)})`);
+    for (const line of first.timeline) out(line);
+    if (options.cpuProfile) out(`CPU profile of the collection without ports: ${options.cpuProfile}`);
     out();
-    out(`collection without ports: ${inventory.status}, ${secs(inventoryMs)} (target < 10 s), peak RSS ${mb(rssInventory)}`);
+    out(`collection without ports: ${inventory.status}, ${secs(first.wallMs)} (target < 10 s), peak RSS ${mb(first.maxRss)}`);
+    const at = first.atPeak;
+    out(`  at the peak: V8 heap ${mb(at.heapTotal)} (used ${mb(at.heapUsed)}, mostly garbage not yet collected), external ${mb(at.external)}`);
     for (const line of collectorTable(inventory)) out(line);
-    out(inventoryCpu);
+    out(first.cpu);
 
-    let portsMs = 0;
+    let peakRss = first.maxRss;
     if (options.ports) {
-      t0 = performance.now();
-      cpu = cpuMark(sim.child.pid);
-      const ports = await runCollection(deps, { collectors: ['ports'] });
-      portsMs = performance.now() - t0;
-      out(`ports: ${ports.status}, ${secs(portsMs)}`);
-      for (const line of collectorTable(ports)) out(line);
-      out(cpuLine(cpu, cpuMark(sim.child.pid), portsMs));
-      out(`collection with ports: ${secs(inventoryMs + portsMs)} (target < 60 s)`);
+      const ports = await collectInChild(runtime, { ...input, collectors: ['ports'] }, sim.child.pid!, false);
+      peakRss = Math.max(peakRss, ports.maxRss);
+      out(`ports: ${ports.summary.status}, ${secs(ports.wallMs)}, peak RSS ${mb(ports.maxRss)}`);
+      for (const line of collectorTable(ports.summary)) out(line);
+      out(ports.cpu);
+      out(`collection with ports: ${secs(first.wallMs + ports.wallMs)} (target < 60 s)`);
     }
-    rss.stop();
-    out(`peak RSS during the collections: ${mb(rss.peak)} (target < 400 MB); process.resourceUsage().maxRSS ${mb(process.resourceUsage().maxRSS * 1024)}`);
+    out(`peak RSS of the collecting process: ${mb(peakRss)} (target < 400 MB)`);
     for (const e of [...inventory.errors].slice(0, 10)) out(`  error: ${e.collector} ${e.scope} ${e.endpoint} ${e.status ?? ''} ${e.message}`);
 
     const instanceCollector = inventory.perCollector.find((c) => c.collector === 'instances')!;
@@ -464,7 +541,6 @@ export async function main(args: string[]): Promise<void> {
     out(`  + finalising transaction (presence, rollups) ${secs(ingest.finaliseMs)}: ${perSecond(ingest.rows, ingest.insertMs + ingest.finaliseMs)} rows/s = ${(fullRate / copyRate).toFixed(2)} x COPY`);
     out(`  instances collector end to end (HTTP + parse + write, concurrent) ${perSecond(instanceCollector.rows, instanceCollector.durationMs)} rows/s = ${(endToEnd / copyRate).toFixed(2)} x COPY`);
   } finally {
-    await client.close();
     sim.child.kill('SIGTERM');
     await db?.close();
     if (options.keep) out(`kept database ${dbName}`);
