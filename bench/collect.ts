@@ -1,15 +1,19 @@
 /**
- * `npm run bench collect [-- --size 100000] [--no-ports] [--keep] [--cpu-profile FILE] [--timeline]`
+ * `npm run bench collect [-- --size 100000] [--no-ports] [--keep] [--cpu-profile FILE] [--timeline] [--runtime dist|tsx]`
  *
  * Collects the simulator at `size` instances (clusters, keypairs, Kubernetes clusters and storage
  * keys in proportion, as the simulator scales them) into a fresh database on the local Postgres
  * (`ct_bench_<time>`, created and dropped; BENCH_DATABASE_URL or --database-url names the server),
  * and prints:
  *   - wall time and rows/s per collector, the whole collection without ports, and the ports run;
- *   - CPU seconds of this process, the simulator and Postgres during each collection (where the
- *     time goes on a 2-core machine; Postgres counts every database, so keep the machine quiet);
- *   - peak RSS of this process during the collections (the simulator runs in a child process, so
- *     its ~300 MB of generated company is not counted);
+ *   - CPU seconds of the collecting process, the simulator and Postgres during each collection
+ *     (where the time goes on a 2-core machine; Postgres counts every database, so keep the
+ *     machine quiet); `--timeline` prints them per half second, `--cpu-profile FILE` writes a V8
+ *     profile of the collecting process;
+ *   - peak RSS of the collecting process. Each collection runs in a child process started as the
+ *     image runs cloudtally (compiled dist/, the Dockerfile's NODE_OPTIONS; `--runtime tsx`: the
+ *     sources as `npm start` runs them), so the harness and the simulator (its own child process,
+ *     ~300 MB of generated company) are not counted;
  *   - snapshot ingest: the same instance rows written again through the collector's snapshot
  *     writer (page-sized bulkInsert statements, then the finalising transaction), from memory;
  *   - the ceiling: a plain `COPY instances_copy FROM STDIN` of the same rows (text format,
