@@ -39,24 +39,54 @@ export async function bulkInsert<T extends PgTable>(
   rows: readonly InferInsertModel<T>[],
   options: BulkInsertOptions<T> = {},
 ): Promise<number> {
-  if (rows.length === 0) return 0;
+  return runBulkInsert(target, prepareBulkInsert(table, rows, options));
+}
+
+/**
+ * A bulk insert turned into its statements: only text, no reference to the rows it came from.
+ * A caller that prepares a page of rows and lets go of them before awaiting the database lets
+ * the garbage collector reclaim the page's objects (API records, raw JSON, rows) at once instead
+ * of promoting them to the old generation while the statement runs: at 100,000 records per
+ * collection that difference was 1.5 against 4.5 s of garbage collection.
+ */
+export interface PreparedBulkInsert {
+  readonly tableName: string;
+  readonly text: string;
+  readonly rowCount: number;
+  /** One parameter list per chunk, with the index of the chunk's first row. */
+  readonly chunks: ReadonlyArray<{ start: number; rows: number; params: readonly string[] }>;
+}
+
+/** Builds the statements of a bulk insert (see bulkInsert); throws, naming the row and column, on a value it cannot store. */
+export function prepareBulkInsert<T extends PgTable>(
+  table: T,
+  rows: readonly InferInsertModel<T>[],
+  options: BulkInsertOptions<T> = {},
+): PreparedBulkInsert {
   const tableName = qualifiedName(table);
+  if (rows.length === 0) return { tableName, text: '', rowCount: 0, chunks: [] };
   const columns = insertColumns(table, tableName, rows, options.columns);
   const chunkSize = options.chunkSize ?? DEFAULT_CHUNK_SIZE;
   if (!Number.isInteger(chunkSize) || chunkSize < 1) {
     throw new Error(`bulk insert into ${tableName}: chunkSize must be a positive integer`);
   }
-
-  const text = insertStatement(tableName, columns, options.onConflictDoNothing ?? false);
-  let inserted = 0;
+  const chunks: { start: number; rows: number; params: string[] }[] = [];
   for (let start = 0; start < rows.length; start += chunkSize) {
     const chunk = rows.slice(start, start + chunkSize) as readonly Record<string, unknown>[];
-    const params = columns.map((col) => columnParam(col, chunk, tableName, start));
+    chunks.push({ start, rows: chunk.length, params: columns.map((col) => columnParam(col, chunk, tableName, start)) });
+  }
+  return { tableName, text: insertStatement(tableName, columns, options.onConflictDoNothing ?? false), rowCount: rows.length, chunks };
+}
+
+/** Runs a prepared bulk insert, chunk after chunk; returns the rows inserted. */
+export async function runBulkInsert(target: Queryable, prepared: PreparedBulkInsert): Promise<number> {
+  let inserted = 0;
+  for (const chunk of prepared.chunks) {
     try {
-      inserted += (await target.execute(text, params)).rowCount;
+      inserted += (await target.execute(prepared.text, chunk.params)).rowCount;
     } catch (err) {
       throw new Error(
-        `bulk insert into ${tableName} (rows ${start}..${start + chunk.length - 1} of ${rows.length}) failed: ${(err as Error).message}`,
+        `bulk insert into ${prepared.tableName} (rows ${chunk.start}..${chunk.start + chunk.rows - 1} of ${prepared.rowCount}) failed: ${(err as Error).message}`,
         { cause: err },
       );
     }
@@ -73,6 +103,8 @@ interface ColumnInfo {
   defaultSql: string | null;
   /** Called per row in place of a missing value ($defaultFn of a NOT NULL column). */
   defaultFn: (() => unknown) | null;
+  /** A present value as its element of the column's text[] literal (scalar columns only). */
+  element: (value: unknown) => string;
 }
 
 const dialect = new PgDialect();
@@ -119,6 +151,7 @@ function insertColumns(
       json: sqlType === 'jsonb' || sqlType === 'json',
       defaultSql: null,
       defaultFn: null,
+      element: elementFormatter(sqlType),
     };
     if (column.notNull && column.defaultFn) {
       const fn = column.defaultFn;
@@ -140,7 +173,12 @@ function defaultSql(column: ColumnInfo, value: unknown, tableName: string): stri
     if (query.params.length > 0) throw new Error(`bulk insert into ${tableName}: default of "${column.name}" has parameters`);
     return `(${query.sql})`;
   }
-  const text = column.json ? JSON.stringify(value) : toText(column, value, tableName, -1);
+  let text: string | null;
+  try {
+    text = column.json ? JSON.stringify(value) : value === null || value === undefined ? null : valueText(column.sqlType, value);
+  } catch (err) {
+    throw columnError(tableName, -1, column, (err as Error).message);
+  }
   return text === null ? 'NULL' : `'${text.replace(/'/g, "''")}'::${column.sqlType}`;
 }
 
@@ -174,24 +212,33 @@ function columnParam(
   tableName: string,
   offset: number,
 ): string {
-  const valueOf = (row: Record<string, unknown>) => {
-    const value = row[column.key];
-    return (value === undefined || value === null) && column.defaultFn ? column.defaultFn() : value;
-  };
+  const { key, defaultFn } = column;
   if (!column.json) {
-    // The text[] literal is built here in one pass (rather than handing pg a JS array to convert):
-    // this runs for every column of every row collected, and is measurably cheaper.
+    // The text[] literal is built here in one pass (rather than handing pg a JS array to convert),
+    // with a formatter chosen once per column: this runs for every cell of every row collected.
+    const element = column.element;
     let literal = '{';
-    for (let i = 0; i < chunk.length; i++) {
-      if (i > 0) literal += ',';
-      const text = toText(column, valueOf(chunk[i]!), tableName, offset + i);
-      literal += text === null ? 'NULL' : quoteElement(text);
+    let i = 0;
+    try {
+      for (; i < chunk.length; i++) {
+        let value = chunk[i]![key];
+        if ((value === undefined || value === null) && defaultFn) value = defaultFn();
+        if (i > 0) literal += ',';
+        literal += value === undefined || value === null ? 'NULL' : element(value);
+      }
+    } catch (err) {
+      throw columnError(tableName, offset + i, column, (err as Error).message);
     }
     return `${literal}}`;
   }
-  const values = chunk.map(valueOf);
+  const values = new Array<unknown>(chunk.length);
+  for (let i = 0; i < chunk.length; i++) {
+    let value = chunk[i]![key];
+    if ((value === undefined || value === null) && defaultFn) value = defaultFn();
+    values[i] = value === undefined ? null : value;
+  }
   try {
-    return JSON.stringify(values.map((value) => (value === undefined ? null : value)));
+    return JSON.stringify(values);
   } catch {
     // Find the row to name; only on this failure path is it worth stringifying row by row.
     values.forEach((value, i) => {
@@ -205,20 +252,33 @@ function columnParam(
   }
 }
 
-/** A scalar or array value as the text Postgres will cast to the column's type; null for NULL. */
-function toText(column: ColumnInfo, value: unknown, tableName: string, rowIndex: number): string | null {
-  if (value === null || value === undefined) return null;
-  try {
-    const type = column.sqlType;
-    if (type.endsWith('[]')) {
-      if (!Array.isArray(value)) throw new Error('expected an array');
-      const elementType = type.slice(0, -2);
-      return arrayLiteral(value.map((element) => (element === null || element === undefined ? null : scalarText(elementType, element))));
-    }
-    return scalarText(type, value);
-  } catch (err) {
-    throw columnError(tableName, rowIndex, column, (err as Error).message);
+const NUMBER_TYPES = new Set(['integer', 'bigint', 'smallint', 'double precision', 'real']);
+
+/**
+ * How a present value of a column of this SQL type becomes an element of a text[] literal. The
+ * common case of each type (a string for text, a finite number for numbers, a Date for
+ * timestamps) takes a short path; anything else goes through scalarText / arrayLiteral, which
+ * convert or throw.
+ */
+function elementFormatter(sqlType: string): (value: unknown) => string {
+  const generic = (value: unknown) => quoteElement(valueText(sqlType, value));
+  if (sqlType === 'text') return (value) => (typeof value === 'string' ? quoteElement(value) : generic(value));
+  // Digits, sign, point and exponent need no quotes in an array literal.
+  if (NUMBER_TYPES.has(sqlType)) return (value) => (typeof value === 'number' && Number.isFinite(value) ? String(value) : generic(value));
+  if (sqlType.startsWith('timestamp')) {
+    return (value) => (value instanceof Date && !Number.isNaN(value.getTime()) ? `"${value.toISOString()}"` : generic(value));
   }
+  return generic;
+}
+
+/** A present scalar or array value as the text Postgres will cast to the column's type. */
+function valueText(type: string, value: unknown): string {
+  if (type.endsWith('[]')) {
+    if (!Array.isArray(value)) throw new Error('expected an array');
+    const elementType = type.slice(0, -2);
+    return arrayLiteral(value.map((element) => (element === null || element === undefined ? null : scalarText(elementType, element))));
+  }
+  return scalarText(type, value);
 }
 
 function columnError(tableName: string, rowIndex: number, column: ColumnInfo, message: string): Error {
