@@ -12,7 +12,7 @@
  */
 import type { InferInsertModel } from 'drizzle-orm';
 import type { PgTable } from 'drizzle-orm/pg-core';
-import { bulkInsert } from '../db/bulk.js';
+import { prepareBulkInsert, runBulkInsert, type PreparedBulkInsert } from '../db/bulk.js';
 import type { Database } from '../db/connection.js';
 import { computeCostRollups, PRICED_KINDS as COST_KINDS } from '../db/cost-model.js';
 import type { SnapshotKind } from '../db/schema.js';
@@ -31,6 +31,19 @@ export interface SnapshotTarget {
   takenAt: Date;
 }
 
+export interface RowOptions {
+  /** The kind the rows count as (default the snapshot's kind). */
+  countAs?: string;
+  /** Skip rows whose key is already in the snapshot (a record repeated by shifting pages). */
+  onConflictDoNothing?: boolean;
+}
+
+/** A page of rows ready to be written to the snapshot (SnapshotWriter.prepare). */
+export interface PreparedRows {
+  readonly insert: PreparedBulkInsert;
+  readonly countAs: string;
+}
+
 export class SnapshotWriter {
   private readonly counts: RowCounts = {};
   private state: 'open' | 'complete' | 'discarded' = 'open';
@@ -47,22 +60,37 @@ export class SnapshotWriter {
    * Appends rows (one page) in short statements outside any transaction. `countAs` names the
    * kind the rows count as (default the snapshot's kind; cluster servers count as `cluster_server`).
    */
-  async insert<T extends PgTable>(
-    table: T,
-    rows: readonly InferInsertModel<T>[],
-    options: { countAs?: string; onConflictDoNothing?: boolean } = {},
-  ): Promise<number> {
+  async insert<T extends PgTable>(table: T, rows: readonly InferInsertModel<T>[], options: RowOptions = {}): Promise<number> {
+    return this.write(this.prepare(table, rows, options));
+  }
+
+  /**
+   * The statements of a page of rows, without the rows (see PreparedBulkInsert): a collector
+   * builds its page in a function that returns this, so the page's objects are garbage before
+   * `write` waits on the database.
+   */
+  prepare<T extends PgTable>(table: T, rows: readonly InferInsertModel<T>[], options: RowOptions = {}): PreparedRows {
     this.assertOpen();
-    if (rows.length === 0) return 0;
-    const started = performance.now();
-    try {
-      const inserted = await bulkInsert(this.db, table, rows, { onConflictDoNothing: options.onConflictDoNothing ?? false });
-      const key = options.countAs ?? this.target.kind;
-      this.counts[key] = (this.counts[key] ?? 0) + inserted;
-      return inserted;
-    } finally {
-      this.dbMs += performance.now() - started;
+    const insert = prepareBulkInsert(table, rows, { onConflictDoNothing: options.onConflictDoNothing ?? false });
+    return { insert, countAs: options.countAs ?? this.target.kind };
+  }
+
+  /** Writes prepared pages, one after the other; returns the rows inserted. */
+  async write(...pages: PreparedRows[]): Promise<number> {
+    this.assertOpen();
+    let total = 0;
+    for (const page of pages) {
+      if (page.insert.rowCount === 0) continue;
+      const started = performance.now();
+      try {
+        const inserted = await runBulkInsert(this.db, page.insert);
+        this.counts[page.countAs] = (this.counts[page.countAs] ?? 0) + inserted;
+        total += inserted;
+      } finally {
+        this.dbMs += performance.now() - started;
+      }
     }
+    return total;
   }
 
   /** A statement on the snapshot's rows before it is finalised (e.g. merging duplicates), timed with the writes. */

@@ -1,6 +1,7 @@
 /** Bare metal GPU clusters, every page, with their servers in the same snapshot. */
 import { gpuClusters, gpuClusterServers } from '../../db/schema.js';
 import { mapCluster, mapClusterServer } from '../mappers.js';
+import type { PreparedRows } from '../snapshot-writer.js';
 import { rowContext, scopeOf, scopeUnits, type Collector } from './collector.js';
 
 export const clustersCollector: Collector = {
@@ -12,23 +13,31 @@ export const clustersCollector: Collector = {
     const { projectId, regionId } = scopeOf(unit);
     const rc = rowContext(writer, unit);
     const pages = ctx.client.gpuClusterPages(projectId, regionId);
-    for (;;) {
-      ctx.checkpoint();
-      const done = await ctx.bigPage(async () => {
-        const next = await pages.next();
-        if (next.done) return true;
-        const clusters = next.value.results;
-        // A cluster created during the listing can shift offsets and repeat one: the first copy is kept.
-        await writer.insert(
+    /** The next page's clusters and servers ready to write (the records let go), or null after the last page. */
+    const nextPage = async (): Promise<PreparedRows[] | null> => {
+      const next = await pages.next();
+      if (next.done) return null;
+      const clusters = next.value.results;
+      // A cluster created during the listing can shift offsets and repeat one: the first copy is kept.
+      return [
+        writer.prepare(
           gpuClusters,
           clusters.map((c) => mapCluster(c, rc, ctx.config)),
           { onConflictDoNothing: true },
-        );
-        await writer.insert(
+        ),
+        writer.prepare(
           gpuClusterServers,
           clusters.flatMap((c) => c.servers.map((s) => mapClusterServer(c.cluster_id, s, rc, ctx.config))),
           { countAs: 'cluster_server', onConflictDoNothing: true },
-        );
+        ),
+      ];
+    };
+    for (;;) {
+      ctx.checkpoint();
+      const done = await ctx.bigPage(async () => {
+        const page = await nextPage();
+        if (page === null) return true;
+        await writer.write(...page);
         return false;
       });
       if (done) return;

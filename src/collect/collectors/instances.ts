@@ -1,13 +1,14 @@
 /**
  * Instances of a scope, listed through each configured security group. An instance in several
  * groups is stored once with all their ids. Memory stays bounded: each group's page is written
- * as soon as it arrives, and only an id -> group ids map is kept to merge the duplicates with one
- * UPDATE at the end.
+ * as soon as it arrives (its records let go before the write waits on the database), and only an
+ * id -> group ids map is kept to merge the duplicates with one UPDATE at the end.
  */
 import { arrayLiteral } from '../../db/bulk.js';
 import { instances } from '../../db/schema.js';
 import { forEachLimited } from '../concurrency.js';
 import { mapInstance, type InstanceRow } from '../mappers.js';
+import type { PreparedRows } from '../snapshot-writer.js';
 import { rowContext, scopeOf, scopeUnits, type Collector } from './collector.js';
 
 const MERGE_CHUNK = 5_000;
@@ -23,22 +24,25 @@ export const instancesCollector: Collector = {
     const rc = rowContext(writer, unit);
     const groupsOf = new Map<string, string[]>();
 
+    /** One group's instances not seen in an earlier group, ready to write (the records themselves are let go). */
+    const groupPage = async (groupId: string): Promise<PreparedRows> => {
+      const list = await ctx.client.listInstancesBySecurityGroup(projectId, regionId, groupId);
+      const rows: InstanceRow[] = [];
+      for (const instance of list.results) {
+        const groups = groupsOf.get(instance.id);
+        if (groups) {
+          if (!groups.includes(groupId)) groups.push(groupId);
+          continue;
+        }
+        groupsOf.set(instance.id, [groupId]);
+        rows.push(mapInstance(instance, [groupId], rc, ctx.config));
+      }
+      return writer.prepare(instances, rows);
+    };
+
     await forEachLimited(scope.securityGroups, ctx.pageLimiter.size, async (groupId) => {
       ctx.checkpoint();
-      await ctx.bigPage(async () => {
-        const list = await ctx.client.listInstancesBySecurityGroup(projectId, regionId, groupId);
-        const rows: InstanceRow[] = [];
-        for (const instance of list.results) {
-          const groups = groupsOf.get(instance.id);
-          if (groups) {
-            if (!groups.includes(groupId)) groups.push(groupId);
-            continue;
-          }
-          groupsOf.set(instance.id, [groupId]);
-          rows.push(mapInstance(instance, [groupId], rc, ctx.config));
-        }
-        await writer.insert(instances, rows);
-      });
+      await ctx.bigPage(async () => writer.write(await groupPage(groupId)));
     });
 
     ctx.checkpoint();

@@ -30,9 +30,10 @@ export const portsCollector: Collector = {
     let buffer: PortRow[] = [];
     let vanished = 0;
     const flush = () => {
-      const rows = buffer;
+      // Prepared now, so the rows are garbage while the write waits its turn.
+      const page = writer.prepare(instancePorts, buffer, { onConflictDoNothing: true });
       buffer = [];
-      return writes.push(() => writer.insert(instancePorts, rows, { onConflictDoNothing: true }));
+      return writes.push(() => writer.write(page));
     };
 
     await forEachLimited(ids, ctx.limiter.size, async (instanceId) => {

@@ -8,7 +8,7 @@ import { looseInt, STORAGE_KEY_LIST_MAX_LIMIT, type StorageKey } from '../../clo
 import { GLOBAL_SCOPE, storageSshKeys } from '../../db/schema.js';
 import { forEachLimited } from '../concurrency.js';
 import { mapStorageKey } from '../mappers.js';
-import type { SnapshotWriter } from '../snapshot-writer.js';
+import type { PreparedRows, SnapshotWriter } from '../snapshot-writer.js';
 import { rowContext, type Collector, type Unit } from './collector.js';
 
 const PAGE_SIZE = STORAGE_KEY_LIST_MAX_LIMIT;
@@ -22,11 +22,16 @@ export const storageKeysCollector: Collector = {
     /** Fetches and writes one page; returns how many keys it held. */
     const page = (offset: number): Promise<{ count: number; total: number | null }> =>
       ctx.bigPage(async () => {
-        const list = await ctx.client.listStorageKeys({ limit: PAGE_SIZE, offset });
-        await write(writer, unit, list.data);
-        const total = looseInt.safeParse(list.meta['total_count']);
-        return { count: list.data.length, total: total.success ? total.data : null };
+        const fetched = await fetchPage(offset);
+        await writer.write(fetched.rows);
+        return { count: fetched.count, total: fetched.total };
       });
+    /** A page of keys ready to write (the records let go before the write waits on the database). */
+    const fetchPage = async (offset: number) => {
+      const list = await ctx.client.listStorageKeys({ limit: PAGE_SIZE, offset });
+      const total = looseInt.safeParse(list.meta['total_count']);
+      return { rows: prepare(writer, unit, list.data), count: list.data.length, total: total.success ? total.data : null };
+    };
 
     ctx.checkpoint();
     const first = await page(0);
@@ -55,8 +60,8 @@ export const storageKeysCollector: Collector = {
 };
 
 /** A key seen twice (offsets shifted by a key created during the listing) is stored once. */
-function write(writer: SnapshotWriter, unit: Unit, keys: readonly StorageKey[]): Promise<number> {
+function prepare(writer: SnapshotWriter, unit: Unit, keys: readonly StorageKey[]): PreparedRows {
   const rc = rowContext(writer, unit);
-  return writer.insert(storageSshKeys, keys.map((k) => mapStorageKey(k, rc)), { onConflictDoNothing: true });
+  return writer.prepare(storageSshKeys, keys.map((k) => mapStorageKey(k, rc)), { onConflictDoNothing: true });
 }
 
