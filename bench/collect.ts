@@ -1,5 +1,5 @@
 /**
- * `npm run bench collect [-- --size 100000] [--no-ports] [--keep] [--cpu-profile FILE] [--timeline] [--runtime dist|tsx]`
+ * `npm run bench collect [-- --size 100000] [--no-ports] [--keep] [--cpu-profile FILE] [--timeline] [--trace-gc] [--runtime dist|tsx]`
  *
  * Collects the simulator at `size` instances (clusters, keypairs, Kubernetes clusters and storage
  * keys in proportion, as the simulator scales them) into a fresh database on the local Postgres
@@ -9,7 +9,7 @@
  *   - CPU seconds of the collecting process, the simulator and Postgres during each collection
  *     (where the time goes on a 2-core machine; Postgres counts every database, so keep the
  *     machine quiet); `--timeline` prints them per half second, `--cpu-profile FILE` writes a V8
- *     profile of the collecting process;
+ *     profile of the collecting process, `--trace-gc` sums its garbage collections;
  *   - peak RSS of the collecting process. Each collection runs in a child process started as the
  *     image runs cloudtally (compiled dist/, the Dockerfile's NODE_OPTIONS; `--runtime tsx`: the
  *     sources as `npm start` runs them), so the harness and the simulator (its own child process,
@@ -55,6 +55,8 @@ interface Options {
   cpuProfile: string | null;
   /** Print the CPU of the collecting process, the simulator and Postgres per half second of the collection. */
   timeline: boolean;
+  /** Run the collecting process with --trace-gc and print how much its collections cost. */
+  traceGc: boolean;
   /** What the collecting process runs: the compiled dist/ as the image does, or the sources through tsx as `npm start` does. */
   runtime: Runtime;
 }
@@ -71,6 +73,7 @@ function parseArgs(args: string[]): Options {
     cpuProfile: null,
     timeline: false,
     runtime: 'dist',
+    traceGc: false,
   };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
@@ -81,7 +84,8 @@ function parseArgs(args: string[]): Options {
     else if (arg === '--cpu-profile') options.cpuProfile = args[++i] ?? null;
     else if (arg === '--timeline') options.timeline = true;
     else if (arg === '--runtime') options.runtime = args[++i] as Runtime;
-    else throw new Error(`bench collect: unknown argument ${arg} (known: --size N, --database-url URL, --no-ports, --keep, --cpu-profile FILE, --timeline, --runtime dist|tsx)`);
+    else if (arg === '--trace-gc') options.traceGc = true;
+    else throw new Error(`bench collect: unknown argument ${arg} (known: --size N, --database-url URL, --no-ports, --keep, --cpu-profile FILE, --timeline, --trace-gc, --runtime dist|tsx)`);
   }
   if (!Number.isInteger(options.size) || options.size < 1) throw new Error('bench collect: --size must be a positive integer');
   if (options.runtime !== 'dist' && options.runtime !== 'tsx') throw new Error('bench collect: --runtime must be dist or tsx');
@@ -209,6 +213,18 @@ interface ChildCollection {
   before: NodeJS.MemoryUsage;
   atPeak: NodeJS.MemoryUsage;
   maxRss: number;
+  /** V8's --trace-gc lines, when asked for. */
+  gcLines: string[];
+}
+
+/** Counts and main-thread time of V8's collections, from --trace-gc lines. */
+function gcSummary(lines: readonly string[]): string {
+  const pauseMs = (line: string) => Number(/, ([\d.]+) \/ [\d.]+ ms/.exec(line)?.[1] ?? 0);
+  const kinds = ['Scavenge', 'Mark-Compact'].map((kind) => {
+    const ofKind = lines.filter((line) => line.includes(`: ${kind} `));
+    return `${ofKind.length} ${kind} (${ofKind.reduce((sum, line) => sum + pauseMs(line), 0).toFixed(0)} ms)`;
+  });
+  return `  garbage collection in the collecting process: ${kinds.join(', ')}`;
 }
 
 /** The child's program: plain ESM importing cloudtally's modules from `root`; one JSON line per event on stdout. */
@@ -260,8 +276,10 @@ async function collectInChild(
   input: CollectorInput,
   simulatorPid: number,
   withTimeline: boolean,
+  traceGc = false,
 ): Promise<ChildCollection> {
-  const child = spawn(process.execPath, [...runtime.execArgv, '--input-type=module', '-e', collectorProgram(runtime.root, runtime.ext)], {
+  const flags = [...runtime.execArgv, ...(traceGc ? ['--trace-gc'] : [])];
+  const child = spawn(process.execPath, [...flags, '--input-type=module', '-e', collectorProgram(runtime.root, runtime.ext)], {
     cwd: ROOT,
     env: { ...process.env, CT_BENCH_INPUT: JSON.stringify(input) },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -270,19 +288,25 @@ async function collectInChild(
   const pids = { collector: child.pid!, simulator: simulatorPid };
   let started: { at: number; cpu: CpuMark; timeline: CpuTimeline | null } | null = null;
   let result: ChildCollection | null = null;
+  const gcLines: string[] = [];
   let buffered = '';
   for await (const chunk of child.stdout!) {
     buffered += String(chunk);
     for (let newline = buffered.indexOf('\n'); newline >= 0; newline = buffered.indexOf('\n')) {
-      const message = JSON.parse(buffered.slice(0, newline)) as { event: string } & Record<string, unknown>;
+      const line = buffered.slice(0, newline);
       buffered = buffered.slice(newline + 1);
+      if (!line.startsWith('{"event"')) {
+        gcLines.push(line); // --trace-gc output
+        continue;
+      }
+      const message = JSON.parse(line) as { event: string } & Record<string, unknown>;
       if (message.event === 'start') {
         started = { at: performance.now(), cpu: cpuMark(pids), timeline: withTimeline ? new CpuTimeline(pids) : null };
       } else if (message.event === 'done' && started) {
         const wallMs = performance.now() - started.at;
         const cpu = cpuLine(started.cpu, cpuMark(pids), wallMs);
         const done = message as unknown as Pick<ChildCollection, 'summary' | 'before' | 'atPeak' | 'maxRss'>;
-        result = { ...done, wallMs, cpu, timeline: started.timeline?.stop() ?? [] };
+        result = { ...done, wallMs, cpu, timeline: started.timeline?.stop() ?? [], gcLines };
       }
     }
   }
@@ -505,7 +529,13 @@ export async function main(args: string[]): Promise<void> {
     const input = { url, simUrl: sim.url, apiKey: sim.apiKey, manifest: sim.manifest, cpuProfile: null };
 
     const withoutPorts = COLLECTOR_NAMES.filter((n) => n !== 'ports');
-    const first = await collectInChild(runtime, { ...input, collectors: withoutPorts, cpuProfile: options.cpuProfile }, sim.child.pid!, options.timeline);
+    const first = await collectInChild(
+      runtime,
+      { ...input, collectors: withoutPorts, cpuProfile: options.cpuProfile },
+      sim.child.pid!,
+      options.timeline,
+      options.traceGc,
+    );
     const inventory = first.summary;
     out(`RSS before the collection: ${mb(first.before.rss)} (V8 heap used ${mb(first.before.heapUsed)})`);
     for (const line of first.timeline) out(line);
@@ -516,6 +546,7 @@ export async function main(args: string[]): Promise<void> {
     out(`  at the peak: V8 heap ${mb(at.heapTotal)} (used ${mb(at.heapUsed)}, mostly garbage not yet collected), external ${mb(at.external)}`);
     for (const line of collectorTable(inventory)) out(line);
     out(first.cpu);
+    if (options.traceGc) out(gcSummary(first.gcLines));
 
     let peakRss = first.maxRss;
     if (options.ports) {
