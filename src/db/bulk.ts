@@ -46,8 +46,9 @@ export async function bulkInsert<T extends PgTable>(
  * A bulk insert turned into its statements: only text, no reference to the rows it came from.
  * A caller that prepares a page of rows and lets go of them before awaiting the database lets
  * the garbage collector reclaim the page's objects (API records, raw JSON, rows) at once instead
- * of promoting them to the old generation while the statement runs: at 100,000 records per
- * collection that difference was 1.5 against 4.5 s of garbage collection.
+ * of promoting them to the old generation while the statement runs (V8 keeps an async
+ * function's locals alive across await). Measured on a collection of 100,000 instances: peak
+ * RSS 369-409 -> 312-348 MB.
  */
 export interface PreparedBulkInsert {
   readonly tableName: string;
