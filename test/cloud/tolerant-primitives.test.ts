@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import { decimalText, fieldProblems, looseBool, looseInt, looseString, looseTimestamp } from '../../src/cloud/schemas/index.js';
+import { decimalText, fieldProblems, looseBool, looseInt, looseString, looseTimestamp, parseApiTimestamp } from '../../src/cloud/schemas/index.js';
 
 // The tolerant response primitives inside an object, as every response schema uses them.
 const Record = z.looseObject({
@@ -54,5 +54,36 @@ describe('tolerant response primitives', () => {
     );
     expect(looseInt.safeParse(2 ** 60).success).toBe(false);
     expect(looseInt.safeParse(Number.NaN).success).toBe(false);
+  });
+});
+
+describe('parseApiTimestamp', () => {
+  const iso = (text: string | null) => parseApiTimestamp(text)?.toISOString() ?? null;
+
+  it('reads every form the API sends; zone-less ones as UTC', () => {
+    expect(iso('2023-09-28 15:25:06.115000')).toBe('2023-09-28T15:25:06.115Z');
+    expect(iso('2019-06-25T08:42:42')).toBe('2019-06-25T08:42:42.000Z');
+    expect(iso('2023-09-28T15:24:34+0000')).toBe('2023-09-28T15:24:34.000Z');
+    expect(iso('2023-09-28T15:24:34Z')).toBe('2023-09-28T15:24:34.000Z');
+    expect(iso('2023-09-28T15:24:34.5+05:30')).toBe('2023-09-28T09:54:34.500Z');
+    expect(iso('2023-09-28T15:24-0800')).toBe('2023-09-28T23:24:00.000Z');
+    expect(iso(' 2024-02-29T23:59:59.999999z ')).toBe('2024-02-29T23:59:59.999Z');
+  });
+
+  it('gives null for "not set": null, empty, and the year-1 placeholder', () => {
+    expect(iso(null)).toBeNull();
+    expect(iso('')).toBeNull();
+    expect(iso('   ')).toBeNull();
+    expect(iso('0001-01-01T00:00:00Z')).toBeNull();
+  });
+
+  it('refuses what is not a real time of a real day', () => {
+    for (const bad of ['2023-02-29T00:00:00', '2024-02-30 10:00:00', '2023-04-31T00:00:00', '2023-13-01T00:00:00', '2023-00-10T00:00:00',
+      '2023-01-00T00:00:00', '2023-01-01T24:00:00', '2023-01-01T10:60:00', '2023-01-01T10:00:60']) {
+      expect(() => parseApiTimestamp(bad), bad).toThrow(/not a valid date/);
+    }
+    for (const bad of ['yesterday', '2023-01-01', '2023/01/01 10:00:00', '2023-01-01T10:00:00+25']) {
+      expect(() => parseApiTimestamp(bad), bad).toThrow(/not a timestamp/);
+    }
   });
 });

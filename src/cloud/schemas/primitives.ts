@@ -112,33 +112,37 @@ const TIMESTAMP =
  * Throws on text that is not a timestamp.
  */
 export function parseApiTimestamp(text: string | null | undefined): Date | null {
-  if (text === null || text === undefined || text.trim() === '') return null;
-  const m = TIMESTAMP.exec(text.trim());
+  if (text === null || text === undefined) return null;
+  const trimmed = text.trim();
+  if (trimmed === '') return null;
+  const m = TIMESTAMP.exec(trimmed);
   if (!m) throw new Error(`not a timestamp: ${JSON.stringify(text)}`);
-  const [, y, mo, d, h, mi, s = '0', frac = '', zone] = m;
-  if (Number(y) <= 1) return null;
-  const ms = Number((frac + '000').slice(0, 3));
-  const local = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s), ms);
-  const check = new Date(local);
-  if (
-    Number.isNaN(local) ||
-    check.getUTCMonth() !== Number(mo) - 1 ||
-    check.getUTCDate() !== Number(d) ||
-    Number(h) > 23 ||
-    Number(mi) > 59 ||
-    Number(s) > 59
-  ) {
+  // Checked field by field (no Date built to compare): this runs for every timestamp of every record collected.
+  const year = Number(m[1]);
+  if (year <= 1) return null;
+  const month = Number(m[2]);
+  const day = Number(m[3]);
+  const hour = Number(m[4]);
+  const minute = Number(m[5]);
+  const second = m[6] === undefined ? 0 : Number(m[6]);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) || hour > 23 || minute > 59 || second > 59) {
     throw new Error(`not a valid date: ${JSON.stringify(text)}`);
   }
-  let epoch = local;
-  if (zone && zone.toUpperCase() !== 'Z') {
-    const sign = zone.startsWith('-') ? -1 : 1;
-    const digits = zone.slice(1).replace(':', '');
-    const offsetMinutes = Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2, 4));
-    epoch -= sign * offsetMinutes * 60_000;
+  const fraction = m[7];
+  const ms = fraction === undefined ? 0 : Number(fraction.length >= 3 ? fraction.slice(0, 3) : (fraction + '00').slice(0, 3));
+  let epoch = Date.UTC(year, month - 1, day, hour, minute, second, ms);
+  const zone = m[8];
+  if (zone !== undefined && zone !== 'Z' && zone !== 'z') {
+    const sign = zone.charCodeAt(0) === 45 /* - */ ? -1 : 1;
+    const digits = zone.length === 6 ? zone.slice(1, 3) + zone.slice(4) : zone.slice(1);
+    epoch -= sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2, 4))) * 60_000;
   }
-  const date = new Date(epoch);
-  return date;
+  return new Date(epoch);
+}
+
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 
 /** A timestamp field: kept as the text received (for raw storage), validated to be parseable. */
