@@ -22,10 +22,15 @@ export function redactSecretsInPlace(value: unknown): void {
   if (Array.isArray(value)) {
     for (const item of value) redactSecretsInPlace(item);
   } else if (isObject(value)) {
-    for (const key of Object.keys(value)) {
+    // for-in without Object.keys: this walks every object of every record collected.
+    for (const key in value) {
       const field = value[key];
-      if (SECRET_FIELDS.has(key) && field !== null && field !== undefined) value[key] = REDACTED;
-      else redactSecretsInPlace(field);
+      if (typeof field === 'object' && field !== null) {
+        if (SECRET_FIELDS.has(key)) value[key] = REDACTED;
+        else redactSecretsInPlace(field);
+      } else if (field !== null && field !== undefined && SECRET_FIELDS.has(key)) {
+        value[key] = REDACTED;
+      }
     }
   }
 }
