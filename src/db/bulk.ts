@@ -47,8 +47,7 @@ export async function bulkInsert<T extends PgTable>(
  * A caller that prepares a page of rows and lets go of them before awaiting the database lets
  * the garbage collector reclaim the page's objects (API records, raw JSON, rows) at once instead
  * of promoting them to the old generation while the statement runs (V8 keeps an async
- * function's locals alive across await). Measured on a collection of 100,000 instances: peak
- * RSS 369-409 -> 312-348 MB.
+ * function's locals alive across await, dead or not).
  */
 export interface PreparedBulkInsert {
   readonly tableName: string;
