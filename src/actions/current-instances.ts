@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/connection.js';
+import { flavorPriceLateralSql, flavorSnapshotSql, runningSql } from '../db/cost-model.js';
 import { isOffHoursNow, type IdleRuleSettings } from './idle-rules.js';
 import type { InstanceRef } from './refs.js';
 
@@ -7,9 +8,11 @@ import type { InstanceRef } from './refs.js';
  * complete snapshot of each scope (kind instance, and kind cluster for servers), with
  * - the status corrected by stops made through cloudtally since that snapshot
  *   (view instance_status_overrides), so a stop shows at once;
- * - the hourly and monthly price of their flavor in the latest complete flavor snapshot of the
- *   same scope (matched by flavor name, else flavor id; monthly = the API's monthly price, or
- *   hourly x 730 when it gives none), exact numeric text; null when unpriced;
+ * - running and priced by the cost model's rules (src/db/cost-model.ts), so a confirmation
+ *   shows the same running state and price as the cost reports: running = status (or vm_state
+ *   when the status is empty) ACTIVE; the unit price of the flavor (an instance's own, a cluster
+ *   server's cluster's) in the flavor snapshot that prices the snapshot, exact numeric text,
+ *   null when unpriced;
  * - the pending scheduled stop, if any.
  */
 
@@ -41,9 +44,6 @@ export interface CurrentInstance {
   scheduledStop: { id: number; dueAt: Date; status: string } | null;
 }
 
-/** ACTIVE is the running status (spec and simulator); every other status costs no compute. */
-export const RUNNING_STATUS = 'ACTIVE';
-
 interface Row extends Record<string, unknown> {
   kind: 'instance' | 'cluster_server';
   instance_id: string;
@@ -52,6 +52,8 @@ interface Row extends Record<string, unknown> {
   taken_at: Date;
   name: string | null;
   status: string | null;
+  vm_state: string | null;
+  running: boolean;
   created_at: Date | null;
   tags: Record<string, string> | null;
   security_group_ids: string[] | null;
@@ -74,55 +76,54 @@ interface Row extends Record<string, unknown> {
 
 const BASE_QUERY = `
 with latest as (
-  select distinct on (kind, scope_key) id, kind, scope_key, project_id, region_id, taken_at
-  from snapshots
-  where complete and kind in ('instance', 'cluster', 'flavor')
-  order by kind, scope_key, taken_at desc
+  select s.*, ${flavorSnapshotSql('s')} as flavor_snapshot_id
+  from (
+    select distinct on (kind, scope_key) id, kind, scope_key, project_id, region_id, taken_at, run_id
+    from snapshots
+    where complete and kind in ('instance', 'cluster')
+    order by kind, scope_key, taken_at desc
+  ) s
 ),
 subjects as (
   select 'instance'::text as kind, i.instance_id, coalesce(l.project_id, i.project_id) as project_id,
-    coalesce(l.region_id, i.region_id) as region_id, l.scope_key, l.taken_at, i.name, i.status, i.created_at, i.tags,
-    i.security_group_ids, i.security_group_names, i.region, i.flavor_name, i.flavor_id,
+    coalesce(l.region_id, i.region_id) as region_id, l.scope_key, l.taken_at, l.flavor_snapshot_id, i.name, i.status, i.vm_state,
+    i.created_at, i.tags, i.security_group_ids, i.security_group_names, i.region, i.flavor_name, i.flavor_id,
+    i.flavor_name as pricing_flavor_name, i.flavor_id as pricing_flavor_id,
     null::text as cluster_id, null::text as cluster_name, null::text as cluster_task_status
   from latest l join instances i on i.snapshot_id = l.id
   where l.kind = 'instance'
   union all
+  -- A server costs its cluster's flavor (the cost model prices a cluster as flavor x running servers).
   select 'cluster_server'::text, s.server_id, coalesce(l.project_id, s.project_id), coalesce(l.region_id, s.region_id),
-    l.scope_key, l.taken_at, s.name, s.status, s.created_at, s.tags, '{}'::text[], '{}'::text[], s.region,
-    s.flavor_name, s.flavor_id, c.cluster_id, c.cluster_name, c.task_status
+    l.scope_key, l.taken_at, l.flavor_snapshot_id, s.name, s.status, s.vm_state, s.created_at, s.tags, '{}'::text[], '{}'::text[],
+    s.region, s.flavor_name, s.flavor_id, c.flavor_name, c.flavor_name, c.cluster_id, c.cluster_name, c.task_status
   from latest l
   join gpu_cluster_servers s on s.snapshot_id = l.id
   join gpu_clusters c on c.snapshot_id = s.snapshot_id and c.cluster_id = s.cluster_id
   where l.kind = 'cluster'
 ),
 cur as (
-  select x.*, o.status as override_status, o.changed_at as override_at, coalesce(o.status, x.status) as current_status
+  select x.*, o.status as override_status, o.changed_at as override_at,
+    ${runningSql('coalesce(o.status, x.status)', 'x.vm_state')} as running
   from subjects x
   left join instance_status_overrides o
     on o.instance_id = x.instance_id and o.project_id = x.project_id and o.region_id = x.region_id
 )
-select x.kind, x.instance_id, x.project_id, x.region_id, x.taken_at, x.name, x.status, x.created_at, x.tags,
+select x.kind, x.instance_id, x.project_id, x.region_id, x.taken_at, x.name, x.status, x.vm_state, x.running, x.created_at, x.tags,
   x.security_group_ids, x.security_group_names, x.region, x.flavor_name, x.flavor_id, x.cluster_id, x.cluster_name,
   x.cluster_task_status, x.override_status, x.override_at,
-  p.price_per_hour, p.price_per_month, p.currency_code,
+  case when fp.known then fp.hour end as price_per_hour, case when fp.known then fp.month end as price_per_month,
+  case when fp.known then fp.currency end as currency_code,
   ss.id as scheduled_id, ss.due_at as scheduled_due_at, ss.status as scheduled_status
 from cur x
-left join latest lf on lf.kind = 'flavor' and lf.scope_key = x.scope_key
-left join lateral (
-  select f.price_per_hour, coalesce(f.price_per_month, f.price_per_hour * 730) as price_per_month, f.currency_code
-  from gpu_flavors f
-  where f.snapshot_id = lf.id and f.price_per_hour is not null and f.currency_code is not null
-    and (f.flavor_name = x.flavor_name or f.flavor_id = x.flavor_id)
-  order by (f.flavor_name = x.flavor_name) desc nulls last
-  limit 1
-) p on true
+${flavorPriceLateralSql('fp', 'x.flavor_snapshot_id', 'x.pricing_flavor_name', 'x.pricing_flavor_id')}
 left join scheduled_stops ss
   on ss.instance_id = x.instance_id and ss.project_id = x.project_id and ss.region_id = x.region_id
   and ss.status in ('pending', 'running')
 `;
 
 function toInstance(row: Row): CurrentInstance {
-  const status = row.override_status ?? row.status;
+  const status = row.override_status ?? (row.status === null || row.status.trim() === '' ? row.vm_state : row.status);
   return {
     ref: { projectId: Number(row.project_id), regionId: Number(row.region_id), instanceId: row.instance_id },
     kind: row.kind,
@@ -130,7 +131,7 @@ function toInstance(row: Row): CurrentInstance {
     status,
     snapshotStatus: row.status,
     stoppedAt: row.override_at,
-    running: (status ?? '').toUpperCase() === RUNNING_STATUS,
+    running: row.running,
     createdAt: row.created_at,
     tags: row.tags ?? {},
     securityGroupIds: row.security_group_ids ?? [],
@@ -193,7 +194,7 @@ export async function loadIdleCandidates(q: Queryable, settings: IdleRuleSetting
   if (rules.clusterCleanUp.enabled) any.push(`(x.cluster_task_status = any(${p(rules.clusterCleanUp.taskStatuses)}::text[]))`);
   if (any.length === 0) return [];
 
-  const where = [`upper(coalesce(x.current_status, '')) = '${RUNNING_STATUS}'`, `(${any.join(' or ')})`];
+  const where = ['x.running', `(${any.join(' or ')})`];
   if (filter.projectId !== undefined) where.push(`x.project_id = ${p(filter.projectId)}`);
   if (filter.regionId !== undefined) where.push(`x.region_id = ${p(filter.regionId)}`);
   const rows = await q.query<Row>(`${BASE_QUERY} where ${where.join(' and ')}`, params);

@@ -56,11 +56,12 @@ export function runningSql(status: string, vmState: string): string {
 }
 
 /**
- * The flavor snapshot that prices a resource snapshot `s`: the latest complete flavor snapshot
- * of the same scope taken at or before it, else the complete one of the same run (a run may
- * finish its flavors a moment after its instances).
+ * The flavor snapshot that prices a resource snapshot `s` (a relation alias with scope_key,
+ * taken_at and run_id): the latest complete flavor snapshot of the same scope taken at or before
+ * it, else the complete one of the same run (a run may finish its flavors a moment after its
+ * instances).
  */
-function flavorSnapshotSql(s: string): string {
+export function flavorSnapshotSql(s: string): string {
   return `coalesce(
       (select f.id from snapshots f
         where f.complete and f.kind = 'flavor' and f.scope_key = ${s}.scope_key and f.taken_at <= ${s}.taken_at
@@ -149,6 +150,22 @@ function normalisedFlavorColumns(g: string): string {
   return `${currency} as currency, ${hour} as hour,
     coalesce(${g}.price_per_month, ${g}.price_per_hour * ${HOURS_PER_MONTH}) as month,
     (${currency} is not null and ${hour} is not null) as known`;
+}
+
+/**
+ * One resource's flavor price by the rules above, as a lateral join named `alias` with columns
+ * currency, hour, month (normalised) and known: the flavor named `nameExpr` in the flavor
+ * snapshot `snapshotExpr` (the lowest flavor_id among duplicate names), else the one whose id is
+ * `idExpr`. For code that prices a few resources at a time (the stop confirmation, idle
+ * candidates); pricedResourcesSql does the same per snapshot for whole snapshots.
+ */
+export function flavorPriceLateralSql(alias: string, snapshotExpr: string, nameExpr: string, idExpr: string): string {
+  return `left join lateral (
+      select ${normalisedFlavorColumns('g')}
+      from gpu_flavors g
+      where g.snapshot_id = ${snapshotExpr} and (g.flavor_name = ${nameExpr} or g.flavor_id = ${idExpr})
+      order by (g.flavor_name = ${nameExpr}) is true desc, g.flavor_id
+      limit 1) ${alias} on true`;
 }
 
 /**
