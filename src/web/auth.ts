@@ -4,7 +4,7 @@ import { Eta } from 'eta';
 import { isLoopbackAddress, normaliseAddress } from '../auth/addresses.js';
 import type { Identity } from '../auth/identity.js';
 import { authModeOf, LOCAL_ONLY_BANNER } from '../auth/mode.js';
-import { burnPasswordCheck, verifyPassword } from '../auth/password.js';
+import { burnPasswordCheck, PasswordCheckBusyError, PasswordCheckGate, verifyPassword } from '../auth/password.js';
 import { createProxyIdentifier } from '../auth/proxy.js';
 import { SlidingWindowLimiter } from '../auth/rate-limit.js';
 import { permissionsOf, roleAtLeast, type Role } from '../auth/roles.js';
@@ -34,6 +34,8 @@ export interface WebAuthDeps {
   /** Paths served without sign-in besides /login (e.g. '/healthz', '/metrics'). Exact match or prefix ending in '/'. */
   publicPaths?: readonly string[];
   now?: () => Date;
+  /** Bounds concurrent password checks (default: 2 at once, 32 waiting). */
+  passwordChecks?: PasswordCheckGate;
 }
 
 /** Per request: who it is, and why nobody (for the right refusal). */
@@ -70,6 +72,7 @@ export function createWebAuth(deps: WebAuthDeps): WebAuth {
   const perIp = new SlidingWindowLimiter(limits.maxFailuresPerIp, windowMs);
   const usersByName = new Map(config.users.map((u) => [u.name.normalize('NFC').toLowerCase(), u]));
   const publicPaths = ['/login', ...(deps.publicPaths ?? [])];
+  const passwordChecks = deps.passwordChecks ?? new PasswordCheckGate();
   const eta = new Eta({ views: viewsDir, cache: true, autoEscape: true });
 
   const userNamed = (name: string) => usersByName.get(name.normalize('NFC').toLowerCase()) ?? null;
@@ -206,8 +209,19 @@ export function createWebAuth(deps: WebAuthDeps): WebAuth {
 
       const user = userNamed(username);
       let ok = false;
-      if (user) ok = await verifyPassword(password, user.passwordHash);
-      else await burnPasswordCheck(password, config.users[0]?.passwordHash); // same time as a real check
+      try {
+        ok = await passwordChecks.run(async () => {
+          if (user) return verifyPassword(password, user.passwordHash);
+          await burnPasswordCheck(password, config.users[0]?.passwordHash); // same time as a real check
+          return false;
+        });
+      } catch (err) {
+        if (!(err instanceof PasswordCheckBusyError)) throw err;
+        // Not a failed attempt: nothing was checked.
+        res.setHeader('Retry-After', '5');
+        res.locals.log.warn({ user: username, ip }, 'login refused: too many sign-ins at once');
+        return loginPage(req, res, 503, { error: 'Too many sign-ins at once. Try again in a few seconds.', username, next: nextPath });
+      }
       if (!user || !ok) {
         perIp.record(ip, at);
         perUser.record(userKey, at);

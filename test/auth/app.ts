@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request, type Dispatcher } from 'undici';
-import { hashPassword } from '../../src/auth/password.js';
+import { hashPassword, type PasswordCheckGate } from '../../src/auth/password.js';
 import type { CloudClient } from '../../src/cloud/client.js';
 import type { Config } from '../../src/config.js';
 import type { Database } from '../../src/db/connection.js';
@@ -40,7 +40,7 @@ export interface ActionsApp {
 }
 
 /** The web app as main.ts wires it: idle, inventory, audit and scheduled-stops reports, sign-in and the stop pages. */
-export async function startActionsApp(options: { db: Database; config: Config; client: CloudClient }): Promise<ActionsApp> {
+export async function startActionsApp(options: { db: Database; config: Config; client: CloudClient; passwordChecks?: PasswordCheckGate }): Promise<ActionsApp> {
   const logger = createLogger({ level: 'silent' });
   const state: ActionsApp = { url: '', collectCalls: 0, close: async () => undefined };
   const { db, config, client } = options;
@@ -54,7 +54,7 @@ export async function startActionsApp(options: { db: Database; config: Config; c
       state.collectCalls++;
       return { runId: 7, status: 'running' };
     },
-    auth: createWebAuth({ config, db, logger }),
+    auth: createWebAuth({ config, db, logger, ...(options.passwordChecks ? { passwordChecks: options.passwordChecks } : {}) }),
     actions: { db, client, config, now: () => SIM_NOW, notify: { backoffMs: 5 } },
   });
   const server: Server = await new Promise((resolve) => {

@@ -5,6 +5,7 @@ import type { Database } from '../../src/db/connection.js';
 import type { Simulator } from '../../src/simulator/index.js';
 import { testDatabases } from '../helpers/databases.js';
 import { clientOf, runningVms, seedFromSimulator, startTestSimulator, testConfig } from '../actions/helpers.js';
+import { PasswordCheckGate } from '../../src/auth/index.js';
 import { Browser, configWithUsers, PASSWORDS, startActionsApp, type ActionsApp } from './app.js';
 
 describe.each(testDatabases())('sign-in and roles on $name', ({ open }) => {
@@ -12,13 +13,15 @@ describe.each(testDatabases())('sign-in and roles on $name', ({ open }) => {
   let sim: Simulator;
   let client: CloudClient;
   let app: ActionsApp;
+  // One check at a time and none waiting, so a test can hold the only slot.
+  const passwordChecks = new PasswordCheckGate(1, 0);
 
   beforeAll(async () => {
     [db, sim] = await Promise.all([open(), startTestSimulator()]);
     client = clientOf(sim);
     const config = await configWithUsers({ auth: { login_rate_limit: { max_failures_per_user: 50, max_failures_per_ip: 100 } } });
     await seedFromSimulator(db, sim, config);
-    app = await startActionsApp({ db, config, client });
+    app = await startActionsApp({ db, config, client, passwordChecks });
   });
   afterAll(async () => {
     await app?.close();
@@ -71,6 +74,19 @@ describe.each(testDatabases())('sign-in and roles on $name', ({ open }) => {
     // An open redirect is not possible through `next`.
     const evil = await new Browser(app.url).login('olivia', PASSWORDS.olivia, '//evil.example.com/');
     expect(evil.headers.location).toBe('/');
+  });
+
+  it('answers 503 with Retry-After when too many password checks are under way, counting no failure', async () => {
+    let release!: () => void;
+    const held = passwordChecks.run(() => new Promise<void>((resolve) => (release = resolve)));
+    const busy = await new Browser(app.url).login('olivia', PASSWORDS.olivia);
+    expect(busy.status).toBe(503);
+    expect(busy.headers['retry-after']).toBe('5');
+    expect(busy.body).toContain('Too many sign-ins at once. Try again in a few seconds.');
+    expect(busy.headers['set-cookie'] ?? []).not.toContainEqual(expect.stringMatching(/^cloudtally\.session=/));
+    release();
+    await held;
+    expect((await new Browser(app.url).login('olivia', PASSWORDS.olivia)).status).toBe(303);
   });
 
   it('ends the session on logout: the old cookie no longer works', async () => {
