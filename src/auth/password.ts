@@ -1,4 +1,5 @@
 import { randomBytes, scrypt as scryptCallback, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { Limiter } from '../limiter.js';
 
 /*
  * Password hashes in configuration, one self-describing string per user:
@@ -98,43 +99,13 @@ export async function burnPasswordCheck(plain: string, like?: string): Promise<v
   await verifyPassword(plain, await dummy);
 }
 
-/** A password check refused because too many are already running or waiting. */
-export class PasswordCheckBusyError extends Error {
-  constructor() {
-    super('too many password checks at once');
-    this.name = 'PasswordCheckBusyError';
-  }
-}
 
 /**
- * Bounds the password checks in flight. Each scrypt check holds 128 x N x r bytes (64 MiB at the
+ * The password checks in flight: each scrypt check holds 128 x N x r bytes (64 MiB at the
  * defaults) and one of libuv's four threads for ~100 ms, so a burst of sign-ins (many addresses
- * at once get past the per-address rate limit) must queue rather than take every thread and
- * hundreds of MB; beyond `maxWaiting` queued checks the caller is refused at once.
+ * at once get past the per-address rate limit) queues rather than taking every thread and
+ * hundreds of MB; beyond 32 waiting, the sign-in is refused at once (LimiterFullError).
  */
-export class PasswordCheckGate {
-  private active = 0;
-  private readonly waiting: Array<() => void> = [];
-
-  constructor(
-    readonly concurrent = 2,
-    readonly maxWaiting = 32,
-  ) {
-    if (!Number.isInteger(concurrent) || concurrent < 1) throw new RangeError('concurrent must be a positive integer');
-    if (!Number.isInteger(maxWaiting) || maxWaiting < 0) throw new RangeError('maxWaiting must be a whole number');
-  }
-
-  /** Runs `check` when a slot is free; throws PasswordCheckBusyError when the queue is full. */
-  async run<T>(check: () => Promise<T>): Promise<T> {
-    if (this.active < this.concurrent) this.active++;
-    else if (this.waiting.length >= this.maxWaiting) throw new PasswordCheckBusyError();
-    else await new Promise<void>((resolve) => this.waiting.push(resolve)); // the slot is handed over
-    try {
-      return await check();
-    } finally {
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.active--;
-    }
-  }
+export function passwordCheckLimiter(concurrent = 2, maxWaiting = 32): Limiter {
+  return new Limiter(concurrent, maxWaiting);
 }

@@ -12,7 +12,7 @@ import {
 } from './errors.js';
 import { endpointOf, fillPath, queryString, splitBaseUrl, type QueryValue, type Route } from './paths.js';
 import { redactSecretsInPlace } from './raw.js';
-import { Semaphore } from './semaphore.js';
+import { Limiter } from '../limiter.js';
 
 /** A pino-compatible logger (only these four methods are used). */
 export interface CloudLogger {
@@ -111,7 +111,7 @@ export class Transport {
   private readonly prefix: string;
   private readonly dispatcher: Dispatcher;
   private readonly ownsDispatcher: boolean;
-  private readonly semaphore: Semaphore;
+  private readonly limiter: Limiter;
   private readonly options: Omit<TransportOptions, 'apiKey' | 'dispatcher'>;
   private closed = false;
 
@@ -121,7 +121,7 @@ export class Transport {
     const { origin, prefix } = splitBaseUrl(options.baseUrl);
     this.origin = origin;
     this.prefix = prefix;
-    this.semaphore = new Semaphore(options.maxConcurrency);
+    this.limiter = new Limiter(options.maxConcurrency);
     this.ownsDispatcher = dispatcher === undefined;
     this.dispatcher =
       dispatcher ??
@@ -158,7 +158,7 @@ export class Transport {
       let durationMs = 0;
       const result: AttemptResult = this.closed
         ? { kind: 'network', code: 'CLIENT_CLOSED', detail: 'the cloud client was closed', cause: undefined }
-        : await this.semaphore.run(async () => {
+        : await this.limiter.run(async () => {
             const started = performance.now();
             try {
               return await this.attemptOnce(route, this.prefix + apiPath, bodyText);

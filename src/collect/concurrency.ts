@@ -1,27 +1,6 @@
 /** Bounded concurrency for a collection run. */
 
-/** At most `size` tasks run at once; the others wait in FIFO order. */
-export class Limiter {
-  private active = 0;
-  private readonly waiting: Array<() => void> = [];
-
-  constructor(readonly size: number) {
-    if (!Number.isInteger(size) || size < 1) throw new Error(`limiter size must be a positive integer, got ${size}`);
-  }
-
-  async run<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.active >= this.size) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    else this.active++;
-    try {
-      return await fn();
-    } finally {
-      const next = this.waiting.shift();
-      // The slot passes straight to the next waiter, so `active` stays counted.
-      if (next) next();
-      else this.active--;
-    }
-  }
-}
+export { Limiter } from '../limiter.js';
 
 /**
  * Runs fn over items with at most `workers` in flight; resolves when all are done. The first

@@ -4,7 +4,8 @@ import { Eta } from 'eta';
 import { isLoopbackAddress, normaliseAddress } from '../auth/addresses.js';
 import type { Identity } from '../auth/identity.js';
 import { authModeOf, LOCAL_ONLY_BANNER } from '../auth/mode.js';
-import { burnPasswordCheck, PasswordCheckBusyError, PasswordCheckGate, verifyPassword } from '../auth/password.js';
+import { burnPasswordCheck, passwordCheckLimiter, verifyPassword } from '../auth/password.js';
+import { LimiterFullError, type Limiter } from '../limiter.js';
 import { createProxyIdentifier } from '../auth/proxy.js';
 import { SlidingWindowLimiter } from '../auth/rate-limit.js';
 import { permissionsOf, roleAtLeast, type Role } from '../auth/roles.js';
@@ -34,8 +35,8 @@ export interface WebAuthDeps {
   /** Paths served without sign-in besides /login (e.g. '/healthz', '/metrics'). Exact match or prefix ending in '/'. */
   publicPaths?: readonly string[];
   now?: () => Date;
-  /** Bounds concurrent password checks (default: 2 at once, 32 waiting). */
-  passwordChecks?: PasswordCheckGate;
+  /** Bounds concurrent password checks (default: passwordCheckLimiter(), 2 at once, 32 waiting). */
+  passwordChecks?: Limiter;
 }
 
 /** Per request: who it is, and why nobody (for the right refusal). */
@@ -72,7 +73,7 @@ export function createWebAuth(deps: WebAuthDeps): WebAuth {
   const perIp = new SlidingWindowLimiter(limits.maxFailuresPerIp, windowMs);
   const usersByName = new Map(config.users.map((u) => [u.name.normalize('NFC').toLowerCase(), u]));
   const publicPaths = ['/login', ...(deps.publicPaths ?? [])];
-  const passwordChecks = deps.passwordChecks ?? new PasswordCheckGate();
+  const passwordChecks = deps.passwordChecks ?? passwordCheckLimiter();
   const eta = new Eta({ views: viewsDir, cache: true, autoEscape: true });
 
   const userNamed = (name: string) => usersByName.get(name.normalize('NFC').toLowerCase()) ?? null;
@@ -216,7 +217,7 @@ export function createWebAuth(deps: WebAuthDeps): WebAuth {
           return false;
         });
       } catch (err) {
-        if (!(err instanceof PasswordCheckBusyError)) throw err;
+        if (!(err instanceof LimiterFullError)) throw err;
         // Not a failed attempt: nothing was checked.
         res.setHeader('Retry-After', '5');
         res.locals.log.warn({ user: username, ip }, 'login refused: too many sign-ins at once');

@@ -1,7 +1,8 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request, type Dispatcher } from 'undici';
-import { hashPassword, type PasswordCheckGate } from '../../src/auth/password.js';
+import { hashPassword } from '../../src/auth/password.js';
+import type { Limiter } from '../../src/limiter.js';
 import type { CloudClient } from '../../src/cloud/client.js';
 import type { Config } from '../../src/config.js';
 import type { Database } from '../../src/db/connection.js';
@@ -40,7 +41,7 @@ export interface ActionsApp {
 }
 
 /** The web app as main.ts wires it: idle, inventory, audit and scheduled-stops reports, sign-in and the stop pages. */
-export async function startActionsApp(options: { db: Database; config: Config; client: CloudClient; passwordChecks?: PasswordCheckGate }): Promise<ActionsApp> {
+export async function startActionsApp(options: { db: Database; config: Config; client: CloudClient; passwordChecks?: Limiter }): Promise<ActionsApp> {
   const logger = createLogger({ level: 'silent' });
   const state: ActionsApp = { url: '', collectCalls: 0, close: async () => undefined };
   const { db, config, client } = options;

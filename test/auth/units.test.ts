@@ -7,8 +7,6 @@ import {
   listenHostFor,
   ListenHostError,
   parsePasswordHash,
-  PasswordCheckBusyError,
-  PasswordCheckGate,
   SlidingWindowLimiter,
   verifyPassword,
 } from '../../src/auth/index.js';
@@ -33,39 +31,6 @@ describe('password hashes', () => {
     expect(parsePasswordHash('scrypt$1000$8$1$c2FsdHNhbHQ=$aGFzaGhhc2hoYXNoaGFzaA==')).toEqual({ problem: expect.stringContaining('power of two') });
     expect(parsePasswordHash('scrypt$16384$8$1$c2E=$aGFzaGhhc2hoYXNoaGFzaA==')).toEqual({ problem: 'the salt must be at least 8 bytes' });
     expect(await verifyPassword('x', 'plaintext-password')).toBe(false);
-  });
-});
-
-describe('password check gate', () => {
-  it('runs at most `concurrent` checks at once, queues up to maxWaiting in order, refuses beyond', async () => {
-    const gate = new PasswordCheckGate(2, 1);
-    let running = 0;
-    let most = 0;
-    const order: number[] = [];
-    const releases: Array<() => void> = [];
-    const check = (n: number) =>
-      gate.run(async () => {
-        running++;
-        most = Math.max(most, running);
-        await new Promise<void>((resolve) => releases.push(resolve));
-        order.push(n);
-        running--;
-        return n;
-      });
-    const first = [check(1), check(2), check(3)];
-    await expect(check(4)).rejects.toBeInstanceOf(PasswordCheckBusyError);
-    await new Promise((r) => setImmediate(r));
-    expect(releases).toHaveLength(2); // 3 waits for a slot
-    releases.shift()!();
-    await new Promise((r) => setImmediate(r));
-    expect(releases).toHaveLength(2); // 3 got the freed slot
-    releases.splice(0).forEach((release) => release());
-    expect(await Promise.all(first)).toEqual([1, 2, 3]);
-    expect(most).toBe(2);
-    expect(order).toEqual([1, 2, 3]);
-    // A failing check frees its slot too.
-    await expect(gate.run(() => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
-    expect(await Promise.all([gate.run(async () => 'a'), gate.run(async () => 'b'), gate.run(async () => 'c')])).toEqual(['a', 'b', 'c']);
   });
 });
 

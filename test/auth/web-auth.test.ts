@@ -5,7 +5,7 @@ import type { Database } from '../../src/db/connection.js';
 import type { Simulator } from '../../src/simulator/index.js';
 import { testDatabases } from '../helpers/databases.js';
 import { clientOf, runningVms, seedFromSimulator, startTestSimulator, testConfig } from '../actions/helpers.js';
-import { PasswordCheckGate } from '../../src/auth/index.js';
+import { passwordCheckLimiter } from '../../src/auth/index.js';
 import { Browser, configWithUsers, PASSWORDS, startActionsApp, type ActionsApp } from './app.js';
 
 describe.each(testDatabases())('sign-in and roles on $name', ({ open }) => {
@@ -14,7 +14,7 @@ describe.each(testDatabases())('sign-in and roles on $name', ({ open }) => {
   let client: CloudClient;
   let app: ActionsApp;
   // One check at a time and none waiting, so a test can hold the only slot.
-  const passwordChecks = new PasswordCheckGate(1, 0);
+  const passwordChecks = passwordCheckLimiter(1, 0);
 
   beforeAll(async () => {
     [db, sim] = await Promise.all([open(), startTestSimulator()]);
