@@ -52,7 +52,8 @@ interface Row extends Record<string, unknown> {
   taken_at: Date;
   name: string | null;
   status: string | null;
-  vm_state: string | null;
+  /** Override, else status, else vm_state when the status is empty: what the cost model shows. */
+  current_status: string | null;
   running: boolean;
   created_at: Date | null;
   tags: Record<string, string> | null;
@@ -104,12 +105,13 @@ subjects as (
 ),
 cur as (
   select x.*, o.status as override_status, o.changed_at as override_at,
+    coalesce(o.status, case when trim(x.status) <> '' then x.status end, x.vm_state) as current_status,
     ${runningSql('coalesce(o.status, x.status)', 'x.vm_state')} as running
   from subjects x
   left join instance_status_overrides o
     on o.instance_id = x.instance_id and o.project_id = x.project_id and o.region_id = x.region_id
 )
-select x.kind, x.instance_id, x.project_id, x.region_id, x.taken_at, x.name, x.status, x.vm_state, x.running, x.created_at, x.tags,
+select x.kind, x.instance_id, x.project_id, x.region_id, x.taken_at, x.name, x.status, x.current_status, x.running, x.created_at, x.tags,
   x.security_group_ids, x.security_group_names, x.region, x.flavor_name, x.flavor_id, x.cluster_id, x.cluster_name,
   x.cluster_task_status, x.override_status, x.override_at,
   case when fp.known then fp.hour end as price_per_hour, case when fp.known then fp.month end as price_per_month,
@@ -123,12 +125,11 @@ left join scheduled_stops ss
 `;
 
 function toInstance(row: Row): CurrentInstance {
-  const status = row.override_status ?? (row.status === null || row.status.trim() === '' ? row.vm_state : row.status);
   return {
     ref: { projectId: Number(row.project_id), regionId: Number(row.region_id), instanceId: row.instance_id },
     kind: row.kind,
     name: row.name,
-    status,
+    status: row.current_status,
     snapshotStatus: row.status,
     stoppedAt: row.override_at,
     running: row.running,
