@@ -7,7 +7,7 @@ import { COLLECTOR_NAMES, type CollectorName } from '../config.js';
 import { cronGapHours } from '../db/cost-model.js';
 import { SNAPSHOT_KINDS, type RunError, type SnapshotKind } from '../db/schema.js';
 import type { Column, Row } from './report.js';
-import { offsetRows } from './shared/batches.js';
+import { listRows, offsetRows } from './shared/batches.js';
 import { formatAge, kindLabel } from './shared/format.js';
 import { dirParam, intParam, sortParam } from './shared/params.js';
 import { freshnessNotes, latestSnapshotsSql } from './shared/snapshots.js';
@@ -211,7 +211,7 @@ export const collectionHealthReport: Report<CollectionHealthParams> = defineRepo
   async export(ctx, params) {
     if (params.view === 'scopes') {
       const rows = await scopeRows(ctx, params);
-      return { columns: SCOPE_COLUMNS, rows: offsetRows(async (limit, offset) => rows.slice(offset, offset + limit)) };
+      return { columns: SCOPE_COLUMNS, rows: listRows(rows) };
     }
     return { columns: RUN_COLUMNS, rows: offsetRows(async (limit, offset) => (await runRows(ctx, params, limit, offset)).rows) };
   },

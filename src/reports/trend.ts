@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { effectiveRollupsSql, PRICED_KINDS, type PricedKind } from '../db/cost-model.js';
 import { UNTAGGED } from '../db/schema.js';
 import type { ChartSpec, Column, Row } from './report.js';
-import { offsetRows } from './shared/batches.js';
+import { listRows, offsetRows } from './shared/batches.js';
 import { dimensionOf, GROUPING_HELP, groupingField, isGrouping, type CostFilter } from './shared/costs.js';
 import { addDays, chartNumber, dimensionLabel, isoDay, kindLabel } from './shared/format.js';
 import { dirParam, idParam, intParam } from './shared/params.js';
@@ -231,7 +231,7 @@ export const trendReport: Report<TrendParams> = defineReport({
     const { dimension } = resolve(ctx, params);
     if (params.measure === 'daily-cost') {
       const rows = await dailyRows(ctx, params);
-      return { columns: columnsFor(params, dimension), rows: offsetRows(async (limit, offset) => rows.slice(offset, offset + limit)) };
+      return { columns: columnsFor(params, dimension), rows: listRows(rows) };
     }
     return { columns: columnsFor(params, dimension), rows: offsetRows(async (limit, offset) => (await runRateRows(ctx, params, limit, offset)).rows) };
   },
