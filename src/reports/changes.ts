@@ -11,6 +11,7 @@ import { formatAge, formatInstant } from './shared/format.js';
 import { dirParam, idParam, instantParam, intParam, sortParam } from './shared/params.js';
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
+import { scopeFilterFields } from './shared/fields.js';
 
 /** Per kind: table, identity column, compared columns (trusted SQL names). */
 interface ChangeSpec {
@@ -292,8 +293,7 @@ export const changesReport: Report<ChangesParams> = defineReport({
           { value: 'changed', label: 'Changed' },
         ],
       },
-      { name: 'project', label: 'Project', type: 'number', value: params.project?.toString() ?? '' },
-      { name: 'region', label: 'Region', type: 'number', value: params.region?.toString() ?? '' },
+      ...scopeFilterFields(params),
     ];
   },
 }, { cached: true });

@@ -15,6 +15,7 @@ import { freshnessNotes, latestSnapshots } from './shared/snapshots.js';
 import { runRateSummary, shareCharts } from './shared/summary.js';
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
+import { scopeFilterFields } from './shared/fields.js';
 
 const SORTS = ['group', 'currency', 'price_per_hour', 'price_per_month', 'share', 'resources', 'unpriced'] as const;
 type CostSort = (typeof SORTS)[number];
@@ -160,8 +161,7 @@ export const costReport: Report<CostParams> = defineReport({
         value: params.kind ?? '',
         options: [{ value: '', label: 'All kinds' }, ...PRICED_KINDS.map((k) => ({ value: k, label: kindLabel(k) }))],
       },
-      { name: 'project', label: 'Project', type: 'number', value: params.project?.toString() ?? '' },
-      { name: 'region', label: 'Region', type: 'number', value: params.region?.toString() ?? '' },
+      ...scopeFilterFields(params),
     ];
   },
 }, { cached: true });

@@ -13,6 +13,7 @@ import { dirParam, idParam, intParam, sortParam, textParam } from './shared/para
 import { freshnessNotes, latestSnapshots, latestSnapshotsSql } from './shared/snapshots.js';
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
+import { scopeFilterFields } from './shared/fields.js';
 
 const SORTS = ['scope', 'flavor_name', 'price_per_hour', 'price_per_month', 'capacity', 'in_use', 'disabled'] as const;
 
@@ -174,8 +175,7 @@ export const flavorsReport: Report<FlavorsParams> = defineReport({
 
   async filters(_ctx, params) {
     return [
-      { name: 'project', label: 'Project', type: 'number', value: params.project?.toString() ?? '' },
-      { name: 'region', label: 'Region', type: 'number', value: params.region?.toString() ?? '' },
+      ...scopeFilterFields(params),
       { name: 'flavor', label: 'History of flavor', type: 'text', value: params.flavor ?? '' },
       { name: 'days', label: 'History days', type: 'number', value: String(params.days) },
     ];

@@ -13,6 +13,7 @@ import { freshnessNotes, latestSnapshots } from './shared/snapshots.js';
 import { gapCaps } from './shared/time.js';
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
+import { scopeFilterFields } from './shared/fields.js';
 
 export const focusParams = z.strictObject({
   from: dateParam('from'),
@@ -285,8 +286,7 @@ export const focusReport: Report<FocusParams> = defineReport({
         value: params.kind ?? '',
         options: [{ value: '', label: 'All kinds' }, ...PRICED_KINDS.map((k) => ({ value: k, label: SERVICE[k].name }))],
       },
-      { name: 'project', label: 'Project', type: 'number', value: params.project?.toString() ?? '' },
-      { name: 'region', label: 'Region', type: 'number', value: params.region?.toString() ?? '' },
+      ...scopeFilterFields(params),
     ];
   },
 }, { cached: true });

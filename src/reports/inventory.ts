@@ -18,6 +18,7 @@ import { freshnessNotes, latestSnapshots, latestSnapshotsSql } from './shared/sn
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
 import { ALL_SORT_KEYS, FILTER_NAMES, INVENTORY_KINDS, KINDS, type FilterName, type InventoryKind, type KindSpec, type SortSpec } from './inventory-kinds.js';
+import { scopeFilterFields } from './shared/fields.js';
 
 export const inventoryParams = z
   .strictObject({
@@ -309,8 +310,7 @@ export const inventoryReport: Report<InventoryParams> = defineReport({
     ];
     const has = (f: FilterName) => spec.filters.includes(f);
     if (has('q')) fields.push({ name: 'q', label: 'Search', type: 'text', value: params.q ?? '' });
-    if (has('project')) fields.push({ name: 'project', label: 'Project', type: 'number', value: params.project?.toString() ?? '' });
-    if (has('region')) fields.push({ name: 'region', label: 'Region', type: 'number', value: params.region?.toString() ?? '' });
+    fields.push(...scopeFilterFields(params).filter((f) => has(f.name as FilterName)));
     if (has('status')) fields.push({ name: 'status', label: 'Status', type: 'text', value: params.status ?? '' });
     if (has('state')) {
       fields.push({
