@@ -205,15 +205,19 @@ export function createCollectionService(deps: CollectorDeps, options: Collection
     collectNow: (trigger = 'manual') => begin(trigger, COLLECTOR_NAMES),
 
     async status() {
-      const rows = await deps.db.query<{ last_good_at: Date | null; running: boolean }>(
-        `SELECT (SELECT max(finished_at) FROM collection_runs WHERE status IN ('succeeded', 'partial')) AS last_good_at,
-                EXISTS (SELECT 1 FROM collection_runs
-                         WHERE status = 'running' AND heartbeat_at >= now() - ($1::double precision * interval '1 millisecond')) AS running`,
-        [deadAfterMs],
-      );
+      // Every page's banner asks: the two reads go out together.
+      const [rows, stale] = await Promise.all([
+        deps.db.query<{ last_good_at: Date | null; running: boolean }>(
+          `SELECT (SELECT max(finished_at) FROM collection_runs WHERE status IN ('succeeded', 'partial')) AS last_good_at,
+                  EXISTS (SELECT 1 FROM collection_runs
+                           WHERE status = 'running' AND heartbeat_at >= now() - ($1::double precision * interval '1 millisecond')) AS running`,
+          [deadAfterMs],
+        ),
+        staleScopes(deps.db, deps.scopes, deps.config.schedules),
+      ]);
       return {
         lastGoodAt: rows[0]?.last_good_at ?? null,
-        staleScopes: await staleScopes(deps.db, deps.scopes, deps.config.schedules),
+        staleScopes: stale,
         running: current !== null || rows[0]?.running === true,
       };
     },
