@@ -14,6 +14,7 @@ import { inventoryReport } from '../../src/reports/inventory.js';
 import { createWebApp } from '../../src/web/app.js';
 import { createWebAuth } from '../../src/web/auth.js';
 import { SIM_NOW, testConfig } from '../actions/helpers.js';
+import { Jar } from '../helpers/cookies.js';
 
 export const SESSION_SECRET = 'test-session-secret-0123456789abcdef';
 export const PASSWORDS = { alice: 'alice-viewer-pw', olivia: 'olivia-operator-pw', adam: 'adam-admin-pw' } as const;
@@ -68,29 +69,6 @@ export async function startActionsApp(options: { db: Database; config: Config; c
       server.close((err) => (err ? reject(err) : resolve()));
     });
   return state;
-}
-
-/** A minimal cookie jar: name=value pairs from Set-Cookie, dropping cleared ones. */
-export class Jar {
-  readonly cookies = new Map<string, string>();
-  take(setCookie: string | string[] | undefined): void {
-    for (const line of Array.isArray(setCookie) ? setCookie : setCookie ? [setCookie] : []) {
-      const [pair] = line.split(';');
-      const eq = pair!.indexOf('=');
-      const name = pair!.slice(0, eq).trim();
-      const value = pair!.slice(eq + 1).trim();
-      if (value === '' || /expires=Thu, 01 Jan 1970/i.test(line)) this.cookies.delete(name);
-      else this.cookies.set(name, value);
-    }
-  }
-  header(): Record<string, string> {
-    return this.cookies.size ? { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') } : {};
-  }
-  copy(): Jar {
-    const jar = new Jar();
-    for (const [k, v] of this.cookies) jar.cookies.set(k, v);
-    return jar;
-  }
 }
 
 export interface Answer {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
+import { Jar } from '../helpers/cookies.js';
 import { startTestServer, type TestServer } from './fixtures.js';
 
 let server: TestServer;
@@ -11,29 +12,8 @@ afterAll(async () => {
   await server.close();
 });
 
-/** A minimal cookie jar: name=value pairs from Set-Cookie, dropping cleared ones. */
-class Jar {
-  private cookies = new Map<string, string>();
-  take(setCookie: string | string[] | undefined): void {
-    for (const line of Array.isArray(setCookie) ? setCookie : setCookie ? [setCookie] : []) {
-      const [pair] = line.split(';');
-      const eq = pair!.indexOf('=');
-      const name = pair!.slice(0, eq).trim();
-      const value = pair!.slice(eq + 1).trim();
-      if (value === '' || /expires=Thu, 01 Jan 1970/i.test(line)) this.cookies.delete(name);
-      else this.cookies.set(name, value);
-    }
-  }
-  header(): string {
-    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-  }
-  names(): string[] {
-    return [...this.cookies.keys()];
-  }
-}
-
 async function openPage(jar: Jar, path: string): Promise<{ body: string; token: string }> {
-  const res = await request(`${server.url}${path}`, { headers: jar.header() ? { cookie: jar.header() } : {} });
+  const res = await request(`${server.url}${path}`, { headers: jar.header() });
   jar.take(res.headers['set-cookie']);
   const body = await res.body.text();
   const token = /name="_csrf" value="([^"]+)"/.exec(body)?.[1] ?? '';
@@ -43,7 +23,7 @@ async function openPage(jar: Jar, path: string): Promise<{ body: string; token: 
 function postCollect(jar: Jar, fields: Record<string, string>, headers: Record<string, string> = {}) {
   return request(`${server.url}/actions/collect`, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(jar.header() ? { cookie: jar.header() } : {}), ...headers },
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...jar.header(), ...headers },
     body: new URLSearchParams(fields).toString(),
   });
 }
@@ -119,12 +99,12 @@ describe('collect now, protected by CSRF', () => {
       const token = /name="_csrf" value="([^"]+)"/.exec(await page.body.text())![1]!;
       const res = await request(`${failing.url}/actions/collect`, {
         method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: jar.header() },
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...jar.header() },
         body: new URLSearchParams({ _csrf: token, return_to: '/' }).toString(),
       });
       await res.body.dump();
       jar.take(res.headers['set-cookie']);
-      const next = await request(`${failing.url}/`, { headers: { cookie: jar.header() } });
+      const next = await request(`${failing.url}/`, { headers: jar.header() });
       const body = await next.body.text();
       expect(body).toMatch(/<p class="flash flash-error" role="alert">The collection could not be started: a collection is already running \(request id [0-9a-f-]+\)\.<\/p>/);
       expect(failing.logs.some((l) => l.msg === 'collect now failed')).toBe(true);
