@@ -169,11 +169,14 @@ export function actionPages(deps: MountDeps): Router {
     return null;
   };
 
+  /** The confirmation form's "Dry run" box, which covers every button of the form. */
+  const isDryRun = (req: Request) => ['on', 'yes', 'true', '1'].includes(String(body(req).dry_run ?? ''));
+
   router.post('/actions/stop', operator, async (req, res) => {
     const refs = refsFrom(body(req).instance);
     const reason = await reasonOr400(req, res, refs);
     if (reason === null) return;
-    const dryRun = ['on', 'yes', 'true', '1'].includes(String(body(req).dry_run ?? ''));
+    const dryRun = isDryRun(req);
     const batch = await executeStop(
       { db: deps.db, client: deps.client, actor: actorOf(res), reason, dryRun, concurrency: deps.concurrency, rules: deps.config, now, logger: res.locals.log },
       refs,
@@ -208,6 +211,13 @@ export function actionPages(deps: MountDeps): Router {
     const refs = refsFrom(body(req).instance);
     const reason = await reasonOr400(req, res, refs);
     if (reason === null) return;
+    if (isDryRun(req)) {
+      // Scheduling writes a stop that will happen: with "Dry run" ticked, nothing may be written.
+      const error = 'Nothing was done: "Dry run" is ticked, and a dry run cannot schedule a stop. Untick it to schedule the stop, or use "Stop now" to see what a stop would do.';
+      if (wantsJson(req)) throw new ClientError(400, 'dry_run_cannot_schedule', error);
+      await renderConfirm(req, res, refs, { error, reason, returnTo: safeReturnPath(body(req).return_to) ?? IDLE_REPORT, status: 400 });
+      return;
+    }
     const graceText = String(body(req).grace_hours ?? '').trim();
     let graceHours = deps.config.stopGraceHours;
     if (graceText !== '') {

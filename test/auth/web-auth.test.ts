@@ -236,6 +236,21 @@ describe.each(testDatabases())('sign-in and roles on $name', ({ open }) => {
     ]);
   });
 
+  it('schedules nothing when "Dry run" is ticked, and says so', async () => {
+    const operator = new Browser(app.url);
+    await operator.login('olivia', PASSWORDS.olivia);
+    const idle = JSON.parse((await operator.get('/api/reports/idle')).body) as { rows: Array<{ ref: string; scheduled_stop_at: string | null }> };
+    const candidate = idle.rows.find((r) => r.scheduled_stop_at === null)!;
+    await operator.get('/reports/idle');
+    const stopsBefore = await db.query('select id from scheduled_stops');
+    const auditBefore = await auditCount();
+    const refused = await operator.post('/actions/stop/schedule', { instance: candidate.ref, reason: 'just looking', confirm: 'yes', dry_run: 'on' });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toContain('a dry run cannot schedule a stop');
+    expect(await db.query('select id from scheduled_stops')).toEqual(stopsBefore);
+    expect(await auditCount()).toBe(auditBefore);
+  });
+
   it('offers operators a stop on every running instance and server of the inventory, and shows a scheduled stop due there', async () => {
     type InventoryRow = { ref?: string; stop_href?: string | null; running: boolean; resource_id: string; scheduled_stop_at: string | null };
     const operator = new Browser(app.url);
