@@ -11,6 +11,7 @@ import { createRenderer } from './render.js';
 import { reportRoutes } from './report-routes.js';
 import { requestLogging } from './request-log.js';
 import type { WebDeps } from './types.js';
+import { refuseNulCharacters } from './text-input.js';
 
 export type { AuthLayoutView, DataStatus, CollectResult, WebAuth, WebDeps } from './types.js';
 
@@ -76,6 +77,7 @@ export function createWebApp(deps: WebDeps): express.Express {
 
   app.use(cookieParser(keyFor('cookies')));
   app.use(express.urlencoded({ extended: false, limit: '32kb' }));
+  app.use(refuseNulCharacters);
   // Who is asking, before CSRF: tokens are bound to the login session.
   if (auth) app.use(auth.identify);
   // Every state-changing request below needs a CSRF token (GET/HEAD/OPTIONS pass through).

@@ -321,6 +321,15 @@ describe('errors', () => {
     expect(body).toContain('href="/reports/big"');
   });
 
+  it('400 for a NUL character in any parameter, which Postgres text cannot hold', async () => {
+    const { status, json } = await getJson('/api/reports/costs?team=a%00b');
+    expect(status).toBe(400);
+    expect(json.errors).toEqual([{ field: 'query.team', message: 'must not contain a NUL character' }]);
+    const page = await get('/reports/costs?q=x&q=%00');
+    expect(page.status).toBe(400);
+    expect(page.body).toContain('<code>query.q</code>: must not contain a NUL character');
+  });
+
   it('passes a report’s own 4xx errors through with their message', async () => {
     const { status, json } = await getJson('/api/reports/failing?mode=client');
     expect(status).toBe(400);
