@@ -50,6 +50,8 @@ export interface PagingView {
   to: number;
   total: number | null;
   limit: number;
+  /** The page starts after the last row although rows match. */
+  pastEnd?: boolean;
   prevHref?: string;
   nextHref?: string;
 }
@@ -148,8 +150,11 @@ function pagingView(path: string, query: RawQuery, page: ReportPage, rowCount: n
     if (offset > 0) next.offset = String(offset);
     return urlWith(path, next);
   };
-  const view: PagingView = { from: rowCount === 0 ? 0 : page.offset + 1, to: page.offset + rowCount, total, limit: page.limit };
-  if (page.offset > 0) view.prevHref = at(Math.max(0, page.offset - page.limit));
+  const view: PagingView = { from: rowCount === 0 ? 0 : page.offset + 1, to: rowCount === 0 ? 0 : page.offset + rowCount, total, limit: page.limit };
+  // A page past the last row (an edited or old link): "previous" leads to the last page that has rows.
+  const pastEnd = rowCount === 0 && total !== null && total > 0 && page.offset >= total;
+  if (pastEnd) view.pastEnd = true;
+  if (page.offset > 0) view.prevHref = at(pastEnd ? Math.floor((total! - 1) / page.limit) * page.limit : Math.max(0, page.offset - page.limit));
   const more = total === null ? rowCount === page.limit : page.offset + rowCount < total;
   if (more) view.nextHref = at(page.offset + page.limit);
   return view;

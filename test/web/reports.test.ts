@@ -140,6 +140,15 @@ describe('the report page', () => {
     expect(big.body).toContain('<span class="disabled">Next →</span>');
   });
 
+  it('says a page past the last row is that, and links back to the last page', async () => {
+    const past = await get('/reports/costs?sort=name&limit=2&offset=40');
+    expect(past.status).toBe(200);
+    expect(past.body).toContain('This page is past the last of 5 rows');
+    expect(past.body).toContain('This page is past the last row');
+    expect(past.body).not.toContain('No rows match these parameters.');
+    expect(past.body).toContain('<a href="/reports/costs?sort=name&amp;limit=2&amp;offset=4" rel="prev">');
+  });
+
   it('shows the collect button with a CSRF token only when collectNow is given', async () => {
     const withButton = await get('/reports/costs');
     expect(withButton.body).toMatch(/<form class="collect-form" method="post" action="\/actions\/collect">\s*<input type="hidden" name="_csrf" value="[0-9a-f]+\.[0-9a-f]+">/);
