@@ -22,7 +22,7 @@ import { setFlash } from './flash.js';
 import { formatMoney, formatTimestamp } from './format.js';
 import type { RenderPage } from './render.js';
 import type { WebAuth } from './types.js';
-import { reportUrls, safeReturnPath } from './urls.js';
+import { reportUrls, safeReturnPath, sameSitePreviousPage } from './urls.js';
 
 /*
  * The stop pages: confirmation (exact instances, status, cost saved, "cannot be undone"), the
@@ -147,7 +147,9 @@ export function actionPages(deps: MountDeps): Router {
   const confirm = async (req: Request, res: Response) => {
     const source = req.method === 'GET' ? (req.query as Record<string, unknown>) : body(req);
     const refs = refsFrom(source.instance);
-    const returnTo = safeReturnPath(source.return_to) ?? IDLE_REPORT;
+    // A report's "Stop…" link carries no return path: back to the report it was followed from.
+    const previous = sameSitePreviousPage(req);
+    const returnTo = safeReturnPath(source.return_to) ?? (previous?.startsWith('/reports/') ? previous : null) ?? IDLE_REPORT;
     await renderConfirm(req, res, refs, { returnTo });
   };
   // GET too, so an inventory row can link to the confirmation of its instance; it changes nothing.

@@ -66,6 +66,9 @@ export function createWebApp(deps: WebDeps): express.Express {
       contentSecurityPolicy: { useDefaults: false, directives: CSP_DIRECTIVES },
       // HSTS only makes sense (and is only honoured) over HTTPS.
       strictTransportSecurity: secureCookies,
+      // Within the site only (helmet's default sends none): the stop confirmation returns to the
+      // report a "Stop…" link was followed from. Other sites never see a URL.
+      referrerPolicy: { policy: 'same-origin' },
     }),
   );
 

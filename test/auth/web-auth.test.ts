@@ -274,6 +274,9 @@ describe.each(testDatabases())('sign-in and roles on $name', ({ open }) => {
       expect(confirm.status).toBe(200);
       expect(confirm.body).toContain('Stop 1 instance?');
       expect(confirm.body).toContain(`value="${running[0]!.ref}"`);
+      // Followed from the inventory (the same-origin referrer policy sends the page): back there.
+      const fromInventory = await operator.get(running[0]!.stop_href!, { referer: `${app.url}/reports/inventory?kind=${kind}&limit=500` });
+      expect(fromInventory.body).toContain(`name="return_to" value="/reports/inventory?kind=${kind}&amp;limit=500"`);
     }
     // Several at once: the inventory's form posts the selected refs to the same confirmation.
     const instances = (JSON.parse((await operator.get('/api/reports/inventory?kind=instances&state=running')).body) as { rows: InventoryRow[] }).rows;

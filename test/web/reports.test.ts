@@ -379,6 +379,7 @@ describe('headers and logs', () => {
       "default-src 'self';script-src 'self';style-src 'self';img-src 'self' data:;object-src 'none';base-uri 'self';frame-ancestors 'none';form-action 'self'",
     );
     expect(headers['x-content-type-options']).toBe('nosniff');
+    expect(headers['referrer-policy']).toBe('same-origin');
     expect(headers['x-frame-options']).toBe('SAMEORIGIN');
     expect(headers['x-powered-by']).toBeUndefined();
   });
