@@ -32,7 +32,10 @@ export function actionRoutes(deps: ActionRoutesDeps): Router {
       }
       res.locals.log.info({ runId: result.runId, status: result.status }, 'collect now requested');
       if (wantsJson) return res.status(202).json({ run_id: result.runId, status: result.status });
-      setFlash(res, { kind: 'info', text: `Collection started: run ${result.runId} (${result.status}).` }, deps.secureCookies);
+      const text = result.alreadyRunning
+        ? `A collection was already running (run ${result.runId}); its figures show when it finishes.`
+        : `Collection started: run ${result.runId} (${result.status}).`;
+      setFlash(res, { kind: 'info', text }, deps.secureCookies);
       return res.redirect(303, back);
     });
   }

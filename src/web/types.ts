@@ -17,6 +17,8 @@ export interface DataStatus {
 export interface CollectResult {
   runId: string | number;
   status: string;
+  /** The request joined a run already under way instead of starting one. */
+  alreadyRunning?: boolean;
 }
 
 export interface WebDeps {

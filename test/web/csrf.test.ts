@@ -12,6 +12,23 @@ afterAll(async () => {
   await server.close();
 });
 
+/** Posts "collect now" from the home page of `target` and returns the page it leads back to. */
+async function pageAfterCollect(target: TestServer): Promise<string> {
+  const jar = new Jar();
+  const page = await request(`${target.url}/`);
+  jar.take(page.headers['set-cookie']);
+  const token = /name="_csrf" value="([^"]+)"/.exec(await page.body.text())![1]!;
+  const res = await request(`${target.url}/actions/collect`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...jar.header() },
+    body: new URLSearchParams({ _csrf: token, return_to: '/' }).toString(),
+  });
+  await res.body.dump();
+  jar.take(res.headers['set-cookie']);
+  const next = await request(`${target.url}/`, { headers: jar.header() });
+  return next.body.text();
+}
+
 async function openPage(jar: Jar, path: string): Promise<{ body: string; token: string }> {
   const res = await request(`${server.url}${path}`, { headers: jar.header() });
   jar.take(res.headers['set-cookie']);
@@ -93,23 +110,20 @@ describe('collect now, protected by CSRF', () => {
   it('shows why a collection could not start', async () => {
     const failing = await startTestServer({ collectNow: async () => { throw new Error('a collection is already running'); } });
     try {
-      const jar = new Jar();
-      const page = await request(`${failing.url}/`);
-      jar.take(page.headers['set-cookie']);
-      const token = /name="_csrf" value="([^"]+)"/.exec(await page.body.text())![1]!;
-      const res = await request(`${failing.url}/actions/collect`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', ...jar.header() },
-        body: new URLSearchParams({ _csrf: token, return_to: '/' }).toString(),
-      });
-      await res.body.dump();
-      jar.take(res.headers['set-cookie']);
-      const next = await request(`${failing.url}/`, { headers: jar.header() });
-      const body = await next.body.text();
+      const body = await pageAfterCollect(failing);
       expect(body).toMatch(/<p class="flash flash-error" role="alert">The collection could not be started: a collection is already running \(request id [0-9a-f-]+\)\.<\/p>/);
       expect(failing.logs.some((l) => l.msg === 'collect now failed')).toBe(true);
     } finally {
       await failing.close();
+    }
+  });
+
+  it('says so when "collect now" joins a collection already under way', async () => {
+    const joining = await startTestServer({ collectNow: async () => ({ runId: 7, status: 'running', alreadyRunning: true }) });
+    try {
+      expect(await pageAfterCollect(joining)).toContain('<p class="flash flash-info" role="status">A collection was already running (run 7); its figures show when it finishes.</p>');
+    } finally {
+      await joining.close();
     }
   });
 
