@@ -41,7 +41,10 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
   const find = (req: Request, res: Response): AnyReport => {
     const name = String(req.params.name);
     const report = byName.get(name);
-    if (!report) throw notFound(`No report named "${name}". GET /api/reports lists them.`);
+    if (!report) {
+      const where = req.path.startsWith('/api/') ? 'GET /api/reports lists them.' : 'The navigation lists every report.';
+      throw notFound(`No report named "${name}". ${where}`);
+    }
     res.locals.reportName = report.name;
     return report;
   };

@@ -353,6 +353,8 @@ describe('errors', () => {
     const page = await get('/reports/nope');
     expect(page.status).toBe(404);
     expect(page.body).toContain('No report named &quot;nope&quot;');
+    expect(page.body).toContain('The navigation lists every report.');
+    expect(api.json.message).toContain('GET /api/reports lists them.');
     expect((await get('/nothing-here')).status).toBe(404);
   });
 
