@@ -172,8 +172,9 @@ async function groupRows(ctx: ReportCtx, dim: string, limit: number, offset: num
       mtd as (select g as group_value, c as currency, sum(v) as cost from unnest($7::text[], $8::text[], $9::numeric[]) as m(g, c, v) group by g, c),
       joined as (
         select coalesce(n.group_value, m.group_value) as group_value, coalesce(n.currency, m.currency) as currency,
-          coalesce(n.price_per_hour, 0) as price_per_hour, coalesce(n.price_per_month, 0) as price_per_month,
-          coalesce(m.cost, 0) as month_to_date, coalesce(n.resources, 0) as resources, coalesce(n.unpriced, 0) as unpriced
+          case when coalesce(n.currency, m.currency) is not null then coalesce(n.price_per_hour, 0) end as price_per_hour,
+          case when coalesce(n.currency, m.currency) is not null then coalesce(n.price_per_month, 0) end as price_per_month,
+          case when coalesce(n.currency, m.currency) is not null then coalesce(m.cost, 0) end as month_to_date, coalesce(n.resources, 0) as resources, coalesce(n.unpriced, 0) as unpriced
         from now_groups n full join mtd m on m.group_value = n.group_value and m.currency is not distinct from n.currency
       )
       select *, case when currency is not null then price_per_hour / nullif(sum(price_per_hour) over (partition by currency), 0) end as share,

@@ -19,8 +19,9 @@ export interface CostFilter {
 export interface GroupCost {
   group_value: string;
   currency: string | null;
-  price_per_hour: string;
-  price_per_month: string;
+  /** NULL when the currency is (no known price). */
+  price_per_hour: string | null;
+  price_per_month: string | null;
   resource_count: number;
   unpriced_count: number;
 }
@@ -28,11 +29,17 @@ export interface GroupCost {
 /**
  * SQL (with `latest` and `eff` CTEs) of the effective rollup rows of dimension $2 for the latest
  * priced snapshots ($1 = priced kinds), filtered by $4 kind, $5 project, $6 region; $3 = UNTAGGED.
+ * Rows without a currency (no known price) carry NULL amounts, so their sums stay NULL ("n/a"),
+ * never 0.
  */
 export function latestEffectiveCte(): string {
   return `latest as (${latestSnapshotsSql('$1')}),
     eff as (
-      select * from (${effectiveRollupsSql('latest', '$2', '$3')}) e
+      select e.snapshot_id, e.taken_at, e.kind, e.scope_key, e.project_id, e.region_id, e.group_value, e.currency,
+        case when e.currency is not null then e.price_per_hour end as price_per_hour,
+        case when e.currency is not null then e.price_per_month end as price_per_month,
+        e.resource_count, e.unpriced_count
+      from (${effectiveRollupsSql('latest', '$2', '$3')}) e
       where ($4::text is null or e.kind = $4) and ($5::int is null or e.project_id = $5) and ($6::int is null or e.region_id = $6)
     )`;
 }
@@ -54,8 +61,8 @@ export async function latestGroupCosts(q: Queryable, dimension: string, filter: 
 
 export interface CurrencyTotal {
   currency: string | null;
-  price_per_hour: string;
-  price_per_month: string;
+  price_per_hour: string | null;
+  price_per_month: string | null;
   resource_count: number;
   unpriced_count: number;
 }
