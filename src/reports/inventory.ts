@@ -160,11 +160,13 @@ interface PageRequest {
 }
 
 /**
- * Phase 1: only the keys of the rows of one page, in order. Columns a query does not use are
+ * Phase 1: only the keys of the rows of one page, in order (`rows`: every column at once, for
+ * exports, whose batches are large enough that a second lookup of the same rows costs more than
+ * sorting the wide rows). Columns a query does not use are
  * pruned and the joins that would only produce them (flavors, presence, overrides) removed by
  * the planner, so a page of 100,000 instances reads the keys, not every joined row.
  */
-function keysQuery(ctx: ReportCtx, p: InventoryParams, page: PageRequest) {
+function keysQuery(ctx: ReportCtx, p: InventoryParams, page: PageRequest, select: 'keys' | 'rows' = 'keys') {
   const spec = KINDS[p.kind];
   const binds = new Binds();
   const base = baseSql(spec, binds, page.snapshotIds);
@@ -176,7 +178,7 @@ function keysQuery(ctx: ReportCtx, p: InventoryParams, page: PageRequest) {
   }
   const keys = ordering.terms.map((t, i) => `${t.expr} as __k${i}`).join(', ');
   const sql = `with ${base}
-    select b.snapshot_id as __sid, b.row_key as __rk, ${keys} from b
+    select ${select === 'keys' ? 'b.snapshot_id as __sid, b.row_key as __rk' : 'b.*'}, ${keys} from b
     ${where.length ? `where ${where.join(' and ')}` : ''}
     order by ${orderBy(ordering)}
     limit ${binds.add(page.limit)}::int offset ${binds.add(page.offset ?? 0)}::int`;
@@ -350,9 +352,9 @@ async function* keysetBatches(ctx: ReportCtx, params: InventoryParams, batchSize
   let ordering: Ordering | null = null;
   const source = keysetRows<unknown[]>(
     async (after, limit) => {
-      const result = await fetchRows(ctx.db, ctx, params, { limit, after: after ?? undefined, snapshotIds });
-      ordering = result.ordering;
-      return result.rows;
+      const query = keysQuery(ctx, params, { limit, after: after ?? undefined, snapshotIds }, 'rows');
+      ordering = query.ordering;
+      return ctx.db.query<Record<string, unknown>>(query.sql, query.values);
     },
     (row) => (ordering?.terms ?? []).map((_, i) => keyValue(row[`__k${i}`])),
     batchSize,
