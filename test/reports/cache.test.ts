@@ -22,7 +22,7 @@ function fakeDb(version: { v: string }): Queryable {
 
 describe('ReportCache', () => {
   it('reuses a result while the data version and the clock allow, and recomputes after', async () => {
-    const cache = new ReportCache({ ttlMs: 60_000, maxEntries: 10 });
+    const cache = new ReportCache({ ttlMs: 60_000, staleMs: 60_000, maxEntries: 10 });
     const version = { v: '1' };
     const scope = { db: fakeDb(version), config: {}, now: NOW };
     let computed = 0;
@@ -41,7 +41,7 @@ describe('ReportCache', () => {
   });
 
   it('shares one computation between concurrent callers and forgets failures', async () => {
-    const cache = new ReportCache({ ttlMs: 60_000, maxEntries: 10 });
+    const cache = new ReportCache({ ttlMs: 60_000, staleMs: 60_000, maxEntries: 10 });
     const scope = { db: fakeDb({ v: '1' }), config: {}, now: NOW };
     let computed = 0;
     const slow = async () => {
@@ -61,8 +61,57 @@ describe('ReportCache', () => {
     expect(await cache.get(scope, 'f', flaky)).toBe('ok');
   });
 
+  it('serves a result past its lifetime while a new one is computed, within the stale limit', async () => {
+    const cache = new ReportCache({ ttlMs: 60_000, staleMs: 300_000, maxEntries: 10 });
+    const version = { v: '1' };
+    const db = fakeDb(version);
+    const config = {};
+    const scope = (ms: number) => ({ db, config, now: new Date(NOW.getTime() + ms) });
+    let computed = 0;
+    let release: () => void = () => undefined;
+    const compute = async () => {
+      const n = ++computed;
+      if (n === 2) await new Promise<void>((resolve) => (release = resolve));
+      return n;
+    };
+
+    expect(await cache.get(scope(0), 'k', compute)).toBe(1);
+    // Past the lifetime, same data: the old result at once, one background recomputation started.
+    expect(await cache.get(scope(61_000), 'k', compute)).toBe(1);
+    expect(await cache.get(scope(62_000), 'k', compute)).toBe(1);
+    expect(computed).toBe(2);
+    release();
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(await cache.get(scope(63_000), 'k', compute)).toBe(2);
+    // Beyond the stale limit the request waits for a fresh result.
+    expect(await cache.get(scope(63_000 + 300_000), 'k', compute)).toBe(3);
+    // New data is never served stale.
+    version.v = '2';
+    expect(await cache.get(scope(63_000 + 300_000 + 61_000), 'k', compute)).toBe(4);
+    // ttlMs 0 turns reuse off altogether (the benchmark's "cache off").
+    cache.configure({ ttlMs: 0 });
+    expect(await cache.get(scope(63_000 + 300_000 + 61_000), 'k', compute)).toBe(5);
+  });
+
+  it('drops an entry whose background recomputation failed, so the next request reports the error', async () => {
+    const cache = new ReportCache({ ttlMs: 60_000, staleMs: 300_000, maxEntries: 10 });
+    const db = fakeDb({ v: '1' });
+    const config = {};
+    const scope = (ms: number) => ({ db, config, now: new Date(NOW.getTime() + ms) });
+    let fail = false;
+    const compute = async () => {
+      if (fail) throw new Error('database gone');
+      return 'ok';
+    };
+    expect(await cache.get(scope(0), 'k', compute)).toBe('ok');
+    fail = true;
+    expect(await cache.get(scope(61_000), 'k', compute)).toBe('ok');
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    await expect(cache.get(scope(61_000), 'k', compute)).rejects.toThrow('database gone');
+  });
+
   it('keeps databases and configurations apart, and evicts the oldest entries', async () => {
-    const cache = new ReportCache({ ttlMs: 60_000, maxEntries: 2 });
+    const cache = new ReportCache({ ttlMs: 60_000, staleMs: 60_000, maxEntries: 2 });
     const version = { v: '1' };
     const db = fakeDb(version);
     const config = {};

@@ -2,8 +2,10 @@
  * A short-lived, per-process cache of report results. A result is reused only while the data it
  * was computed from is unchanged: every lookup first reads the data version (one cheap query),
  * so a collection that finishes, a snapshot pruned or a day sealed makes the next request compute
- * afresh. Entries also expire after `ttlMs` of the report's `now`, since figures such as ages,
- * month to date and the projection move with the clock.
+ * afresh. Figures such as ages, month to date and the projection move with the clock, so a result
+ * is fresh for `ttlMs` of the report's `now`; after that, while the data is unchanged and for at
+ * most `staleMs`, it is still served at once while a new one is computed in the background
+ * (stale-while-revalidate), so nobody waits for a recomputation that only the clock asked for.
  *
  * Only reports whose every input is snapshot data (snapshots, their rows, cost_rollups,
  * cost_daily) may be cached, or, with the actions version, also stops and scheduled stops (the
@@ -38,18 +40,25 @@ export async function dataVersion(q: Queryable, options: { actions?: boolean } =
 }
 
 export interface CacheOptions {
-  /** How long a result holds, measured on the reports' clock (ctx.now). */
+  /** How long a result is fresh, measured on the reports' clock (ctx.now); 0 = never reused. */
   ttlMs: number;
+  /**
+   * Up to this age (same data version), a result past ttlMs is served while its successor is
+   * computed in the background; older ones are computed while the request waits.
+   */
+  staleMs: number;
   /** Entries kept per database and configuration; the oldest go first. */
   maxEntries: number;
 }
 
-export const DEFAULT_CACHE_OPTIONS: CacheOptions = { ttlMs: 60_000, maxEntries: 500 };
+export const DEFAULT_CACHE_OPTIONS: CacheOptions = { ttlMs: 60_000, staleMs: 15 * 60_000, maxEntries: 500 };
 
 interface Entry {
   version: string;
   now: number;
   value: Promise<unknown>;
+  /** A background recomputation of this entry is under way. */
+  refreshing?: boolean;
 }
 
 /**
@@ -68,8 +77,10 @@ export class ReportCache {
 
   /**
    * The value of `compute` for `key`, reused while the data version is the same and `now` is
-   * within ttlMs after the time it was computed for. Concurrent callers share one computation;
-   * a failed one is not kept.
+   * within ttlMs after the time it was computed for (or within staleMs, while a background
+   * recomputation replaces it). Concurrent callers share one computation; a failed one is not
+   * kept, and a failed background recomputation drops the entry, so the next request computes
+   * and reports the error itself.
    */
   async get<T>(
     scope: { db: Queryable; config: object; now: Date },
@@ -81,16 +92,42 @@ export class ReportCache {
     const version = await dataVersion(scope.db, versionOptions);
     const now = scope.now.getTime();
     const hit = store.get(key);
-    if (hit && hit.version === version && now >= hit.now && now - hit.now < this.options.ttlMs) return hit.value as Promise<T>;
-    const value = compute();
-    const entry: Entry = { version, now, value };
-    store.delete(key);
-    store.set(key, entry);
-    while (store.size > this.options.maxEntries) store.delete(store.keys().next().value!);
-    value.catch(() => {
-      if (store.get(key) === entry) store.delete(key);
-    });
-    return value;
+    if (hit && hit.version === version && now >= hit.now) {
+      const age = now - hit.now;
+      if (age < this.options.ttlMs) return hit.value as Promise<T>;
+      if (this.options.ttlMs > 0 && age < this.options.staleMs) {
+        if (!hit.refreshing) {
+          hit.refreshing = true;
+          this.store(store, key, { version, now, value: compute() }, hit);
+        }
+        return hit.value as Promise<T>;
+      }
+    }
+    const entry: Entry = { version, now, value: compute() };
+    this.store(store, key, entry);
+    return entry.value as Promise<T>;
+  }
+
+  /**
+   * Puts `entry` in place now, or, when it replaces `stale` in the background, once it has
+   * succeeded (unless something newer took the key meanwhile).
+   */
+  private store(store: Map<string, Entry>, key: string, entry: Entry, stale?: Entry): void {
+    const put = () => {
+      store.delete(key);
+      store.set(key, entry);
+      while (store.size > this.options.maxEntries) store.delete(store.keys().next().value!);
+    };
+    if (!stale) put();
+    entry.value.then(
+      () => {
+        if (stale && store.get(key) === stale) put();
+      },
+      () => {
+        const current = store.get(key);
+        if (current === entry || (stale && current === stale)) store.delete(key);
+      },
+    );
   }
 
   private storeOf(db: object, config: object): Map<string, Entry> {
