@@ -27,6 +27,7 @@ import { allReports } from './reports/index.js';
 import { startSimulator, type Simulator } from './simulator/index.js';
 import { createWebApp } from './web/app.js';
 import { createWebAuth } from './web/auth.js';
+import { createReportWarmer } from './web/warm-reports.js';
 
 export interface RunningService {
   /** The web app's base URL, e.g. http://127.0.0.1:3000 */
@@ -62,15 +63,25 @@ export async function startService(config: Config, logger: Logger, options: Star
     client = cloud.client;
     const collectorDeps: CollectorDeps = { db: database, client, config, logger, ...cloud.scopes };
     const onProgress = metrics.collectionProgressHook();
-    const collection = createCollectionService(collectorDeps, { onProgress });
+    const reports = allReports();
+    const reportContext = () => ({ db: database, config, now: now() });
+    const warmer = createReportWarmer({ reports, context: reportContext, logger });
+    // Scheduled and manual runs warm the dashboards for their first viewer; the demo backfill
+    // does not (its runs follow each other, and the first scheduled run after it warms).
+    const collection = createCollectionService(collectorDeps, {
+      onProgress: (event) => {
+        onProgress(event);
+        if (event.type === 'run-finished' && event.summary.status !== 'failed') void warmer.warm();
+      },
+    });
     const actionClient = observedStops(client, metrics);
     const dueStops = startDueStopsScheduler({ db: database, client: actionClient, config, logger });
 
     const secret = config.auth.sessionSecret ?? undefined;
     const auth = createWebAuth({ config, db: database, logger, publicPaths: ['/healthz', '/readyz', '/metrics'] });
     const web = createWebApp({
-      reports: allReports(),
-      context: () => ({ db: database, config, now: now() }),
+      reports,
+      context: reportContext,
       logger,
       demo: simulator !== undefined,
       status: () => collection.status(),
@@ -116,7 +127,7 @@ export async function startService(config: Config, logger: Logger, options: Star
         starting.abort();
         await ready.catch(() => undefined);
         const report = await shutdownService(
-          { server, collection, timers: { 'scheduled-stops': dueStops }, client: cloudClient, simulator: sim, database },
+          { server, collection, timers: { 'scheduled-stops': dueStops, 'report-warmer': warmer }, client: cloudClient, simulator: sim, database },
           { logger },
         );
         if (!report.ok) throw new Error(`shutdown incomplete: ${report.steps.filter((s) => !s.ok).map((s) => `${s.step}: ${s.error}`).join('; ')}`);

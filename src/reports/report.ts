@@ -118,4 +118,6 @@ export interface ReportDefinition<P = unknown, Db = unknown, Cfg = unknown> {
   filters?(ctx: ReportContext<Db, Cfg>, params: P): Promise<FilterField[]>;
   /** A template in views/reports/ to use instead of the generic report page. */
   view?: string;
+  /** Results come from the report cache while the data is unchanged (reports/shared/cache.ts). */
+  cached?: boolean;
 }

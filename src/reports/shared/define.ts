@@ -23,6 +23,7 @@ export function defineReport<P>(report: Report<P>, options: DefineOptions = {}):
     options.cached ? reportCache.get(ctx, cacheKey([report.name, ...parts]), compute, { actions: options.showsActions ?? false }) : compute();
   return {
     ...report,
+    cached: options.cached ?? false,
     run: (ctx, params, page) => cached(ctx, ['run', params, page], () => report.run(ctx, params, page)),
     ...(report.filters
       ? { filters: (ctx: ReportCtx, params: P) => cached(ctx, ['filters', params], () => report.filters!(ctx, params)) }
