@@ -64,6 +64,7 @@ export async function startService(config: Config, logger: Logger, options: Star
     const collectorDeps: CollectorDeps = { db: database, client, config, logger, ...cloud.scopes };
     const onProgress = metrics.collectionProgressHook();
     const reports = allReports();
+    let preparingDemo = false;
     const reportContext = () => ({ db: database, config, now: now() });
     const warmer = createReportWarmer({ reports, context: reportContext, logger });
     // Scheduled and manual runs warm the dashboards for their first viewer; the demo backfill
@@ -84,7 +85,7 @@ export async function startService(config: Config, logger: Logger, options: Star
       context: reportContext,
       logger,
       demo: simulator !== undefined,
-      status: () => collection.status(),
+      status: async () => ({ ...(await collection.status()), preparingDemo }),
       collectNow: () => collection.collectNow('manual'),
       secret,
       auth,
@@ -111,7 +112,7 @@ export async function startService(config: Config, logger: Logger, options: Star
     logger.info({ url, demo: simulator !== undefined, database: config.database.driver }, 'cloudtally web app listening');
 
     const starting = new AbortController();
-    const ready = startCollecting({ logger, collection, collectorDeps, simulator, database, now, days: options.demoHistoryDays ?? 7, signal: starting.signal, onProgress });
+    const ready = startCollecting({ logger, collection, collectorDeps, simulator, database, now, days: options.demoHistoryDays ?? 7, signal: starting.signal, onProgress, onBackfill: (active) => (preparingDemo = active) });
 
     const cloudClient = client;
     const sim = simulator;
@@ -187,6 +188,8 @@ interface CollectingDeps {
   days: number;
   signal: AbortSignal;
   onProgress: (event: ProgressEvent) => void;
+  /** Told when the demo backfill starts (true) and ends (false). */
+  onBackfill: (active: boolean) => void;
 }
 
 /** Demo history first (simulator mode, empty database), then the schedules and the first run. */
@@ -195,8 +198,13 @@ async function startCollecting(deps: CollectingDeps): Promise<void> {
   try {
     if (deps.simulator && deps.days > 0 && (await isEmpty(deps.database))) {
       logger.info({ days: deps.days }, 'empty database: backfilling demo history');
-      const steps = await backfillDemoHistory(deps.collectorDeps, deps.simulator, { now: deps.now(), days: deps.days, signal: deps.signal, onProgress: deps.onProgress });
-      logger.info({ steps }, 'demo history ready');
+      deps.onBackfill(true);
+      try {
+        const steps = await backfillDemoHistory(deps.collectorDeps, deps.simulator, { now: deps.now(), days: deps.days, signal: deps.signal, onProgress: deps.onProgress });
+        logger.info({ steps }, 'demo history ready');
+      } finally {
+        deps.onBackfill(false);
+      }
     }
     if (deps.signal.aborted) return;
     await deps.collection.start();

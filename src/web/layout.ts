@@ -73,13 +73,15 @@ export async function layoutView(deps: LayoutDeps, req: Request, res: Response, 
   } else if (status) {
     running = status.running;
     dataAsOf = status.lastGoodAt ? formatTimestamp(status.lastGoodAt) : null;
-    if (!status.lastGoodAt) {
+    if (status.preparingDemo) {
+      banners.push({ kind: 'info', text: 'Preparing the demo: the simulator’s recent history is being collected; figures fill in within a minute.' });
+    } else if (!status.lastGoodAt) {
       banners.push({ kind: 'stale', text: status.running ? 'No data yet: the first collection is running.' : 'No data collected yet.' });
     } else if (status.staleScopes.length > 0) {
       const scopes = status.staleScopes.slice(0, 10).join(', ') + (status.staleScopes.length > 10 ? ` and ${status.staleScopes.length - 10} more` : '');
       banners.push({ kind: 'stale', text: `Stale data: the latest good snapshot of ${scopes} is older than twice its schedule. Latest good collection: ${dataAsOf}.` });
     }
-    if (status.running && status.lastGoodAt) banners.push({ kind: 'info', text: 'A collection is running; figures update when it finishes.' });
+    if (status.running && status.lastGoodAt && !status.preparingDemo) banners.push({ kind: 'info', text: 'A collection is running; figures update when it finishes.' });
   }
   return {
     nav: navigation(deps.reports, currentReport),

@@ -12,6 +12,11 @@ export interface DataStatus {
   staleScopes: string[];
   /** Whether a collection is running now. */
   running: boolean;
+  /**
+   * The demo history is being collected at start-up: its backdated snapshots look stale until it
+   * ends, so the banner says what is happening instead.
+   */
+  preparingDemo?: boolean;
 }
 
 export interface CollectResult {

@@ -167,6 +167,20 @@ describe('the report page', () => {
     }
   });
 
+  it('says the demo is being prepared, not that its backdated history is stale', async () => {
+    const stale = { lastGoodAt: new Date('2024-05-10T00:00:00Z'), staleScopes: ['1-1'], running: false };
+    for (const preparingDemo of [true, false]) {
+      const other = await startTestServer({ status: async () => ({ ...stale, preparingDemo }) });
+      try {
+        const body = await (await request(`${other.url}/reports/costs`)).body.text();
+        expect(body.includes('Preparing the demo'), `preparingDemo ${preparingDemo}`).toBe(preparingDemo);
+        expect(body.includes('Stale data'), `preparingDemo ${preparingDemo}`).toBe(!preparingDemo);
+      } finally {
+        await other.close();
+      }
+    }
+  });
+
   it('still renders when the data status cannot be read, saying so', async () => {
     const other = await startTestServer({ status: async () => { throw new Error('db down'); } });
     try {
