@@ -146,10 +146,17 @@ export function actionPages(deps: MountDeps): Router {
 
   const confirm = async (req: Request, res: Response) => {
     const source = req.method === 'GET' ? (req.query as Record<string, unknown>) : body(req);
-    const refs = refsFrom(source.instance);
     // A report's "Stop…" link carries no return path: back to the report it was followed from.
     const previous = sameSitePreviousPage(req);
     const returnTo = safeReturnPath(source.return_to) ?? (previous?.startsWith('/reports/') ? previous : null) ?? IDLE_REPORT;
+    const formReturn = req.method === 'POST' ? safeReturnPath(source.return_to) : null;
+    if (formReturn && !wantsJson(req) && (source.instance === undefined || source.instance === '')) {
+      // "Stop selected…" with nothing ticked: back to the report, saying so, rather than a bare 400 page.
+      setFlash(res, { kind: 'error', text: 'Nothing was stopped: tick at least one instance, then choose "Stop selected…".' }, deps.secureCookies);
+      res.redirect(303, formReturn);
+      return;
+    }
+    const refs = refsFrom(source.instance);
     await renderConfirm(req, res, refs, { returnTo });
   };
   // GET too, so an inventory row can link to the confirmation of its instance; it changes nothing.

@@ -285,6 +285,15 @@ describe.each(testDatabases())('sign-in and roles on $name', ({ open }) => {
     const many = await operator.post('/actions/stop/confirm', { instance: picked, return_to: '/reports/inventory?kind=instances' });
     expect(many.status).toBe(200);
     expect(many.body).toContain('Stop 3 instances?');
+    // "Stop selected…" with nothing ticked: back to the same report, which says why.
+    await operator.get('/reports/inventory?kind=instances&state=running');
+    const none = await operator.post('/actions/stop/confirm', { return_to: '/reports/inventory?kind=instances&state=running' });
+    expect(none.status).toBe(303);
+    expect(none.headers.location).toBe('/reports/inventory?kind=instances&state=running');
+    const back = await operator.get(String(none.headers.location));
+    expect(back.body).toContain('Nothing was stopped: tick at least one instance');
+    // Without the form's return path (an API client), still a 400 naming the field.
+    expect((await operator.post('/actions/stop/confirm', {})).status).toBe(400);
 
     const marked = instances.find((r) => r.scheduled_stop_at === null)!;
     const scheduled = await operator.post('/actions/stop/schedule', { instance: marked.ref!, reason: 'expired sandbox', confirm: 'yes', grace_hours: '6' });
