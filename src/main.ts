@@ -27,6 +27,7 @@ import { allReports } from './reports/index.js';
 import { startSimulator, type Simulator } from './simulator/index.js';
 import { createWebApp } from './web/app.js';
 import { createWebAuth } from './web/auth.js';
+import { answerClientErrors } from './web/client-errors.js';
 import { createReportWarmer } from './web/warm-reports.js';
 
 export interface RunningService {
@@ -106,7 +107,9 @@ export async function startService(config: Config, logger: Logger, options: Star
     app.use(metricsRouter(metrics, config.metrics));
     app.use(web);
 
-    const server = await listen(createServer(app), host, config.server.port);
+    const httpServer = createServer(app);
+    answerClientErrors(httpServer, logger);
+    const server = await listen(httpServer, host, config.server.port);
     const address = server.address() as AddressInfo;
     const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
     logger.info({ url, demo: simulator !== undefined, database: config.database.driver }, 'cloudtally web app listening');
