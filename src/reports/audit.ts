@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AUDIT_ACTIONS, AUDIT_RESULTS } from '../actions/audit.js';
+import { AUDIT_ACTIONS, AUDIT_RESULT_LABELS, AUDIT_RESULTS, type AuditResult } from '../actions/audit.js';
 import type { Queryable } from '../db/connection.js';
 import type { Column, FilterField, Row } from './report.js';
 import { keysetRows } from './shared/batches.js';
@@ -39,7 +39,8 @@ const COLUMNS: Column[] = [
   { key: 'region_id', label: 'Region', kind: 'int' },
   { key: 'reason', label: 'Reason / rule', kind: 'text' },
   { key: 'dry_run', label: 'Dry run', kind: 'bool' },
-  { key: 'result', label: 'Result', kind: 'text' },
+  { key: 'outcome', label: 'Outcome', kind: 'text' },
+  { key: 'result', label: 'Result code', kind: 'text' },
   { key: 'error', label: 'Error', kind: 'text' },
   { key: 'task_ids', label: 'Task IDs', kind: 'json' },
 ];
@@ -72,7 +73,8 @@ const SELECT = `
   ) n on true`;
 
 function toRow(r: Row): Row {
-  return { ...r, id: Number(r.id), at: r.at instanceof Date ? r.at.toISOString() : r.at };
+  const outcome = AUDIT_RESULT_LABELS[r.result as AuditResult] ?? String(r.result);
+  return { ...r, id: Number(r.id), at: r.at instanceof Date ? r.at.toISOString() : r.at, outcome };
 }
 
 async function page(db: Queryable, p: AuditParams, limit: number, beforeId: number | null, offset = 0): Promise<Row[]> {

@@ -14,6 +14,7 @@ import {
   type StopPlan,
   type StopPlanItem,
 } from '../actions/index.js';
+import { AUDIT_RESULT_LABELS } from '../actions/audit.js';
 import type { SendOptions } from '../actions/notify.js';
 import type { Config } from '../config.js';
 import type { Queryable } from '../db/connection.js';
@@ -89,16 +90,9 @@ function totalsView(totals: MoneyTotal[]) {
   return totals.map((t) => ({ currency: t.currency, perHour: formatMoney(t.perHour, t.currency), perMonth: formatMoney(t.perMonth, t.currency), count: t.count }));
 }
 
-const RESULT_LABELS: Record<StopOutcome['result'], string> = {
-  stopped: 'Stopped',
-  already_stopped: 'Already stopped (no-op)',
-  not_found: 'No longer exists (no-op)',
-  failed: 'Failed',
-  would_stop: 'Would be stopped (dry run)',
-};
 
 function outcomeView(outcome: StopOutcome) {
-  return { ...itemView(outcome), result: outcome.result, resultLabel: RESULT_LABELS[outcome.result], message: outcome.message, error: outcome.error, taskIds: outcome.taskIds, auditId: outcome.auditId };
+  return { ...itemView(outcome), result: outcome.result, resultLabel: AUDIT_RESULT_LABELS[outcome.result], message: outcome.message, error: outcome.error, taskIds: outcome.taskIds, auditId: outcome.auditId };
 }
 
 function body(req: Request): Record<string, unknown> {

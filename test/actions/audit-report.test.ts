@@ -48,9 +48,9 @@ describe.each(testDatabases())('audit report on $name', ({ open }) => {
   it('lists every attempt newest first, with the instance name, and pages', async () => {
     const out = await run({});
     expect(out.totalRows).toBe(4);
-    expect(out.rows.map((r) => [r.instance_id, r.result])).toEqual([
-      ['i-1', 'not_found'],
-      ['i-3', 'would_stop'],
+    expect(out.rows.map((r) => [r.instance_id, r.result, r.outcome])).toEqual([
+      ['i-1', 'not_found', 'No longer exists (no-op)'],
+      ['i-3', 'would_stop', 'Would be stopped (dry run)'],
     ]);
     expect(out.rows[0]!.instance_name).toBe('web-1');
   });
