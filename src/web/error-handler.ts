@@ -47,7 +47,8 @@ export function errorHandler(render: RenderPage) {
       await render(req, res, 'pages/error', {
         pageTitle: TITLES[status] ?? 'Error',
         message: status === 400 && errors.length ? 'The page could not be shown with these parameters:' : message,
-        errors,
+        // On a page, the parameter as the address bar shows it (the JSON keeps `query.` / `body.`).
+        errors: errors.map((e) => ({ ...e, field: e.field.replace(/^(query|body)\./, '') })),
         resetHref: status === 400 && reportName ? reportUrls(reportName).html : undefined,
       }, { status, currentReport: reportName ?? null });
     } catch (renderError) {
