@@ -24,16 +24,16 @@
  * Targets (issue 3): ingest >= 0.5 x COPY; collection without ports < 10 s; with ports < 60 s;
  * peak RSS < 400 MB.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createReadStream, createWriteStream, readdirSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { and, eq, gt, asc } from 'drizzle-orm';
 import pg from 'pg';
 import { onServer, withDatabase } from './database.js';
+import { childRuntime, moduleUrl, ROOT, type ChildRuntime, type Runtime } from './runtime.js';
 import { COLLECTOR_NAMES, loadConfig, scopesFromManifest } from '../src/config.js';
 import { openDatabase, type Database } from '../src/db/connection.js';
 import { migrateDatabase } from '../src/db/migrate.js';
@@ -41,7 +41,6 @@ import { instances } from '../src/db/schema.js';
 import type { RunSummary } from '../src/collect/index.js';
 import { openSnapshot } from '../src/collect/snapshot-writer.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DEFAULT_SERVER = 'postgres://postgres@127.0.0.1:5432/postgres';
 /** Rows per page when re-ingesting: about one security group's answer. */
 const INGEST_PAGE = 1_700;
@@ -61,7 +60,6 @@ interface Options {
   runtime: Runtime;
 }
 
-type Runtime = 'dist' | 'tsx';
 
 function parseArgs(args: string[]): Options {
   const options: Options = {
@@ -175,26 +173,6 @@ class CpuTimeline {
 // production, so that its memory and CPU are the service's and not this harness's (tsx alone
 // adds ~90 MB of RSS: its loader thread and the transformed sources).
 
-/** Node's flags in the image (the Dockerfile's NODE_OPTIONS), read from the Dockerfile itself. */
-function imageNodeOptions(): string[] {
-  const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
-  const match = /NODE_OPTIONS="([^"]*)"/.exec(dockerfile);
-  if (!match) throw new Error('bench collect: no NODE_OPTIONS="..." in the Dockerfile');
-  return match[1]!.split(/\s+/).filter(Boolean);
-}
-
-/** The node arguments and module root of the collecting process for a runtime. */
-function collectorRuntime(runtime: Runtime): { execArgv: string[]; root: string; ext: string } {
-  if (runtime === 'dist') {
-    const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
-    const build = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
-    if (build.status !== 0) throw new Error('bench collect: building dist/ (tsc -p tsconfig.build.json) failed');
-    return { execArgv: imageNodeOptions(), root: join(ROOT, 'dist'), ext: '.js' };
-  }
-  // As `npm start` runs it (package.json's start script).
-  return { execArgv: ['--max-semi-space-size=32', '--import', 'tsx'], root: join(ROOT, 'src'), ext: '.ts' };
-}
-
 interface CollectorInput {
   url: string;
   simUrl: string;
@@ -228,8 +206,8 @@ function gcSummary(lines: readonly string[]): string {
 }
 
 /** The child's program: plain ESM importing cloudtally's modules from `root`; one JSON line per event on stdout. */
-function collectorProgram(root: string, ext: string): string {
-  const module = (path: string) => JSON.stringify(pathToFileURL(join(root, path + ext)).href);
+function collectorProgram(runtime: ChildRuntime): string {
+  const module = (path: string) => moduleUrl(runtime, path);
   return `
     const { createCloudClient } = await import(${module('cloud/index')});
     const { loadConfig, scopesFromManifest } = await import(${module('config')});
@@ -272,14 +250,14 @@ function collectorProgram(root: string, ext: string): string {
 
 /** Runs one collection in a child process; CPU of every process is measured between its start and done events. */
 async function collectInChild(
-  runtime: { execArgv: string[]; root: string; ext: string },
+  runtime: ChildRuntime,
   input: CollectorInput,
   simulatorPid: number,
   withTimeline: boolean,
   traceGc = false,
 ): Promise<ChildCollection> {
   const flags = [...runtime.execArgv, ...(traceGc ? ['--trace-gc'] : [])];
-  const child = spawn(process.execPath, [...flags, '--input-type=module', '-e', collectorProgram(runtime.root, runtime.ext)], {
+  const child = spawn(process.execPath, [...flags, '--input-type=module', '-e', collectorProgram(runtime)], {
     cwd: ROOT,
     env: { ...process.env, CT_BENCH_INPUT: JSON.stringify(input) },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -515,7 +493,7 @@ export async function main(args: string[]): Promise<void> {
   const sim = await startChildSimulator(options.size);
   out(`simulator (child process ${sim.child.pid}) ready in ${secs(performance.now() - t0)}`);
 
-  const runtime = collectorRuntime(options.runtime);
+  const runtime = childRuntime(options.runtime);
   await onServer(options.serverUrl, (c) => c.query(`CREATE DATABASE ${dbName}`));
   let db: Database | null = null;
   try {

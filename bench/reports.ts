@@ -16,7 +16,10 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { onServer, withDatabase } from './database.js';
+import { childRuntime, moduleUrl, ROOT, rssOf } from './runtime.js';
 import { request } from 'undici';
 import { loadConfig } from '../src/config.js';
 import { openDatabase, type Database } from '../src/db/connection.js';
@@ -229,6 +232,80 @@ async function downloadLiveHeap(url: string): Promise<number> {
   return (peak - base) / 1048576;
 }
 
+interface ChildServer {
+  base: string;
+  pid: number;
+  close(): Promise<void>;
+}
+
+/**
+ * The web app in a child process started as the image runs it, so a download's memory is the
+ * server's alone (in this harness, the client's buffers and the other benchmarks' heap share the
+ * process).
+ */
+async function startChildServer(url: string, now: Date): Promise<ChildServer> {
+  const runtime = childRuntime('dist');
+  const m = (path: string) => moduleUrl(runtime, path);
+  const program = `
+    const { loadConfig } = await import(${m('config')});
+    const { openDatabase } = await import(${m('db/connection')});
+    const { silentLogger } = await import(${m('logger')});
+    const { allReports } = await import(${m('reports/index')});
+    const { createWebApp } = await import(${m('web/app')});
+    const input = JSON.parse(process.env.CT_BENCH_INPUT);
+    const db = await openDatabase({ driver: 'pg', url: input.url }, { poolSize: 10 });
+    const config = loadConfig({});
+    const now = new Date(input.now);
+    const app = createWebApp({ reports: allReports(), context: () => ({ db, config, now }), logger: silentLogger(), demo: false });
+    const server = app.listen(0, '127.0.0.1', () => process.stdout.write(JSON.stringify({ port: server.address().port }) + '\\n'));
+    process.stdin.on('end', () => server.close(() => db.close()));
+    process.stdin.resume();
+  `;
+  const child = spawn(process.execPath, [...runtime.execArgv, '--input-type=module', '-e', program], {
+    cwd: ROOT,
+    env: { ...process.env, CT_BENCH_INPUT: JSON.stringify({ url, now: now.toISOString() }) },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const exited = once(child, 'exit');
+  let buffered = '';
+  for await (const chunk of child.stdout!) {
+    buffered += String(chunk);
+    if (buffered.includes('\n')) break;
+  }
+  const port = (JSON.parse(buffered.split('\n')[0]!) as { port: number }).port;
+  return {
+    base: `http://127.0.0.1:${port}`,
+    pid: child.pid!,
+    async close() {
+      child.stdin!.end();
+      await exited;
+    },
+  };
+}
+
+/** Time and the server process's peak RSS growth (sampled every 20 ms from /proc) of one download. */
+async function downloadFromChild(server: ChildServer, path: string): Promise<{ ms: number; bytes: number; rows: number; rssGrowthMb: number }> {
+  const rss0 = rssOf(server.pid) ?? 0;
+  let rssMax = rss0;
+  const timer = setInterval(() => {
+    rssMax = Math.max(rssMax, rssOf(server.pid) ?? 0);
+  }, 20);
+  const t = performance.now();
+  const res = await request(`${server.base}${path}`);
+  let bytes = 0;
+  let rows = 0;
+  for await (const chunk of res.body) {
+    const buf = chunk as Buffer;
+    bytes += buf.length;
+    for (let i = 0; i < buf.length; i++) if (buf[i] === 10) rows++;
+  }
+  const elapsed = performance.now() - t;
+  clearInterval(timer);
+  rssMax = Math.max(rssMax, rssOf(server.pid) ?? 0);
+  if (res.statusCode !== 200) throw new Error(`GET ${path} answered ${res.statusCode}`);
+  return { ms: elapsed, bytes, rows: rows - 1, rssGrowthMb: (rssMax - rss0) / 1048576 };
+}
+
 async function concurrentUsers(url: string, users: number, perUser: number): Promise<number[]> {
   await timedGet(url);
   const times: number[] = [];
@@ -329,8 +406,23 @@ export async function main(args: string[]): Promise<void> {
       out(`CSV export of every instance (${i + 1}/3): ${csv.rows.toLocaleString('en-US')} rows, ${(csv.bytes / 1048576).toFixed(1)} MB in ${secs(csv.ms)}; peak growth RSS ${csv.rssGrowthMb.toFixed(1)} MB, heap (with garbage) ${csv.heapGrowthMb.toFixed(1)} MB`);
     }
     const liveHeapMb = await downloadLiveHeap(csvUrl);
-    results.csv = { runs: csvRuns, liveHeapGrowthMb: liveHeapMb };
     out(`CSV export of every instance, live heap (after GC) peak growth: ${liveHeapMb.toFixed(1)} MB`);
+    // The same export from the web app alone in a child process started as the image runs it.
+    const child = await startChildServer(url, now);
+    const childRuns = [];
+    try {
+      out(`web app in a child process (pid ${child.pid}, compiled dist/, the image's NODE_OPTIONS): RSS ${((rssOf(child.pid) ?? 0) / 1048576).toFixed(0)} MB at start`);
+      for (let i = 0; i < 3; i++) {
+        const csv = await downloadFromChild(child, '/api/reports/inventory.csv?kind=instances');
+        childRuns.push(csv);
+        out(`  CSV export of every instance (${i + 1}/3): ${csv.rows.toLocaleString('en-US')} rows in ${secs(csv.ms)}; server's peak RSS growth ${csv.rssGrowthMb.toFixed(1)} MB`);
+      }
+      const small = await downloadFromChild(child, '/api/reports/inventory.csv?kind=instances&project=1&region=1');
+      out(`  for comparison, one scope (${small.rows.toLocaleString('en-US')} rows) in ${secs(small.ms)}; server's peak RSS growth ${small.rssGrowthMb.toFixed(1)} MB`);
+    } finally {
+      await child.close();
+    }
+    results.csv = { runs: csvRuns, liveHeapGrowthMb: liveHeapMb, childServer: childRuns };
 
     reportCache.configure({ ttlMs: 0 });
     const usersCold = await concurrentUsers(`${base}/api/reports/overview`, o.users, o.requestsPerUser);
