@@ -11,7 +11,7 @@ import { PRICED_KINDS } from '../db/cost-model.js';
 import type { Queryable } from '../db/connection.js';
 import { normaliseTagKey, type Config } from '../config.js';
 import type { Column, FilterField, Row } from './report.js';
-import { EXPORT_BATCH, keysetRows } from './shared/batches.js';
+import { detailRows, keysetRows } from './shared/batches.js';
 import { appUrl } from './shared/links.js';
 import { dirParam, idParam, repeated, tagFilterParam, tagKeyParam, textParam } from './shared/params.js';
 import { freshnessNotes, latestSnapshots, latestSnapshotsSql } from './shared/snapshots.js';
@@ -160,13 +160,11 @@ interface PageRequest {
 }
 
 /**
- * Phase 1: only the keys of the rows of one page, in order (`rows`: every column at once, for
- * exports, whose batches are large enough that a second lookup of the same rows costs more than
- * sorting the wide rows). Columns a query does not use are
+ * Phase 1: only the keys of the rows of one page, in order. Columns a query does not use are
  * pruned and the joins that would only produce them (flavors, presence, overrides) removed by
  * the planner, so a page of 100,000 instances reads the keys, not every joined row.
  */
-function keysQuery(ctx: ReportCtx, p: InventoryParams, page: PageRequest, select: 'keys' | 'rows' = 'keys') {
+function keysQuery(ctx: ReportCtx, p: InventoryParams, page: PageRequest) {
   const spec = KINDS[p.kind];
   const binds = new Binds();
   const base = baseSql(spec, binds, page.snapshotIds);
@@ -178,7 +176,7 @@ function keysQuery(ctx: ReportCtx, p: InventoryParams, page: PageRequest, select
   }
   const keys = ordering.terms.map((t, i) => `${t.expr} as __k${i}`).join(', ');
   const sql = `with ${base}
-    select ${select === 'keys' ? 'b.snapshot_id as __sid, b.row_key as __rk' : 'b.*'}, ${keys} from b
+    select b.snapshot_id as __sid, b.row_key as __rk, ${keys} from b
     ${where.length ? `where ${where.join(' and ')}` : ''}
     order by ${orderBy(ordering)}
     limit ${binds.add(page.limit)}::int offset ${binds.add(page.offset ?? 0)}::int`;
@@ -224,11 +222,9 @@ function toRow(kind: InventoryKind, r: Record<string, unknown>): Row {
   return row;
 }
 
-/** One page (or keyset batch) of rows: keys first, then their details, in the keys' order. */
-async function fetchRows(db: Queryable, ctx: ReportCtx, p: InventoryParams, page: PageRequest) {
-  const keys = keysQuery(ctx, p, page);
-  const found = await db.query<Record<string, unknown>>(keys.sql, keys.values);
-  if (found.length === 0) return { rows: [], ordering: keys.ordering };
+/** Phase 2 for keys found by phase 1: their full rows, in the keys' order (each with its keys). */
+async function detailsInOrder(db: Queryable, p: InventoryParams, found: readonly Record<string, unknown>[]): Promise<Record<string, unknown>[]> {
+  if (found.length === 0) return [];
   const details = detailsQuery(
     p,
     [...new Set(found.map((k) => Number(k.__sid)))],
@@ -236,14 +232,18 @@ async function fetchRows(db: Queryable, ctx: ReportCtx, p: InventoryParams, page
   );
   const rows = await db.query<Record<string, unknown>>(details.sql, details.values);
   const byKey = new Map(rows.map((r) => [`${r.snapshot_id}|${r.row_key}`, r]));
-  return {
-    rows: found.map((k) => {
-      const row = byKey.get(`${k.__sid}|${k.__rk}`);
-      if (!row) throw new Error(`inventory: row ${String(k.__rk)} of snapshot ${String(k.__sid)} was not found again (snapshot deleted by retention meanwhile?)`);
-      return { ...row, ...k };
-    }),
-    ordering: keys.ordering,
-  };
+  return found.map((k) => {
+    const row = byKey.get(`${k.__sid}|${k.__rk}`);
+    if (!row) throw new Error(`inventory: row ${String(k.__rk)} of snapshot ${String(k.__sid)} was not found again (snapshot deleted by retention meanwhile?)`);
+    return row;
+  });
+}
+
+/** One page of rows: keys first, then their details, in the keys' order. */
+async function fetchRows(db: Queryable, ctx: ReportCtx, p: InventoryParams, page: PageRequest) {
+  const keys = keysQuery(ctx, p, page);
+  const found = await db.query<Record<string, unknown>>(keys.sql, keys.values);
+  return { rows: await detailsInOrder(db, p, found), ordering: keys.ordering };
 }
 
 function columnsOf(kind: InventoryKind): Column[] {
@@ -332,34 +332,46 @@ export const inventoryReport: Report<InventoryParams> = defineReport({
   },
 }, { cached: true, showsActions: true });
 
+/** Keys per keyset query of an export (small rows: the keys and the sort values). */
+const EXPORT_KEY_PAGE = 20_000;
+/** Full rows per details query of an export. */
+const EXPORT_DETAIL_CHUNK = 1_000;
+
 /**
- * Every row matching the parameters, in the page order, fetched in keyset batches. In the default
- * order (scope, snapshot, row key) the batches go one snapshot at a time, so each reads the rows of
- * one snapshot rather than of every scope; the snapshots are fixed when the export starts.
+ * Every row matching the parameters, in the page order: the keys in large keyset pages (a query
+ * that reads only the sort columns, so sorting a snapshot's keys once serves 20,000 rows), then
+ * the full rows in chunks of 1,000 looked up by key, the next chunk fetched while one is sent.
+ * In the default order (scope, snapshot, row key) the pages go one snapshot at a time, so each
+ * reads the rows of one snapshot rather than of every scope; the snapshots are fixed when the
+ * export starts.
  */
-export async function* inventoryRows(ctx: ReportCtx, params: InventoryParams, batchSize = EXPORT_BATCH): AsyncGenerator<Row> {
+export async function* inventoryRows(
+  ctx: ReportCtx,
+  params: InventoryParams,
+  sizes: { keyPage: number; detailChunk: number } = { keyPage: EXPORT_KEY_PAGE, detailChunk: EXPORT_DETAIL_CHUNK },
+): AsyncGenerator<Row> {
   if (params.sort) {
-    yield* keysetBatches(ctx, params, batchSize);
+    yield* exportBatches(ctx, params, sizes);
     return;
   }
   const snapshots = await latestSnapshots(ctx.db, KINDS[params.kind].snapshotKinds);
   // The default order's first terms: scope key in byte order ("C"), then snapshot id.
   snapshots.sort((a, b) => Buffer.compare(Buffer.from(a.scope_key), Buffer.from(b.scope_key)) || a.id - b.id);
-  for (const snapshot of snapshots) yield* keysetBatches(ctx, params, batchSize, [snapshot.id]);
+  for (const snapshot of snapshots) yield* exportBatches(ctx, params, sizes, [snapshot.id]);
 }
 
-async function* keysetBatches(ctx: ReportCtx, params: InventoryParams, batchSize: number, snapshotIds?: number[]): AsyncGenerator<Row> {
+async function* exportBatches(ctx: ReportCtx, params: InventoryParams, sizes: { keyPage: number; detailChunk: number }, snapshotIds?: number[]): AsyncGenerator<Row> {
   let ordering: Ordering | null = null;
-  const source = keysetRows<unknown[]>(
+  const keys = keysetRows<unknown[]>(
     async (after, limit) => {
-      const query = keysQuery(ctx, params, { limit, after: after ?? undefined, snapshotIds }, 'rows');
+      const query = keysQuery(ctx, params, { limit, after: after ?? undefined, snapshotIds });
       ordering = query.ordering;
       return ctx.db.query<Record<string, unknown>>(query.sql, query.values);
     },
     (row) => (ordering?.terms ?? []).map((_, i) => keyValue(row[`__k${i}`])),
-    batchSize,
+    sizes.keyPage,
   );
-  for await (const r of source) yield toRow(params.kind, r);
+  for await (const r of detailRows(keys, (chunk) => detailsInOrder(ctx.db, params, chunk), sizes.detailChunk)) yield toRow(params.kind, r);
 }
 
 /** Keyset values travel as text and are cast back in SQL (Dates as ISO instants). */

@@ -271,9 +271,12 @@ describe.each(testDatabases())('reports on $name', ({ open }) => {
       expect(sorted.rows.slice(-2).map((r) => r.resource_id).sort()).toEqual(['i4', 'j2']);
       for (const query of <Array<Record<string, string>>>[{ kind: 'instances' }, { kind: 'instances', sort: 'name' }, { kind: 'instances', sort: 'price_per_hour', dir: 'desc' }, { kind: 'resources', sort: 'first_seen' }]) {
         const page = await run(inventoryReport, ctx, query);
-        const exported: Row[] = [];
-        for await (const row of inventoryRows(ctx, inventoryReport.params.parse(query), 3)) exported.push(row);
-        expect(exported).toEqual(page.rows);
+        // Small key pages and detail chunks, so every boundary (page, chunk, snapshot) is crossed.
+        for (const sizes of [{ keyPage: 3, detailChunk: 2 }, { keyPage: 2, detailChunk: 3 }]) {
+          const exported: Row[] = [];
+          for await (const row of inventoryRows(ctx, inventoryReport.params.parse(query), sizes)) exported.push(row);
+          expect(exported).toEqual(page.rows);
+        }
         expect(await exportRows(inventoryReport, ctx, query)).toEqual(page.rows);
       }
     });
