@@ -537,7 +537,10 @@ export function effectiveRollupsSql(
   alsoWhere = 'true',
 ): string {
   const cols = ['r.snapshot_id', 'r.taken_at', 'r.kind', 'r.scope_key', 'r.project_id', 'r.region_id', ...passThrough.map((c) => `sn.${c}`)].join(', ');
-  const values = 'r.currency, r.price_per_hour, r.price_per_month, r.resource_count, r.unpriced_count';
+  // Rollup rows without a currency hold the unpriced resources: their amounts are unknown, so
+  // NULL (sums stay NULL: "n/a"), never the 0 the rollup stores.
+  const values = `r.currency, case when r.currency is not null then r.price_per_hour end as price_per_hour,
+    case when r.currency is not null then r.price_per_month end as price_per_month, r.resource_count, r.unpriced_count`;
   return `select ${cols}, r.group_value, ${values}
     from cost_rollups r join ${snaps} sn on sn.id = r.snapshot_id
     where r.dimension = ${dimParam} and ${alsoWhere}
@@ -552,8 +555,8 @@ export interface DailyCostRow {
   day: string;
   group_value: string;
   currency: string | null;
-  /** Price integrated over the day (exact decimal text). */
-  cost: string;
+  /** Price integrated over the day (exact decimal text); NULL for the rows without a currency. */
+  cost: string | null;
   resource_hours: string;
   unpriced_resource_hours: string;
 }
@@ -590,11 +593,11 @@ export async function dailyCosts(q: Queryable, query: DailyCostQuery): Promise<D
       group by p.day, e.group_value, e.currency
     ),
     sealed as (
-      select d.day, d.group_value, d.currency, d.cost, d.resource_hours, d.unpriced_resource_hours
+      select d.day, d.group_value, d.currency, case when d.currency is not null then d.cost end as cost, d.resource_hours, d.unpriced_resource_hours
       from cost_daily d
       where d.dimension = $7 and d.day between $1::date and $2::date and d.day in (select day from cost_daily_sealed_days) and ${filter('d')}
       union all
-      select d.day, $8::text, d.currency, d.cost, d.resource_hours, d.unpriced_resource_hours
+      select d.day, $8::text, d.currency, case when d.currency is not null then d.cost end, d.resource_hours, d.unpriced_resource_hours
       from cost_daily d
       where d.dimension = 'kind' and left($7, 4) = 'tag:' and d.day between $1::date and $2::date
         and d.day in (select day from cost_daily_sealed_days) and ${filter('d')}

@@ -119,7 +119,8 @@ function dailyChart(ctx: ReportCtx, days: number, kindDays: readonly DailyCostRo
   const datasets = currencies.map((currency) => {
     const perDay = new Map<string, number>();
     for (const r of rows) if (r.currency === currency) perDay.set(r.day, (perDay.get(r.day) ?? 0) + (chartNumber(r.cost) ?? 0));
-    return { label: currency, data: labels.map((d) => perDay.get(d) ?? 0) };
+    // A day without any data (before the history starts, or a gap) is a gap, not a day that cost 0.
+    return { label: currency, data: labels.map((d) => perDay.get(d) ?? null) };
   });
   return { id: 'cost-per-day', title: `Cost per day, last ${days} days (estimated)`, type: 'bar', labels, datasets, valueLabel: 'cost per day' };
 }

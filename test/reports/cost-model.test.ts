@@ -125,7 +125,7 @@ describe.each(testDatabases())('cost model on $name', ({ open }) => {
       ['2025-03-10', 'cluster', 'EUR', 12.5],
       ['2025-03-10', 'instance', 'EUR', 48.25],
       ['2025-03-10', 'instance', 'USD', 13.5],
-      ['2025-03-10', 'instance', null, 0],
+      ['2025-03-10', 'instance', null, null], // unpriced: unknown, never 0
       ['2025-03-10', 'k8s_price', 'EUR', 9],
     ];
     const sortRows = (rows: unknown[][]) => [...rows].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
@@ -170,7 +170,7 @@ describe.each(testDatabases())('cost model on $name', ({ open }) => {
     const cluster = await dailyCosts(db, { fromDay: '2025-03-10', toDay: '2025-03-10', dimension: 'kind', kind: 'cluster', now: NOW });
     expect(cluster.map((r) => [r.group_value, dec(r.cost)])).toEqual([['cluster', 12.5]]);
     const project2 = await dailyCosts(db, { fromDay: '2025-03-10', toDay: '2025-03-10', dimension: 'kind', projectId: 2, now: NOW });
-    expect(project2.map((r) => [r.currency, dec(r.cost)])).toEqual([['USD', 13.5], [null, 0]]);
+    expect(project2.map((r) => [r.currency, dec(r.cost)])).toEqual([['USD', 13.5], [null, null]]);
     // A 7 h cap for clusters lets T0 hold until T3: 5.00 x 7 + 5.00 x 0.5 = 37.50.
     const wide = await dailyCosts(db, { fromDay: '2025-03-10', toDay: '2025-03-10', dimension: 'kind', kind: 'cluster', now: NOW, maxGapHours: { cluster: 7 } });
     expect(wide.map((r) => dec(r.cost))).toEqual([37.5]);

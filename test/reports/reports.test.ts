@@ -74,6 +74,8 @@ describe.each(testDatabases())('reports on $name', ({ open }) => {
       expect(daily.labels).toHaveLength(30);
       const eur = daily.datasets.find((d) => d.label === 'EUR')!.data;
       expect(eur.slice(-2)).toEqual([2.5, 69.75]);
+      // Days before the history starts are gaps, not days that cost 0.
+      expect(eur.slice(0, -2).every((v) => v === null)).toBe(true);
     });
   });
 
@@ -193,18 +195,18 @@ describe.each(testDatabases())('reports on $name', ({ open }) => {
         ['03-10T10:00', 'cluster', 'EUR', 5],
         ['03-10T10:00', 'k8s_price', 'EUR', 1.2],
         ['03-10T10:00', 'instance', 'USD', 3],
-        ['03-10T10:00', 'instance', null, 0],
+        ['03-10T10:00', 'instance', null, null],
         ['03-10T11:00', 'instance', 'EUR', 11.5],
         ['03-10T11:00', 'instance', 'USD', 3],
-        ['03-10T11:00', 'instance', null, 0],
+        ['03-10T11:00', 'instance', null, null],
         ['03-10T16:00', 'instance', 'EUR', 7.5],
         ['03-10T16:00', 'instance', 'USD', 3],
-        ['03-10T16:00', 'instance', null, 0],
+        ['03-10T16:00', 'instance', null, null],
         ['03-10T17:00', 'instance', 'EUR', 7.5],
         ['03-10T17:00', 'cluster', 'EUR', 5],
         ['03-10T17:00', 'k8s_price', 'EUR', 1.2],
         ['03-10T17:00', 'instance', 'USD', 3],
-        ['03-10T17:00', 'instance', null, 0],
+        ['03-10T17:00', 'instance', null, null],
       ]);
       const eurChart = out.charts.find((c) => c.id === 'run-rate-EUR')!;
       expect(eurChart.labels).toEqual(['2025-03-09 23:00', '2025-03-10 10:00', '2025-03-10 11:00', '2025-03-10 16:00', '2025-03-10 17:00']);

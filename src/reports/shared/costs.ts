@@ -29,17 +29,12 @@ export interface GroupCost {
 /**
  * SQL (with `latest` and `eff` CTEs) of the effective rollup rows of dimension $2 for the latest
  * priced snapshots ($1 = priced kinds), filtered by $4 kind, $5 project, $6 region; $3 = UNTAGGED.
- * Rows without a currency (no known price) carry NULL amounts, so their sums stay NULL ("n/a"),
- * never 0.
+ * Rows without a currency (no known price) carry NULL amounts (see effectiveRollupsSql).
  */
 export function latestEffectiveCte(): string {
   return `latest as (${latestSnapshotsSql('$1')}),
     eff as (
-      select e.snapshot_id, e.taken_at, e.kind, e.scope_key, e.project_id, e.region_id, e.group_value, e.currency,
-        case when e.currency is not null then e.price_per_hour end as price_per_hour,
-        case when e.currency is not null then e.price_per_month end as price_per_month,
-        e.resource_count, e.unpriced_count
-      from (${effectiveRollupsSql('latest', '$2', '$3')}) e
+      select * from (${effectiveRollupsSql('latest', '$2', '$3')}) e
       where ($4::text is null or e.kind = $4) and ($5::int is null or e.project_id = $5) and ($6::int is null or e.region_id = $6)
     )`;
 }
