@@ -74,6 +74,8 @@ export interface ReportOutput {
   totalRows: number | null;
   /** Caveats shown with the report: coverage (unpriced resources), data age, demo data, partial scopes. */
   notes: string[];
+  /** The "now" these figures were computed for; a cached result keeps its own (set by defineReport). */
+  computedAt?: Date;
 }
 
 export interface ReportExport {

@@ -99,7 +99,8 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
         columns: output.columns,
         rows: output.rows,
         notes: output.notes,
-        generated_at: ctx.now.toISOString(),
+        // When the figures were computed: a result served from the report cache is older than the request.
+        generated_at: (output.computedAt ?? ctx.now).toISOString(),
       }),
     );
   });

@@ -1,5 +1,5 @@
 import type { ChartSpec, Column, FilterField, ReportDefinition, ReportOutput, ReportPage, SummaryItem } from '../reports/report.js';
-import { formatCell, formatNumber, formatValue, type CellView } from './format.js';
+import { formatCell, formatNumber, formatTimestamp, formatValue, type CellView } from './format.js';
 import { jsonForScript } from './json.js';
 import { SECTIONS } from './layout.js';
 import type { RawQuery } from './query.js';
@@ -66,6 +66,8 @@ export interface ReportPageView {
   filters: FiltersView | null;
   paging: PagingView;
   notes: string[];
+  /** When the figures were computed, for the page head (cached results are older than the request). */
+  computedAt: { iso: string; text: string } | null;
   urls: { self: string; json: string; csv: string };
   /** The raw output, for custom views that lay things out their own way. */
   output: ReportOutput;
@@ -192,6 +194,7 @@ export function buildReportView(input: ReportViewInput): ReportPageView {
     filters: filtersView(input.filters, urls.html, query, page, defaultLimit),
     paging: pagingView(urls.html, query, page, output.rows.length, output.totalRows, defaultLimit),
     notes: output.notes,
+    computedAt: output.computedAt ? { iso: output.computedAt.toISOString(), text: formatTimestamp(output.computedAt) } : null,
     urls: {
       self: urlWith(urls.html, query),
       // The JSON of exactly this page (its own default page size differs, so it is explicit)...

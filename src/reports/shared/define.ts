@@ -24,7 +24,7 @@ export function defineReport<P>(report: Report<P>, options: DefineOptions = {}):
   return {
     ...report,
     cached: options.cached ?? false,
-    run: (ctx, params, page) => cached(ctx, ['run', params, page], () => report.run(ctx, params, page)),
+    run: (ctx, params, page) => cached(ctx, ['run', params, page], async () => ({ ...(await report.run(ctx, params, page)), computedAt: ctx.now })),
     ...(report.filters
       ? { filters: (ctx: ReportCtx, params: P) => cached(ctx, ['filters', params], () => report.filters!(ctx, params)) }
       : {}),
