@@ -308,7 +308,7 @@ export const inventoryReport: Report<InventoryParams> = defineReport({
   async filters(_ctx, params) {
     const spec = KINDS[params.kind];
     const fields: FilterField[] = [
-      { name: 'kind', label: 'Kind', type: 'select', value: params.kind, options: INVENTORY_KINDS.map((k) => ({ value: k, label: KINDS[k].label })) },
+      { name: 'kind', label: 'Kind', type: 'links', value: params.kind, options: INVENTORY_KINDS.map((k) => ({ value: k, label: KINDS[k].label })) },
     ];
     const has = (f: FilterName) => spec.filters.includes(f);
     if (has('q')) fields.push({ name: 'q', label: 'Search', type: 'text', value: params.q ?? '' });
@@ -327,7 +327,11 @@ export const inventoryReport: Report<InventoryParams> = defineReport({
         ],
       });
     }
-    if (has('tag')) fields.push({ name: 'tag', label: 'Tag key:value', type: 'text', value: params.tag?.map((t) => `${t.key}:${t.value}`)[0] ?? '' });
+    if (has('tag')) {
+      // One field per tag filter (they combine with AND), and an empty one to add another.
+      for (const tag of params.tag ?? []) fields.push({ name: 'tag', label: 'Tag key:value', type: 'text', value: `${tag.key}:${tag.value}` });
+      fields.push({ name: 'tag', label: params.tag?.length ? 'And tag key:value' : 'Tag key:value', type: 'text', value: '' });
+    }
     return fields;
   },
 }, { cached: true, showsActions: true });

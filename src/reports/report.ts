@@ -95,7 +95,11 @@ export interface ReportContext<Db = unknown, Cfg = unknown> {
 export interface FilterField {
   name: string;
   label: string;
-  type: 'select' | 'text' | 'date' | 'number';
+  /**
+   * `links`: a choice that starts a new view (e.g. the inventory's kind, whose other filters do
+   * not all apply to every kind): one link per option with only that parameter, outside the form.
+   */
+  type: 'select' | 'text' | 'date' | 'number' | 'links';
   options?: Array<{ value: string; label: string }>;
   /** The current value, from the parsed parameters. */
   value?: string;

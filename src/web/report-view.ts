@@ -42,6 +42,8 @@ export interface FiltersView {
   fields: FilterField[];
   /** Parameters the form does not show but must keep (drill-down filters, sort, limit). */
   hidden: Array<{ name: string; value: string }>;
+  /** Choices that start a new view, shown as links (FilterField type `links`). */
+  links: Array<{ label: string; options: Array<{ label: string; href: string; current: boolean }> }>;
   resetHref: string;
 }
 
@@ -131,6 +133,14 @@ function chartViews(charts: ChartSpec[]): ChartView[] {
 
 function filtersView(fields: FilterField[] | null, path: string, query: RawQuery, page: ReportPage, defaultLimit: number): FiltersView | null {
   if (!fields || fields.length === 0) return null;
+  const choices = fields.filter((f) => f.type === 'links');
+  const links = choices
+    .map((f) => ({
+      label: f.label,
+      options: (f.options ?? []).map((o) => ({ label: o.label, href: urlWith(path, { [f.name]: o.value }), current: o.value === (f.value ?? '') })),
+    }));
+  fields = fields.filter((f) => f.type !== 'links');
+  // A links choice is not a form field: the form carries its current value as a hidden field.
   const shown = new Set(fields.map((f) => f.name));
   const hidden: Array<{ name: string; value: string }> = [];
   for (const [name, value] of Object.entries(query)) {
@@ -139,7 +149,10 @@ function filtersView(fields: FilterField[] | null, path: string, query: RawQuery
     for (const v of Array.isArray(value) ? value : [value]) hidden.push({ name, value: v });
   }
   if (page.limit !== defaultLimit) hidden.push({ name: 'limit', value: String(page.limit) });
-  return { action: path, fields, hidden, resetHref: path };
+  // Reset clears the filters, not the view the links chose (e.g. the inventory's kind).
+  const kept: RawQuery = {};
+  for (const f of choices) if (query[f.name] !== undefined) kept[f.name] = query[f.name]!;
+  return { action: path, fields, hidden, links, resetHref: urlWith(path, kept) };
 }
 
 function pagingView(path: string, query: RawQuery, page: ReportPage, rowCount: number, total: number | null, defaultLimit: number): PagingView {

@@ -93,6 +93,22 @@ describe.each(testDatabases())('reports over HTTP on $name', ({ open }) => {
     expect(records.length).toBe(body.rows.length);
   });
 
+  it('switches the inventory kind by links that start afresh, and keeps every tag filter in the form', async () => {
+    const page = await get('/reports/inventory?kind=resources&currency=EUR&tag=team%3Aml&tag=env%3Aprod');
+    expect(page.status).toBe(200);
+    // The kind is a link per kind with no other filter (they do not all apply to every kind)...
+    const links = [...page.body.matchAll(/<a href="(\/reports\/inventory\?kind=[a-z_]+)"( aria-current="page")?>/g)];
+    expect(links.map((m) => m[1])).toContain('/reports/inventory?kind=ports');
+    expect(links.filter((m) => m[2]).map((m) => m[1])).toEqual(['/reports/inventory?kind=resources']);
+    for (const [, href] of links) expect((await get(href!)).status, href).toBe(200);
+    // ...and the form keeps it, with one field per tag filter plus one to add another.
+    expect(page.body).toContain('<input type="hidden" name="kind" value="resources">');
+    expect(page.body).toContain('name="tag" value="team:ml"');
+    expect(page.body).toContain('name="tag" value="env:prod"');
+    expect(page.body.match(/<input type="text" name="tag"/g)).toHaveLength(3);
+    expect(page.body).toContain('<a href="/reports/inventory?kind=resources">Reset</a>');
+  });
+
   it('answers 400 with the parameter named for bad input', async () => {
     for (const path of ['/api/reports/cost?by=colour', '/api/reports/inventory?kind=ports&tag=team%3Aml', '/api/reports/focus.csv?from=2025-03-11&to=2025-03-10', '/reports/trend?days=0']) {
       const res = await get(path);
