@@ -68,6 +68,12 @@ export interface Scope {
   k8sClusters: string[];
 }
 
+/**
+ * Hours between the steps of the demo history that simulator mode backfills into an empty
+ * database; also the demo service's cost cap, so that history integrates without gaps.
+ */
+export const DEMO_HISTORY_STEP_HOURS = 6;
+
 export type CloudConfig = { mode: 'simulator' } | { mode: 'remote'; baseUrl: string; apiKey: string };
 
 /** Same shape as openDatabase's argument (src/db/connection.ts). */
@@ -156,6 +162,12 @@ interface ConfigShape {
   retentionDays: number;
   /** Hourly detail is kept this long; older snapshots are thinned to one per scope and day. */
   retentionHourlyDays: number;
+  /**
+   * Longest time one snapshot's run-rate is assumed to hold in costs over time (longer gaps are
+   * capped, not extrapolated); null: 2 x each priced collector's schedule. The demo service
+   * (simulator mode) uses the spacing of its backfilled history unless one is configured.
+   */
+  costMaxGapHours: number | null;
   /** Knobs of the built-in simulator (used when cloud.mode is 'simulator', and by `npm run sim`). */
   simulator: SimulatorSettings;
   /** Empty in simulator mode unless configured: the scopes then come from the simulator's manifest. */
@@ -285,6 +297,7 @@ const EnvSchema = z.object({
   ),
   CLOUDTALLY_RETENTION_DAYS: envInt(1, 3650),
   CLOUDTALLY_RETENTION_HOURLY_DAYS: envInt(1, 3650),
+  CLOUDTALLY_COST_MAX_GAP_HOURS: envInt(1, 744),
   CLOUDTALLY_METRICS_ACCESS: z.preprocess(
     blankToUndefined,
     z
@@ -448,6 +461,7 @@ const FileSchema = z.strictObject({
   schedules: SchedulesSchema.default({}),
   retention_days: z.int().min(1).max(3650).optional(),
   retention_hourly_days: z.int().min(1).max(3650).optional(),
+  cost_max_gap_hours: z.int().min(1).max(744).optional(),
   tag_aliases: z.record(nonEmptyName, nonEmptyName).default({}),
   tag_key_case: z.enum(['lower', 'preserve']).default('lower'),
   client: z
@@ -540,6 +554,7 @@ export function loadConfig(
     logLevel: vars.LOG_LEVEL ?? 'info',
     retentionDays,
     retentionHourlyDays,
+    costMaxGapHours: vars.CLOUDTALLY_COST_MAX_GAP_HOURS ?? file.cost_max_gap_hours ?? null,
     simulator: simulator.options,
     scopes,
     imageIds: file.image_ids,

@@ -10,7 +10,7 @@ import { startDueStopsScheduler } from './actions/index.js';
 import { listenHostFor } from './auth/index.js';
 import { createCloudClient, type CloudClient } from './cloud/index.js';
 import { createCollectionService, type CollectionService, type CollectorDeps, type ProgressEvent } from './collect/index.js';
-import { scopesFromManifest, type Config } from './config.js';
+import { DEMO_HISTORY_STEP_HOURS, scopesFromManifest, type Config } from './config.js';
 import type { Database } from './db/connection.js';
 import { backfillDemoHistory } from './demo/history.js';
 import type { Logger } from './logger.js';
@@ -49,7 +49,11 @@ export interface StartOptions {
   demoHistoryDays?: number;
 }
 
-export async function startService(config: Config, logger: Logger, options: StartOptions = {}): Promise<RunningService> {
+export async function startService(loaded: Config, logger: Logger, options: StartOptions = {}): Promise<RunningService> {
+  // The demo's history is backfilled every DEMO_HISTORY_STEP_HOURS: with the schedules' caps
+  // (2 h for hourly instances) its cost per day would count only a third of each day.
+  const config: Config =
+    loaded.cloud.mode === 'simulator' && loaded.costMaxGapHours === null ? Object.freeze({ ...loaded, costMaxGapHours: DEMO_HISTORY_STEP_HOURS }) : loaded;
   const now = options.now ?? (() => new Date());
   // Refuse a non-loopback HOST in local-only mode before anything is opened.
   const host = listenHostFor(config);

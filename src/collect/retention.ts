@@ -12,7 +12,7 @@
  * waits long behind them (on Postgres readers are not blocked at all; PGlite runs one statement
  * at a time).
  */
-import { maxGapHoursForSchedules, refreshCostDaily, type GapCaps } from '../db/cost-model.js';
+import { gapCapsFor, refreshCostDaily, type GapCaps } from '../db/cost-model.js';
 import type { Database } from '../db/connection.js';
 import { CollectionStoppedError } from './errors.js';
 import { PRICED_KINDS } from './snapshot-writer.js';
@@ -57,7 +57,7 @@ export async function pruneHistory(
 
   const candidates = await findCandidates(db, cutoff, hourlyCutoff);
   // Seal with the same gap caps the reports use, so a sealed day equals what the reports showed.
-  const daysSealed = await sealDays(db, candidates, now, maxGapHoursForSchedules(config.schedules));
+  const daysSealed = await sealDays(db, candidates, now, gapCapsFor(config));
 
   let snapshotsDeleted = 0;
   for (let i = 0; i < candidates.length; i += batchSize) {
@@ -114,7 +114,7 @@ async function findCandidates(db: Database, cutoff: Date, hourlyCutoff: Date): P
  * Computes cost_daily for every not-yet-sealed UTC day that is about to lose priced detail, and
  * seals those days, in one transaction per contiguous range of days.
  */
-async function sealDays(db: Database, candidates: readonly Candidate[], now: Date, maxGapHours: GapCaps): Promise<string[]> {
+async function sealDays(db: Database, candidates: readonly Candidate[], now: Date, maxGapHours: number | GapCaps): Promise<string[]> {
   const days = [...new Set(candidates.filter((c) => PRICED_KINDS.has(c.kind as never)).map((c) => c.day))].sort();
   if (days.length === 0) return [];
   const sealed = new Set(

@@ -389,6 +389,14 @@ export function maxGapHoursForSchedules(schedules: { readonly instances: string;
   };
 }
 
+/** The caps of a configuration: its costMaxGapHours for every kind, else 2 x each schedule. */
+export function gapCapsFor(config: {
+  readonly costMaxGapHours: number | null;
+  readonly schedules: { readonly instances: string; readonly clusters: string; readonly k8s_prices: string };
+}): number | GapCaps {
+  return config.costMaxGapHours ?? maxGapHoursForSchedules(config.schedules);
+}
+
 function resolveCaps(maxGapHours: number | Partial<GapCaps> | undefined): GapCaps {
   const caps: GapCaps =
     typeof maxGapHours === 'number'

@@ -1,6 +1,7 @@
 import type { CollectorDeps, ProgressEvent, RunSummary } from '../collect/index.js';
 import { runCollection } from '../collect/index.js';
 import type { Simulator } from '../simulator/index.js';
+import { DEMO_HISTORY_STEP_HOURS } from '../config.js';
 
 /**
  * A week of demo history, so a newcomer's first dashboards have trends and "what changed".
@@ -24,7 +25,7 @@ const HISTORY_COLLECTORS = ['flavors', 'k8s_prices', 'clusters', 'instances'] as
 
 export async function backfillDemoHistory(deps: CollectorDeps, sim: Simulator, options: DemoHistoryOptions): Promise<number> {
   const days = options.days ?? 7;
-  const stepHours = options.stepHours ?? 6;
+  const stepHours = options.stepHours ?? DEMO_HISTORY_STEP_HOURS;
   const steps = Math.floor((days * 24) / stepHours);
   const changes = demoChanges(sim);
   for (let i = 0; i < steps; i++) {

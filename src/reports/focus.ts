@@ -10,7 +10,7 @@ import type { Column, Row } from './report.js';
 import { addDays, isoDay, monthBounds } from './shared/format.js';
 import { dateParam, idParam } from './shared/params.js';
 import { freshnessNotes, latestSnapshots } from './shared/snapshots.js';
-import { gapCaps } from './shared/time.js';
+import { gapCaps, gapCapText } from './shared/time.js';
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
 import { scopeFilterFields } from './shared/fields.js';
@@ -263,7 +263,7 @@ export const focusReport: Report<FocusParams> = defineReport({
       totalRows: null,
       notes: [
         ...freshnessNotes(ctx.now, snapshots, 'priced resources'),
-        'Estimated cost, not invoice data: each resource\'s hourly price from the collected flavor prices, held from one snapshot to the next (gaps longer than twice the schedule capped, not extrapolated), summed per UTC day. BilledCost = EffectiveCost = ListCost = ContractedCost.',
+        `Estimated cost, not invoice data: each resource's hourly price from the collected flavor prices, held from one snapshot to the next (${gapCapText(ctx.config)} capped, not extrapolated), summed per UTC day. BilledCost = EffectiveCost = ListCost = ContractedCost.`,
         'One row per priced resource and day with a cost above zero; stopped resources cost nothing and resources without a known price are left out (see the overview\'s coverage). Columns starting with x_ are cloudtally\'s own.',
         'Days whose hourly detail was thinned by retention are spread over the resources of the day\'s last snapshot so that they add up to the stored daily cost (x_CostSource says which).',
       ],

@@ -14,7 +14,7 @@ import { inventoryHref } from './shared/links.js';
 import { intParam } from './shared/params.js';
 import { freshnessNotes, latestSnapshots, type SnapshotInfo } from './shared/snapshots.js';
 import { shareCharts } from './shared/summary.js';
-import { dailyCostsFor, daysBetween, monthToDate } from './shared/time.js';
+import { dailyCostsFor, daysBetween, gapCapText, monthToDate } from './shared/time.js';
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
 
@@ -238,7 +238,7 @@ export const overviewReport: Report<OverviewParams> = defineReport({
       unpricedTotal > 0
         ? `Coverage: ${unpricedTotal} resource${unpricedTotal === 1 ? '' : 's'} without a known price (never counted as zero), by flavor: ${uncovered.map((c) => `${c.flavor} (${c.count})`).join(', ')}.`
         : 'Coverage: every collected resource has a known price.',
-      'Month to date and cost per day are estimates: each snapshot\'s run-rate is assumed to hold until the next one, gaps longer than twice the schedule are capped, not extrapolated.',
+      `Month to date and cost per day are estimates: each snapshot's run-rate is assumed to hold until the next one, ${gapCapText(ctx.config)} are capped, not extrapolated.`,
       'Only running resources cost (status ACTIVE). Amounts in different currencies are never added together.',
     ];
     return {

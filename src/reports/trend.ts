@@ -12,7 +12,7 @@ import { dimensionOf, GROUPING_HELP, groupingField, isGrouping, type CostFilter 
 import { addDays, chartNumber, dimensionLabel, isoDay, kindLabel } from './shared/format.js';
 import { dirParam, idParam, intParam } from './shared/params.js';
 import { freshnessNotes, latestSnapshots } from './shared/snapshots.js';
-import { dailyCostsFor, daysBetween } from './shared/time.js';
+import { dailyCostsFor, daysBetween, gapCapText } from './shared/time.js';
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
 
@@ -222,7 +222,7 @@ export const trendReport: Report<TrendParams> = defineReport({
       notes: [
         ...freshnessNotes(ctx.now, snapshots, 'priced resources'),
         `Run-rate points: per scope, the last complete snapshot in each ${bucket}; a scope missing from a ${bucket} (failed collection) is missing from that point.`,
-        'Cost per day is estimated: each snapshot\'s run-rate holds until the next one, gaps longer than twice the schedule are capped, not extrapolated. Currencies are never added together.',
+        `Cost per day is estimated: each snapshot's run-rate holds until the next one, ${gapCapText(ctx.config)} are capped, not extrapolated. Currencies are never added together.`,
       ],
     };
   },

@@ -65,6 +65,7 @@ describe('loadConfig defaults', () => {
       logLevel: 'info',
       retentionDays: 90,
       retentionHourlyDays: 7,
+      costMaxGapHours: null,
       simulator: { host: '127.0.0.1', port: 8088 },
       scopes: [],
       imageIds: [],
@@ -128,6 +129,13 @@ describe('loadConfig defaults', () => {
   it('takes retention from the file when the environment has none', () => {
     expect(load({}, { retention_days: 400, retention_hourly_days: 14 })).toMatchObject({ retentionDays: 400, retentionHourlyDays: 14 });
     expect(load({ CLOUDTALLY_RETENTION_HOURLY_DAYS: '3' }, { retention_hourly_days: 14 }).retentionHourlyDays).toBe(3);
+  });
+
+  it('takes the cost gap cap from the environment, else the file, and checks it', () => {
+    expect(load({}, { cost_max_gap_hours: 8 }).costMaxGapHours).toBe(8);
+    expect(load({ CLOUDTALLY_COST_MAX_GAP_HOURS: '3' }, { cost_max_gap_hours: 8 }).costMaxGapHours).toBe(3);
+    expect(problemsOf(() => load({ CLOUDTALLY_COST_MAX_GAP_HOURS: '0' }, {})).map((p) => p.path)).toEqual(['CLOUDTALLY_COST_MAX_GAP_HOURS']);
+    expect(problemsOf(() => load({}, { cost_max_gap_hours: 1000 })).map((p) => p.path)).toEqual(['cost_max_gap_hours']);
   });
 
   it('keeps hourly detail no longer than the retention', () => {

@@ -43,6 +43,17 @@ describe('startService on embedded defaults', () => {
     expect(Date.now() - first.getTime()).toBeGreaterThan(18 * 3_600_000);
   });
 
+  it('integrates the demo history over its whole span: its 6-hour steps are not capped as gaps', async () => {
+    type Trend = { rows: Array<{ group: string; resource_hours: string | null }>; notes: string[] };
+    const trend = (await (await fetch(`${service.url}/api/reports/trend?by=kind&measure=daily-cost&days=3&limit=1000`)).json()) as Trend;
+    const hours = trend.rows.filter((r) => r.group === 'instance').reduce((n, r) => n + Number(r.resource_hours ?? 0), 0);
+    const inventory = (await (await fetch(`${service.url}/api/reports/inventory?kind=instances&limit=1`)).json()) as { page: { total: number } };
+    // The first backfilled snapshot is 24 h old: every instance counts ~24 resource hours since,
+    // not the 8 that a 2-hour cap (twice the hourly schedule) would leave of 6-hour steps.
+    expect(hours).toBeGreaterThan(0.9 * 24 * inventory.page.total);
+    expect(trend.notes.join(' ')).toContain('gaps longer than 6 h are capped');
+  });
+
   it('answers health and readiness, and its metrics count the runs and the API requests', async () => {
     expect((await fetch(`${service.url}/healthz`)).status).toBe(200);
     const ready = await fetch(`${service.url}/readyz`);

@@ -1,12 +1,17 @@
 /** Month-to-date, projection and daily series built on the cost model's daily integration. */
-import { dailyCosts, maxGapHoursForSchedules, type DailyCostRow } from '../../db/cost-model.js';
+import { dailyCosts, gapCapsFor, type DailyCostRow } from '../../db/cost-model.js';
 import type { Queryable } from '../../db/connection.js';
 import type { Config } from '../../config.js';
 import type { CostFilter } from './costs.js';
 import { addDays, isoDay, monthBounds } from './format.js';
 
 export function gapCaps(config: Config) {
-  return maxGapHoursForSchedules(config.schedules);
+  return gapCapsFor(config);
+}
+
+/** How gaps are capped, for the reports' notes: "gaps longer than ... are capped". */
+export function gapCapText(config: Config): string {
+  return config.costMaxGapHours === null ? 'gaps longer than twice the schedule' : `gaps longer than ${config.costMaxGapHours} h`;
 }
 
 /** Daily cost rows for [fromDay, toDay] with the configured caps and the report's now. */
