@@ -192,7 +192,8 @@ async function batchRows(ctx: ReportCtx, group: Group, after: string | null, bou
       ChargeDescription: `${service.type} ${r.name ?? r.resource_id}, ${r.flavor}, estimated from snapshots`,
       ServiceName: service.name,
       ServiceCategory: 'Compute',
-      ResourceId: r.resource_id,
+      // Kubernetes clusters are priced by name, which is unique within a scope only.
+      ResourceId: group.kind === 'k8s_price' ? `${group.scopeKey}/${r.resource_id}` : r.resource_id,
       ResourceName: r.name,
       ResourceType: service.type,
       RegionId: r.region_id === null ? null : String(r.region_id),

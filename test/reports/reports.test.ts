@@ -394,7 +394,7 @@ describe.each(testDatabases())('reports on $name', ({ open }) => {
       ['2025-03-10', 'instance', 'i6', 'EUR', 7.5, 3, 2.5],
       ['2025-03-10', 'instance', 'i7', 'EUR', 3.75, 1.5, 2.5],
       ['2025-03-10', 'instance', 'j1', 'USD', 13.5, 4.5, 3],
-      ['2025-03-10', 'k8s_price', 'k8s-prod', 'EUR', 9, 7.5, 1.2],
+      ['2025-03-10', 'k8s_price', 'p1-r1/k8s-prod', 'EUR', 9, 7.5, 1.2], // a name is unique within its scope only
     ];
     const focusPick = (rows: readonly Row[]) =>
       rows.map((r) => [String(r.ChargePeriodStart).slice(0, 10), r.x_ResourceKind, r.ResourceId, r.BillingCurrency, dec(r.BilledCost), dec(r.PricingQuantity), dec(r.ListUnitPrice)]);
