@@ -252,7 +252,8 @@ function clusterBranch(snaps: string): string {
 function k8sBranch(snaps: string): string {
   return `select k.snapshot_id, s.taken_at, 'k8s_price'::text as kind, s.scope_key, k.cluster_name as resource_id, k.cluster_name as name,
     coalesce(k.project_id, s.project_id) as project_id, coalesce(k.region_id, s.region_id) as region_id, null::text as region_name,
-    k.price_status as status, true as running,
+    -- price_status (show / hide) says whether the price is visible, not how the cluster runs.
+    null::text as status, true as running,
     ${sqlText(NO_VALUE)}::text as flavor, '{}'::jsonb as tags, null::timestamptz as created_at,
     null::text as ssh_key_name, null::int as servers_total,
     ${priceColumns({ currency: 'k.currency_code', hour: 'k.price_per_hour', month: 'k.price_per_month', quantity: '1' })}

@@ -57,10 +57,13 @@ function catalogueSql(p: FlavorsParams): string {
         left join in_use u on u.scope_key = l.scope_key and u.group_value = f.flavor_name
         where ($3::int is null or coalesce(f.project_id, l.project_id) = $3) and ($4::int is null or coalesce(f.region_id, l.region_id) = $4)
       )
-      select *, count(*) over ()::int as total_rows from rows order by ${order} limit $5 offset $6`;
+      select *, count(*) over ()::int as total_rows,
+        -- As the cost model reads a flavor: without a currency or any price, it prices nothing.
+        (count(*) filter (where currency is null or coalesce(price_per_hour, price_per_month) is null) over ())::int as unpriced_rows
+      from rows order by ${order} limit $5 offset $6`;
 }
 
-async function catalogue(ctx: ReportCtx, p: FlavorsParams, limit: number, offset: number): Promise<{ rows: Row[]; total: number }> {
+async function catalogue(ctx: ReportCtx, p: FlavorsParams, limit: number, offset: number): Promise<{ rows: Row[]; total: number; unpriced: number }> {
   const found = await ctx.db.query<Record<string, unknown>>(catalogueSql(p), [['flavor'], PRICED_KINDS, p.project ?? null, p.region ?? null, limit, offset]);
   return {
     rows: found.map((r) => ({
@@ -83,6 +86,7 @@ async function catalogue(ctx: ReportCtx, p: FlavorsParams, limit: number, offset
       in_use_href: appUrl('/reports/inventory', { kind: 'resources', flavor: String(r.flavor_name ?? r.flavor_id), project: Number(r.project_id) || undefined, region: Number(r.region_id) || undefined }),
     })),
     total: Number(found[0]?.total_rows ?? 0),
+    unpriced: Number(found[0]?.unpriced_rows ?? 0),
   };
 }
 
@@ -156,7 +160,7 @@ export const flavorsReport: Report<FlavorsParams> = defineReport({
       title: params.flavor ? `GPU flavors: history of ${params.flavor}` : 'GPU flavors',
       summary: [
         { label: 'Flavors listed', value: table.total, kind: 'int' },
-        { label: 'Without a price', value: table.rows.filter((r) => r.price_per_hour === null).length, kind: 'int', hint: 'on this page' },
+        { label: 'Without a price', value: table.unpriced, kind: 'int', hint: 'no currency or price: resources of these flavors are unpriced' },
       ],
       charts: flavor ? await historyCharts(ctx, params, flavor) : [],
       columns: COLUMNS,

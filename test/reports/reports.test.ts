@@ -264,6 +264,8 @@ describe.each(testDatabases())('reports on $name', ({ open }) => {
       expect(await ids({ kind: 'instances', project: '2' })).toEqual(['j1', 'j2']);
       expect(await ids({ kind: 'instances', priced: 'no' })).toEqual(['i4', 'j2']);
       expect(await ids({ kind: 'resources', type: 'k8s_price' })).toEqual(['k8s-prod']);
+      // Its price status (show / hide) is not a status of the cluster.
+      expect((await run(inventoryReport, ctx, { kind: 'resources', type: 'k8s_price' })).rows.map((r) => r.status)).toEqual([null]);
       expect(await ids({ kind: 'resources', flavor: 'g-a100', currency: 'eur' })).toEqual(['c1', 'i1', 'i5', 'i7']);
     });
 
@@ -320,6 +322,13 @@ describe.each(testDatabases())('reports on $name', ({ open }) => {
       const hidden = out.rows.find((r) => r.flavor_name === 'g-hidden')!;
       expect([hidden.price_per_hour, hidden.price_status]).toEqual([null, 'hide']);
       expect(out.rows.find((r) => r.flavor_name === 'g-old')!.disabled).toBe(true);
+      // The count without a price is the catalogue's, whatever the page shows.
+      const unpricedHere = out.rows.filter((r) => r.currency === null || (r.price_per_hour === null && r.price_per_month === null)).length;
+      expect(unpricedHere).toBeGreaterThan(0);
+      for (const limit of [1, 1000]) {
+        const paged = await run(flavorsReport, ctx, { sort: 'in_use', dir: 'desc' }, { limit, offset: 0 });
+        expect(summaryValue(paged, 'Without a price')).toBe(unpricedHere);
+      }
       const history = await run(flavorsReport, ctx, { flavor: 'g-a100', days: '3' });
       const price = history.charts.find((c) => c.id === 'price-history')!;
       expect(price.datasets.map((d) => d.label).sort()).toEqual(['p1-r1 (EUR)', 'p2-r2 (USD)']);
