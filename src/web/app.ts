@@ -5,6 +5,7 @@ import helmet from 'helmet';
 import { actionPages } from './action-pages.js';
 import { actionRoutes } from './action-routes.js';
 import { CSRF_FIELD, createCsrfProtection } from './csrf.js';
+import { ClientError } from './errors.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
 import { chartJsDistDir, chartJsFile, publicDir } from './paths.js';
 import { createRenderer } from './render.js';
@@ -84,6 +85,13 @@ export function createWebApp(deps: WebDeps): express.Express {
   // Who is asking, before CSRF: tokens are bound to the login session.
   if (auth) app.use(auth.identify);
   // Every state-changing request below needs a CSRF token (GET/HEAD/OPTIONS pass through).
+  // Reports are read-only: another method is a 405 naming the allowed ones (before CSRF, which
+  // would otherwise answer "invalid CSRF token" to a method that can never work).
+  app.use(['/reports', '/api/reports'], (req, res, next) => {
+    if (req.method === 'GET' || req.method === 'HEAD') return next();
+    res.setHeader('Allow', 'GET, HEAD');
+    next(new ClientError(405, 'method_not_allowed', `${req.method} is not allowed here: reports are read with GET.`));
+  });
   app.use(csrf.protect);
   if (auth) {
     app.use(auth.routes({ csrfToken: csrf.tokenFor, csrfField: CSRF_FIELD }));

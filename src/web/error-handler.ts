@@ -8,7 +8,7 @@ function wantsJson(req: Request): boolean {
   return req.path.startsWith('/api/') || req.accepts(['html', 'json']) === 'json';
 }
 
-const TITLES: Record<number, string> = { 400: 'Invalid parameters', 403: 'Forbidden', 404: 'Not found', 500: 'Something went wrong' };
+const TITLES: Record<number, string> = { 400: 'Invalid parameters', 403: 'Forbidden', 404: 'Not found', 405: 'Method not allowed', 500: 'Something went wrong' };
 
 export function notFoundHandler(req: Request, _res: Response, next: NextFunction): void {
   next(notFound(`Nothing at ${req.method} ${req.path}`));

@@ -85,14 +85,27 @@ export function parseFormat(query: RawQuery, route: OutputFormat, errors: FieldE
 }
 
 /** Maps zod issues to query fields, one entry per unknown key for strict schemas. */
-export function zodFieldErrors(issues: readonly z.core.$ZodIssue[]): FieldError[] {
+/** Issues a value given several times causes in a parameter that takes one. */
+const ONE_VALUE_ISSUES = new Set(['invalid_type', 'invalid_value', 'invalid_format', 'invalid_union']);
+
+/**
+ * zod's issues as field errors. With the raw query, a parameter given several times where one
+ * value is expected says so (rather than "expected string, received array").
+ */
+export function zodFieldErrors(issues: readonly z.core.$ZodIssue[], rawQuery: RawQuery = {}): FieldError[] {
   const errors: FieldError[] = [];
+  const once = new Set<string>();
   for (const issue of issues) {
     if (issue.code === 'unrecognized_keys') {
       for (const key of issue.keys) errors.push({ field: `query.${key}`, message: `unknown parameter ${key}` });
       continue;
     }
     const path = issue.path.map(String).join('.');
+    if (issue.path.length === 1 && Array.isArray(rawQuery[path]) && ONE_VALUE_ISSUES.has(issue.code)) {
+      if (!once.has(path)) errors.push({ field: `query.${path}`, message: `${path} must be given once` });
+      once.add(path);
+      continue;
+    }
     errors.push({ field: path ? `query.${path}` : 'query', message: issue.message });
   }
   return errors;
@@ -118,7 +131,7 @@ export async function parseReportQuery<P>(
   const format = parseFormat(rawQuery, route, errors);
   const reportQuery = withoutWebParams(rawQuery);
   const parsed = await report.params.safeParseAsync(reportQuery);
-  if (!parsed.success) errors.push(...zodFieldErrors(parsed.error.issues));
+  if (!parsed.success) errors.push(...zodFieldErrors(parsed.error.issues, reportQuery));
   if (errors.length > 0 || !parsed.success) throw invalidParameters(errors);
   return { params: parsed.data, page, format, reportQuery };
 }

@@ -117,6 +117,23 @@ describe.each(testDatabases())('reports over HTTP on $name', ({ open }) => {
     }
     const res = await get('/api/reports/inventory?kind=ports&tag=team%3Aml');
     expect(JSON.parse(res.body).errors).toEqual([{ field: 'query.tag', message: 'tag does not apply to kind ports' }]);
+    // A parameter that takes one value, given twice; a repeatable one, given too often.
+    const errorsOf = async (path: string) => (JSON.parse((await get(path)).body) as { errors: unknown[] }).errors;
+    expect(await errorsOf('/api/reports/trend?days=7&days=8')).toEqual([{ field: 'query.days', message: 'days must be given once' }]);
+    expect(await errorsOf('/api/reports/inventory?kind=instances&kind=ports')).toEqual([{ field: 'query.kind', message: 'kind must be given once' }]);
+    const tags = Array.from({ length: 21 }, (_, i) => `tag=k${i}%3Av`).join('&');
+    expect(await errorsOf(`/api/reports/inventory?kind=instances&${tags}`)).toEqual([{ field: 'query.tag', message: 'at most 20 values' }]);
+  });
+
+  it('answers 405 naming GET to any other method on a report', async () => {
+    for (const path of ['/api/reports/overview', '/reports/overview', '/api/reports/cost.csv']) {
+      for (const method of ['POST', 'DELETE', 'PUT'] as const) {
+        const res = await request(`${base}${path}`, { method });
+        await res.body.dump();
+        expect(res.statusCode, `${method} ${path}`).toBe(405);
+        expect(res.headers.allow).toBe('GET, HEAD');
+      }
+    }
   });
 
   it('neutralises formula-like values in CSV and keeps odd tag keys intact', async () => {

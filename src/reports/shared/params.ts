@@ -62,8 +62,9 @@ export const instantParam = (name: string) =>
 /** One or more values of a repeated parameter (each parsed by `item`), as an array. */
 export const repeated = <T extends z.ZodType<unknown, string>>(item: T) =>
   z
-    .union([z.string(), z.array(z.string()).max(20, { error: 'at most 20 values' })])
-    .transform((v) => (Array.isArray(v) ? v : [v]))
+    // One value or several, as an array first, so that "at most 20" is what a 21st value reads
+    // (a union would only say "Invalid input").
+    .preprocess((v) => (typeof v === 'string' ? [v] : v), z.array(z.string()).max(20, { error: 'at most 20 values' }))
     .pipe(z.array(item))
     .optional();
 
