@@ -100,6 +100,10 @@ interface Pair {
 
 /** Per scope: the latest complete snapshot, and the latest complete one at or before the cut. */
 async function pairs(ctx: ReportCtx, p: ChangesParams): Promise<Pair[]> {
+  if (p.since && p.since.getTime() > ctx.now.getTime()) {
+    // Nothing was collected after now: "since" a future time would silently compare the latest two.
+    throw Object.assign(new Error(`since must not be in the future (now: ${ctx.now.toISOString()})`), { status: 400 });
+  }
   const spec = SPECS[p.kind];
   return ctx.db.query<Pair & Record<string, unknown>>(
     `with latest as (
@@ -281,6 +285,8 @@ export const changesReport: Report<ChangesParams> = defineReport({
     return [
       { name: 'kind', label: 'Kind', type: 'select', value: params.kind, options: CHANGE_KINDS.map((k) => ({ value: k, label: SPECS[k].label })) },
       { name: 'hours', label: 'Compared with hours before', type: 'number', value: String(params.hours) },
+      // Shown (not carried hidden) because it overrides the hours: clearing it brings them back.
+      { name: 'since', label: 'Or since (UTC; overrides hours)', type: 'text', value: params.since ? params.since.toISOString() : '' },
       {
         name: 'change',
         label: 'Change',

@@ -343,6 +343,12 @@ describe.each(testDatabases())('reports on $name', ({ open }) => {
   });
 
   describe('changes', () => {
+    it('refuses a since in the future instead of comparing the latest two snapshots', async () => {
+      await expect(run(changesReport, ctx, { kind: 'instances', since: '2099-01-01' })).rejects.toMatchObject({ status: 400, message: expect.stringMatching(/since must not be in the future/) });
+      const fields = await changesReport.filters!(ctx, changesReport.params.parse({ since: '2025-03-10T11:00:00Z' }));
+      expect(fields.find((f) => f.name === 'since')?.value).toBe('2025-03-10T11:00:00.000Z');
+    });
+
     it('lists added, removed and changed resources with the fields and tags that changed', async () => {
       // hours=6: T3 (17:00) vs the latest complete snapshot at or before 11:00 (T1).
       const out = await run(changesReport, ctx, { kind: 'instances', hours: '6' });
