@@ -167,9 +167,11 @@ function pagingView(path: string, query: RawQuery, page: ReportPage, rowCount: n
   };
   const view: PagingView = { from: rowCount === 0 ? 0 : page.offset + 1, to: rowCount === 0 ? 0 : page.offset + rowCount, total, limit: page.limit };
   // A page past the last row (an edited or old link): "previous" leads to the last page that has rows.
-  const pastEnd = rowCount === 0 && total !== null && total > 0 && page.offset >= total;
+  const pastEnd = rowCount === 0 && page.offset > 0 && (total === null || page.offset >= total);
   if (pastEnd) view.pastEnd = true;
-  if (page.offset > 0) view.prevHref = at(pastEnd ? Math.floor((total! - 1) / page.limit) * page.limit : Math.max(0, page.offset - page.limit));
+  // Past the end, "previous" goes to the last page with rows (the first one when the total is not known).
+  const lastPage = total !== null && total > 0 ? Math.floor((total - 1) / page.limit) * page.limit : 0;
+  if (page.offset > 0) view.prevHref = at(pastEnd ? lastPage : Math.max(0, page.offset - page.limit));
   const more = total === null ? rowCount === page.limit : page.offset + rowCount < total;
   if (more) view.nextHref = at(page.offset + page.limit);
   return view;

@@ -125,6 +125,16 @@ describe.each(testDatabases())('reports over HTTP on $name', ({ open }) => {
     expect(await errorsOf(`/api/reports/inventory?kind=instances&${tags}`)).toEqual([{ field: 'query.tag', message: 'at most 20 values' }]);
   });
 
+  it('pages past the end of a report whose total is not counted, and says when there are no rows', async () => {
+    const past = await get('/reports/focus?from=2025-03-09&to=2025-03-10&offset=1000');
+    expect(past.status).toBe(200);
+    expect(past.body).toContain('This page is past the last row: “← Previous” goes to the first page.');
+    expect(past.body).toContain('<a href="/reports/focus?from=2025-03-09&amp;to=2025-03-10" rel="prev">');
+    const none = await get('/reports/inventory?kind=instances&q=no-such-instance');
+    expect(none.body).toContain('<span class="range">No rows</span>');
+    expect(none.body).not.toContain('Rows 0–0');
+  });
+
   it('answers 405 naming GET to any other method on a report', async () => {
     for (const path of ['/api/reports/overview', '/reports/overview', '/api/reports/cost.csv']) {
       for (const method of ['POST', 'DELETE', 'PUT'] as const) {
