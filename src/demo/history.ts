@@ -31,15 +31,15 @@ export async function backfillDemoHistory(deps: CollectorDeps, sim: Simulator, o
   for (let i = 0; i < steps; i++) {
     if (options.signal?.aborted) return i;
     const at = new Date(options.now.getTime() - (steps - i) * stepHours * 3_600_000);
-    changes[i % changes.length]?.(i);
+    changes[i % changes.length]?.(i, at);
     const summary = await runCollection(deps, { trigger: 'startup', collectors: HISTORY_COLLECTORS, now: at, signal: options.signal, onProgress: options.onProgress });
     options.onStep?.(summary, i + 1, steps);
   }
   return steps;
 }
 
-/** Deterministic changes to the demo company, one per step, in rotation. */
-function demoChanges(sim: Simulator): Array<(step: number) => void> {
+/** Deterministic changes to the demo company, one per step, in rotation; `at` is the step's (backdated) time. */
+function demoChanges(sim: Simulator): Array<(step: number, at: Date) => void> {
   const [first, second] = sim.state.scopes();
   const nothing = () => undefined;
   if (!first) return [nothing];
@@ -48,8 +48,8 @@ function demoChanges(sim: Simulator): Array<(step: number) => void> {
   const running = () => sim.state.instances(p1, r1).filter((i) => i.status === 'ACTIVE');
   return [
     nothing,
-    (step) => {
-      sim.state.addCluster(p1, r1, { name: `demo-training-${step}`, flavor: 'bm3-ai-1xlarge-h100-80-8', servers_count: 2, tags: { team: 'ml', env: 'prod' } });
+    (step, at) => {
+      sim.state.addCluster(p1, r1, { name: `demo-training-${step}`, flavor: 'bm3-ai-1xlarge-h100-80-8', servers_count: 2, tags: { team: 'ml', env: 'prod' }, created_at: at });
     },
     () => {
       const victim = running().at(-1);
@@ -60,9 +60,10 @@ function demoChanges(sim: Simulator): Array<(step: number) => void> {
       const untagged = running().find((i) => !i.tags.some((t) => t.key === 'team'));
       if (untagged) sim.state.setInstanceTag(untagged.id, 'team', 'platform');
     },
-    (step) => {
+    (step, at) => {
       const scope = second ?? first;
-      sim.state.addCluster(scope.project_id, scope.region_id, { name: `demo-inference-${step}`, flavor: 'bm2-ai-1xlarge-a100-80-8', servers_count: 1, tags: { team: 'data-eng', env: 'staging' } });
+      // Created at the step's time, so the cluster is not younger than its first snapshot.
+      sim.state.addCluster(scope.project_id, scope.region_id, { name: `demo-inference-${step}`, flavor: 'bm2-ai-1xlarge-a100-80-8', servers_count: 1, tags: { team: 'data-eng', env: 'staging' }, created_at: at });
     },
   ];
 }

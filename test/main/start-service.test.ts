@@ -54,6 +54,14 @@ describe('startService on embedded defaults', () => {
     expect(trend.notes.join(' ')).toContain('gaps longer than 6 h are capped');
   });
 
+  it('never shows a demo cluster created after it was first seen', async () => {
+    type Inventory = { rows: Array<{ name: string; created_at: string | null; first_seen: string | null }> };
+    const clusters = (await (await fetch(`${service.url}/api/reports/inventory?kind=clusters&limit=1000`)).json()) as Inventory;
+    expect(clusters.rows.map((r) => r.name)).toContain('demo-training-1'); // added by the backfill
+    const younger = clusters.rows.filter((r) => r.created_at && r.first_seen && Date.parse(r.created_at) > Date.parse(r.first_seen));
+    expect(younger).toEqual([]);
+  });
+
   it('answers health and readiness, and its metrics count the runs and the API requests', async () => {
     expect((await fetch(`${service.url}/healthz`)).status).toBe(200);
     const ready = await fetch(`${service.url}/readyz`);
