@@ -285,7 +285,9 @@ export const inventoryReport: Report<InventoryParams> = defineReport({
     const filters = describeFilters(params);
     const out = rows.map((r) => toRow(params.kind, r));
     const overridden = rows.filter((r) => r.stopped_since_snapshot === true).length;
-    const notes = [...freshnessNotes(ctx.now, snapshots, spec.label.toLowerCase())];
+    // Lower case for the sentence, but not the acronyms and names (GPU, SSH, Kubernetes).
+    const what = spec.label.replace(/^[A-Z][a-z]/, (w) => w.toLowerCase());
+    const notes = [...freshnessNotes(ctx.now, snapshots, what)];
     if (spec.columns.some((c) => c.key === 'price_per_hour')) {
       notes.push('Cost = the flavor price of the scope while running (clusters: x running servers; Kubernetes: the pricing total); stopped resources cost 0; an empty cost means the price is unknown, never zero.');
     }

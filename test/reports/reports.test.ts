@@ -303,6 +303,7 @@ describe.each(testDatabases())('reports on $name', ({ open }) => {
       expect(keys.rows.map((r) => r.name).sort()).toEqual(['=cmd', 'deploy']);
       const storage = await run(inventoryReport, ctx, { kind: 'storage-keys' });
       expect(pick(storage.rows, ['resource_id', 'name'])).toEqual([['9007199254740993', 'backup']]);
+      expect(storage.notes[0]).toMatch(/^Data: the latest complete snapshot of storage SSH keys in its one scope, taken /);
       const images = await run(inventoryReport, ctx, { kind: 'image-tags', q: 'owner' });
       expect(pick(images.rows, ['image_id', 'key', 'value'])).toEqual([['img-1', 'Owner.Team', 'ml']]);
       const features = await run(inventoryReport, ctx, { kind: 'free-features' });

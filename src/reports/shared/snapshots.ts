@@ -44,7 +44,7 @@ export function freshnessNotes(now: Date, snapshots: readonly Pick<SnapshotInfo,
   }
   const scopes = new Set(snapshots.map((s) => s.scope_key)).size;
   const notes = [
-    `Data: the latest complete snapshot of ${what} in each of ${scopes} scope${scopes === 1 ? '' : 's'}, taken ${formatInstant(newest.taken_at)} (${formatAge(now, newest.taken_at)} old).`,
+    `Data: the latest complete snapshot of ${what} ${scopes === 1 ? 'in its one scope' : `in each of ${scopes} scopes`}, taken ${formatInstant(newest.taken_at)} (${formatAge(now, newest.taken_at)} old).`,
   ];
   if (newest.taken_at.getTime() - oldest.taken_at.getTime() > 3600_000) {
     notes.push(`The oldest is scope ${oldest.scope_key}, taken ${formatInstant(oldest.taken_at)} (${formatAge(now, oldest.taken_at)} old): a later collection of it failed or it is no longer collected.`);
