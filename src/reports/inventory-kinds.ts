@@ -28,6 +28,8 @@ export interface SortSpec {
   expr: string;
   /** SQL type the keyset value is cast to. */
   type: 'text' | 'numeric' | 'int' | 'timestamptz' | 'bool';
+  /** The value before NULLs were replaced in `expr`: rows where it is NULL sort last either way. */
+  nullable?: string;
 }
 
 export interface KindSpec {
@@ -49,10 +51,10 @@ export interface KindSpec {
   overridable: boolean;
 }
 
-const text = (expr: string): SortSpec => ({ expr: `coalesce(${expr}, '')`, type: 'text' });
-const num = (expr: string): SortSpec => ({ expr: `coalesce(${expr}, -1)`, type: 'numeric' });
-const time = (expr: string): SortSpec => ({ expr: `coalesce(${expr}, '-infinity'::timestamptz)`, type: 'timestamptz' });
-const int = (expr: string): SortSpec => ({ expr: `coalesce(${expr}, -1)`, type: 'int' });
+const text = (expr: string): SortSpec => ({ expr: `coalesce(${expr}, '')`, type: 'text', nullable: expr });
+const num = (expr: string): SortSpec => ({ expr: `coalesce(${expr}, -1)`, type: 'numeric', nullable: expr });
+const time = (expr: string): SortSpec => ({ expr: `coalesce(${expr}, '-infinity'::timestamptz)`, type: 'timestamptz', nullable: expr });
+const int = (expr: string): SortSpec => ({ expr: `coalesce(${expr}, -1)`, type: 'int', nullable: expr });
 
 const SEEN_COLUMNS: Column[] = [
   { key: 'first_seen', label: 'First seen', kind: 'timestamp', sortable: true },

@@ -143,7 +143,12 @@ function orderingOf(spec: KindSpec, p: InventoryParams): Ordering {
   if (!p.sort) return { terms: tiebreak, dir: 'asc' };
   const column = spec.columns.find((c) => c.key === p.sort);
   const numeric = column && ['int', 'money', 'decimal', 'percent', 'timestamp'].includes(column.kind);
-  return { terms: [spec.sorts[p.sort]!, ...tiebreak], dir: p.dir ?? (numeric ? 'desc' : 'asc') };
+  const dir = p.dir ?? (numeric ? 'desc' : 'asc');
+  const sort = spec.sorts[p.sort]!;
+  // Unknown values (an unpriced resource's cost, a missing name) last in both directions, as the
+  // cost reports do: a flag term that the direction turns so that NULLs come after the rest.
+  const nullsLast: SortSpec[] = sort.nullable ? [{ expr: `(${sort.nullable} ${dir === 'asc' ? 'is null' : 'is not null'})`, type: 'bool' }] : [];
+  return { terms: [...nullsLast, sort, ...tiebreak], dir };
 }
 
 function orderBy(o: Ordering): string {

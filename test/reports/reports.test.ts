@@ -273,7 +273,11 @@ describe.each(testDatabases())('reports on $name', ({ open }) => {
       const sorted = await run(inventoryReport, ctx, { kind: 'instances', sort: 'price_per_hour', dir: 'desc' });
       expect(sorted.rows[0]!.resource_id).toBe('j1');
       expect(sorted.rows.slice(-2).map((r) => r.resource_id).sort()).toEqual(['i4', 'j2']);
-      for (const query of <Array<Record<string, string>>>[{ kind: 'instances' }, { kind: 'instances', sort: 'name' }, { kind: 'instances', sort: 'price_per_hour', dir: 'desc' }, { kind: 'resources', sort: 'first_seen' }]) {
+      // Unpriced (unknown cost) last in ascending order too, not first as if cheapest.
+      const ascending = await run(inventoryReport, ctx, { kind: 'instances', sort: 'price_per_hour', dir: 'asc' });
+      expect(ascending.rows.slice(-2).map((r) => r.resource_id).sort()).toEqual(['i4', 'j2']);
+      expect(ascending.rows.slice(0, -2).every((r) => r.price_per_hour !== null)).toBe(true);
+      for (const query of <Array<Record<string, string>>>[{ kind: 'instances' }, { kind: 'instances', sort: 'name' }, { kind: 'instances', sort: 'price_per_hour', dir: 'desc' }, { kind: 'instances', sort: 'price_per_hour', dir: 'asc' }, { kind: 'resources', sort: 'first_seen' }]) {
         const page = await run(inventoryReport, ctx, query);
         // Small key pages and detail chunks, so every boundary (page, chunk, snapshot) is crossed.
         for (const sizes of [{ keyPage: 3, detailChunk: 2 }, { keyPage: 2, detailChunk: 3 }]) {
