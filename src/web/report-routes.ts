@@ -65,6 +65,9 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
     await streamCsv(res, exported.columns, exported.rows);
   };
 
+  // The reports' own prefix without a name: where the navigation starts.
+  router.get('/reports', (_req, res) => res.redirect(302, byName.has('overview') ? reportUrls('overview').html : '/'));
+
   router.get('/', (req, res) => {
     if (byName.has('overview')) return res.redirect(302, reportUrls('overview').html);
     return deps.render(req, res, 'pages/index', { pageTitle: 'Reports', groups: groupsOf(deps.reports) });

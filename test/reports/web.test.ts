@@ -135,6 +135,13 @@ describe.each(testDatabases())('reports over HTTP on $name', ({ open }) => {
     expect(none.body).not.toContain('Rows 0–0');
   });
 
+  it('sends /reports to the overview', async () => {
+    const res = await request(`${base}/reports`);
+    await res.body.dump();
+    expect(res.statusCode).toBe(302);
+    expect(res.headers.location).toBe('/reports/overview');
+  });
+
   it('answers 405 naming GET to any other method on a report', async () => {
     for (const path of ['/api/reports/overview', '/reports/overview', '/api/reports/cost.csv']) {
       for (const method of ['POST', 'DELETE', 'PUT'] as const) {
