@@ -107,7 +107,8 @@ export const k8sPricesReport: Report<K8sPricesParams> = defineReport({
           title: `Breakdown per cluster (${currency} per hour)`,
           type: 'bar' as const,
           stacked: true,
-          labels: mine.map((r) => String(r.cluster_name)),
+          // Names repeat across scopes: the label carries the scope.
+          labels: mine.map((r) => `${String(r.cluster_name)} (${String(r.scope)})`),
           datasets: PARTS.map((part) => ({ label: part, data: mine.map((r) => chartNumber(r[`${part}_per_hour`])) })),
           valueLabel: `${currency} per hour`,
         };

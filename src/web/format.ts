@@ -70,7 +70,8 @@ export function formatPercent(value: unknown): string {
   const [, sign = '', intPart = '', fracPart = ''] = match;
   const digits = (intPart || '0') + fracPart.padEnd(2, '0');
   const shifted = `${sign}${digits.slice(0, (intPart || '0').length + 2)}.${digits.slice((intPart || '0').length + 2)}`;
-  return `${formatDecimalText(shifted.replace(/\.$/, ''), 0, 1)}%`;
+  // Always one decimal, so shares line up in a column (6.0% beside 81.6%).
+  return `${formatDecimalText(shifted.replace(/\.$/, ''), 1, 1)}%`;
 }
 
 export function formatTimestamp(value: unknown): string {

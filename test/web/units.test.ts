@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { csvCell, csvColumns, csvFilename, contentDisposition } from '../../src/web/csv.js';
 import { formatCell, formatDecimalText, formatMoney, formatPercent, formatValue, safeAppHref } from '../../src/web/format.js';
 import { jsonForScript } from '../../src/web/json.js';
+import { shareCharts } from '../../src/reports/shared/summary.js';
 
 describe('display formatting (rounding only for display, in decimal text)', () => {
   it('rounds half away from zero without binary floats', () => {
@@ -23,9 +24,10 @@ describe('display formatting (rounding only for display, in decimal text)', () =
 
   it('shows fractions as percentages', () => {
     expect(formatPercent('0.125')).toBe('12.5%');
-    expect(formatPercent(1)).toBe('100%');
+    expect(formatPercent(1)).toBe('100.0%');
+    expect(formatPercent('0.06')).toBe('6.0%');
     expect(formatPercent('0.33333')).toBe('33.3%');
-    expect(formatPercent('-0.5')).toBe('-50%');
+    expect(formatPercent('-0.5')).toBe('-50.0%');
   });
 
   it('formats the other kinds', () => {
@@ -92,5 +94,17 @@ describe('CSV cells', () => {
       `attachment; filename="cloudtally-cost-by-tag-key-Uni-code_project-p1+p2_q-a-b-c-d-2024-05-17.csv"; filename*=UTF-8''cloudtally-cost-by-tag-key-%C3%9Cn%C3%AF-code_project-p1%2Bp2_q-a-b-c%3Bd-2024-05-17.csv`,
     );
     expect(csvFilename('x', { q: 'y'.repeat(500) }, new Date('2024-01-01T00:00:00Z')).ascii.length).toBeLessThan(160);
+  });
+});
+
+describe('shareCharts', () => {
+  const groups = (n: number) =>
+    Array.from({ length: n }, (_, i) => ({ group_value: `g${i + 1}`, currency: 'EUR', price_per_hour: String(100 - i), price_per_month: '0', resource_count: 1, unpriced_count: 0 }));
+
+  it('shows the largest groups and the rest as "other", but never a lone group as "other (1)"', () => {
+    expect(shareCharts('s', 'Share', groups(9))[0]!.labels).toEqual(['g1', 'g2', 'g3', 'g4', 'g5', 'g6', 'g7', 'g8', 'g9']);
+    const ten = shareCharts('s', 'Share', groups(10))[0]!;
+    expect(ten.labels).toEqual(['g1', 'g2', 'g3', 'g4', 'g5', 'g6', 'g7', 'g8', 'other (2)']);
+    expect(ten.datasets[0]!.data.at(-1)).toBe(92 + 91);
   });
 });

@@ -30,8 +30,9 @@ export function shareCharts(idPrefix: string, title: string, groups: readonly Gr
   const charts: ChartSpec[] = [];
   for (const [currency, list] of byCurrency) {
     const sorted = [...list].sort((a, b) => (chartNumber(b.price_per_hour) ?? 0) - (chartNumber(a.price_per_hour) ?? 0));
-    const shown = sorted.slice(0, top);
-    const rest = sorted.slice(top);
+    // "other" only for two groups or more: a single one is shown under its own name.
+    const shown = sorted.length <= top + 1 ? sorted : sorted.slice(0, top);
+    const rest = sorted.slice(shown.length);
     const labels = shown.map((g) => g.group_value);
     const data = shown.map((g) => chartNumber(g.price_per_hour));
     if (rest.length > 0) {
