@@ -110,6 +110,11 @@ function summaryViews(items: SummaryItem[]): SummaryView[] {
   });
 }
 
+/** A chart table's number: cents for amounts of 10 or more (3,736.97), up to 4 decimals below (0.0095). */
+function chartCellText(value: number): string {
+  return formatNumber(value, Math.abs(value) >= 10 ? 2 : 4);
+}
+
 function chartViews(charts: ChartSpec[]): ChartView[] {
   const used = new Set<string>();
   return charts.map((spec, index) => {
@@ -124,7 +129,7 @@ function chartViews(charts: ChartSpec[]): ChartView[] {
         headers: spec.datasets.map((d) => d.label),
         rows: spec.labels.map((label, i) => ({
           label,
-          values: spec.datasets.map((d) => (d.data[i] === null || d.data[i] === undefined ? '' : formatNumber(d.data[i], 4))),
+          values: spec.datasets.map((d) => (d.data[i] === null || d.data[i] === undefined ? '' : chartCellText(d.data[i]!))),
         })),
       },
     };

@@ -3,6 +3,8 @@ import { csvCell, csvColumns, csvFilename, contentDisposition } from '../../src/
 import { formatCell, formatDecimalText, formatMoney, formatPercent, formatValue, safeAppHref } from '../../src/web/format.js';
 import { jsonForScript } from '../../src/web/json.js';
 import { shareCharts } from '../../src/reports/shared/summary.js';
+import { buildReportView } from '../../src/web/report-view.js';
+import { z } from 'zod';
 
 describe('display formatting (rounding only for display, in decimal text)', () => {
   it('rounds half away from zero without binary floats', () => {
@@ -106,5 +108,19 @@ describe('shareCharts', () => {
     const ten = shareCharts('s', 'Share', groups(10))[0]!;
     expect(ten.labels).toEqual(['g1', 'g2', 'g3', 'g4', 'g5', 'g6', 'g7', 'g8', 'other (2)']);
     expect(ten.datasets[0]!.data.at(-1)).toBe(92 + 91);
+  });
+});
+
+describe('chart tables', () => {
+  it('show cents for amounts of 10 or more and up to 4 decimals below, blanks for gaps', () => {
+    const view = buildReportView({
+      report: { name: 'x', title: 'X', description: '', section: 'cost', params: z.object({}), run: async () => { throw new Error('unused'); }, export: async () => { throw new Error('unused'); } },
+      output: {
+        title: 'X', summary: [], columns: [], rows: [], totalRows: 0, notes: [],
+        charts: [{ id: 'c', title: 'C', type: 'bar', labels: ['a', 'b', 'c'], datasets: [{ label: 'EUR', data: [3736.9657, 0.0095, null] }] }],
+      },
+      filters: null, query: {}, reportQuery: {}, page: { limit: 50, offset: 0 }, defaultLimit: 50,
+    });
+    expect(view.charts[0]!.table.rows.map((r) => r.values[0])).toEqual(['3,736.97', '0.0095', '']);
   });
 });
