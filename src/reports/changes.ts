@@ -8,7 +8,7 @@ import type { SnapshotKind } from '../db/schema.js';
 import type { Column, Row } from './report.js';
 import { offsetRows } from './shared/batches.js';
 import { formatAge, formatInstant } from './shared/format.js';
-import { dirParam, idParam, instantParam, intParam, sortParam } from './shared/params.js';
+import { dirParam, idParam, instantParam, intParam, invalidParameter, sortParam } from './shared/params.js';
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
 import { scopeFilterFields } from './shared/fields.js';
@@ -102,7 +102,7 @@ interface Pair {
 async function pairs(ctx: ReportCtx, p: ChangesParams): Promise<Pair[]> {
   if (p.since && p.since.getTime() > ctx.now.getTime()) {
     // Nothing was collected after now: "since" a future time would silently compare the latest two.
-    throw Object.assign(new Error(`since must not be in the future (now: ${ctx.now.toISOString()})`), { status: 400 });
+    throw invalidParameter('since', `since must not be in the future (now: ${ctx.now.toISOString()})`);
   }
   const spec = SPECS[p.kind];
   return ctx.db.query<Pair & Record<string, unknown>>(

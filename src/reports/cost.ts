@@ -10,7 +10,7 @@ import { offsetRows } from './shared/batches.js';
 import { dimensionOf, GROUPING_HELP, groupingField, isGrouping, latestEffectiveCte, latestEffectiveParams, latestGroupCosts, latestTotals, type CostFilter } from './shared/costs.js';
 import { dimensionLabel, kindLabel } from './shared/format.js';
 import { inventoryHref } from './shared/links.js';
-import { dirParam, idParam, sortParam } from './shared/params.js';
+import { dirParam, idParam, invalidParameter, sortParam } from './shared/params.js';
 import { freshnessNotes, latestSnapshots } from './shared/snapshots.js';
 import { runRateSummary, shareCharts } from './shared/summary.js';
 import { defineReport } from './shared/define.js';
@@ -50,7 +50,7 @@ function filterOf(params: CostParams): CostFilter {
 
 function resolveDimension(ctx: ReportCtx, params: CostParams): string {
   const dimension = dimensionOf(params.by, ctx.config);
-  if (!dimension) throw Object.assign(new Error(`by must be one of ${GROUPING_HELP}`), { status: 400 });
+  if (!dimension) throw invalidParameter('by', `by must be one of ${GROUPING_HELP}`);
   return dimension;
 }
 

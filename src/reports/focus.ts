@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { PRICED_KINDS, pricePieces, pricedResourcesSql, type PricePiece, type PricedKind } from '../db/cost-model.js';
 import type { Column, Row } from './report.js';
 import { addDays, isoDay, monthBounds } from './shared/format.js';
-import { dateParam, idParam } from './shared/params.js';
+import { dateParam, idParam, invalidParameter } from './shared/params.js';
 import { freshnessNotes, latestSnapshots } from './shared/snapshots.js';
 import { gapCaps, gapCapText } from './shared/time.js';
 import { defineReport } from './shared/define.js';
@@ -87,9 +87,8 @@ interface Period {
 function periodOf(ctx: ReportCtx, p: FocusParams): Period {
   const fromDay = p.from ?? isoDay(monthBounds(ctx.now).start);
   const toDay = p.to ?? (p.from && p.from > isoDay(ctx.now) ? p.from : isoDay(ctx.now));
-  const bad = (message: string) => Object.assign(new Error(message), { status: 400 });
-  if (fromDay > toDay) throw bad(`from (${fromDay}) must not be after to (${toDay})`);
-  if (Date.parse(`${toDay}T00:00:00Z`) - Date.parse(`${fromDay}T00:00:00Z`) >= MAX_DAYS * 86_400_000) throw bad(`the period may span at most ${MAX_DAYS} days`);
+  if (fromDay > toDay) throw invalidParameter(p.from ? 'from' : 'to', `from (${fromDay}) must not be after to (${toDay})`);
+  if (Date.parse(`${toDay}T00:00:00Z`) - Date.parse(`${fromDay}T00:00:00Z`) >= MAX_DAYS * 86_400_000) throw invalidParameter('to', `the period may span at most ${MAX_DAYS} days`);
   return { fromDay, toDay };
 }
 

@@ -11,7 +11,7 @@ import { offsetRows } from './shared/batches.js';
 import { dimensionOf, GROUPING_HELP, groupingField, isGrouping, latestEffectiveCte, latestEffectiveParams, latestGroupCosts, latestTotals, type CurrencyTotal } from './shared/costs.js';
 import { addDays, chartNumber, dimensionLabel, formatAge, isoDay, kindLabel } from './shared/format.js';
 import { inventoryHref } from './shared/links.js';
-import { intParam } from './shared/params.js';
+import { intParam, invalidParameter } from './shared/params.js';
 import { freshnessNotes, latestSnapshots, type SnapshotInfo } from './shared/snapshots.js';
 import { shareCharts } from './shared/summary.js';
 import { dailyCostsFor, daysBetween, gapCapText, monthToDate } from './shared/time.js';
@@ -30,7 +30,7 @@ export type OverviewParams = z.infer<typeof overviewParams>;
 
 function dimension(ctx: ReportCtx, params: OverviewParams): string {
   const d = dimensionOf(params.by, ctx.config);
-  if (!d) throw Object.assign(new Error(`by must be one of ${GROUPING_HELP}`), { status: 400 });
+  if (!d) throw invalidParameter('by', `by must be one of ${GROUPING_HELP}`);
   return d;
 }
 

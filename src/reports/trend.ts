@@ -10,7 +10,7 @@ import type { ChartSpec, Column, Row } from './report.js';
 import { listRows, offsetRows } from './shared/batches.js';
 import { dimensionOf, GROUPING_HELP, groupingField, isGrouping, type CostFilter } from './shared/costs.js';
 import { addDays, chartNumber, dimensionLabel, isoDay, kindLabel } from './shared/format.js';
-import { dirParam, idParam, intParam } from './shared/params.js';
+import { dirParam, idParam, intParam, invalidParameter } from './shared/params.js';
 import { freshnessNotes, latestSnapshots } from './shared/snapshots.js';
 import { dailyCostsFor, daysBetween, gapCapText } from './shared/time.js';
 import { defineReport } from './shared/define.js';
@@ -38,7 +38,7 @@ const MAX_SERIES = 8;
 
 function resolve(ctx: ReportCtx, p: TrendParams) {
   const dimension = dimensionOf(p.by, ctx.config);
-  if (!dimension) throw Object.assign(new Error(`by must be one of ${GROUPING_HELP}`), { status: 400 });
+  if (!dimension) throw invalidParameter('by', `by must be one of ${GROUPING_HELP}`);
   const toDay = isoDay(ctx.now);
   const fromDay = addDays(toDay, -(p.days - 1));
   const bucket = p.bucket ?? (p.days <= 14 ? 'hour' : 'day');

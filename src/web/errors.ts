@@ -40,6 +40,9 @@ export function asClientError(err: unknown): ClientError | null {
   if (code === 'EBADCSRFTOKEN') {
     return new ClientError(403, 'invalid_csrf_token', 'Missing or invalid CSRF token: reload the page and try again.');
   }
-  // Body-parser errors (413, 400 on bad encoding) have safe messages; so do reports' own.
-  return new ClientError(status, typeof code === 'string' ? code.toLowerCase() : 'bad_request', err.message);
+  // Body-parser errors (413, 400 on bad encoding) have safe messages; so do reports' own, which may
+  // name their fields (reports/shared/params.ts invalidParameter).
+  const fields = (err as { errors?: unknown }).errors;
+  const errors = Array.isArray(fields) ? fields.filter((f): f is FieldError => typeof f?.field === 'string' && typeof f?.message === 'string') : [];
+  return new ClientError(status, typeof code === 'string' ? code.toLowerCase() : 'bad_request', err.message, errors);
 }

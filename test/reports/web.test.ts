@@ -121,6 +121,11 @@ describe.each(testDatabases())('reports over HTTP on $name', ({ open }) => {
     const errorsOf = async (path: string) => (JSON.parse((await get(path)).body) as { errors: unknown[] }).errors;
     expect(await errorsOf('/api/reports/trend?days=7&days=8')).toEqual([{ field: 'query.days', message: 'days must be given once' }]);
     expect(await errorsOf('/api/reports/inventory?kind=instances&kind=ports')).toEqual([{ field: 'query.kind', message: 'kind must be given once' }]);
+    // Checks made while the report runs answer like the schema's: the field named.
+    const period = JSON.parse((await get('/api/reports/focus?from=2025-03-11&to=2025-03-10')).body) as { code: string; errors: unknown[] };
+    expect(period.code).toBe('invalid_parameters');
+    expect(period.errors).toEqual([{ field: 'query.from', message: 'from (2025-03-11) must not be after to (2025-03-10)' }]);
+    expect(await errorsOf('/api/reports/changes?since=2099-01-01')).toEqual([{ field: 'query.since', message: expect.stringMatching(/^since must not be in the future/) }]);
     const tags = Array.from({ length: 21 }, (_, i) => `tag=k${i}%3Av`).join('&');
     expect(await errorsOf(`/api/reports/inventory?kind=instances&${tags}`)).toEqual([{ field: 'query.tag', message: 'at most 20 values' }]);
   });

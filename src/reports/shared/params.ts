@@ -93,3 +93,11 @@ export const tagKeyParam = (name: string) =>
     .string()
     .max(255, { error: `${name} must be at most 255 characters` })
     .refine((s) => s.trim() !== '', { error: `${name} must not be blank` });
+
+/**
+ * A parameter found invalid while the report runs (checks that need the data or the report's
+ * "now"): answered like a schema error, 400 `invalid_parameters` naming the field.
+ */
+export function invalidParameter(name: string, message: string): Error {
+  return Object.assign(new Error(message), { status: 400, code: 'invalid_parameters', errors: [{ field: `query.${name}`, message }] });
+}
