@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { PRICED_KINDS, type PricedKind } from '../db/cost-model.js';
 import type { Column, Row } from './report.js';
 import { offsetRows } from './shared/batches.js';
-import { dimensionOf, GROUPING_HELP, groupingField, isGrouping, latestEffectiveCte, latestEffectiveParams, latestGroupCosts, latestTotals, type CostFilter } from './shared/costs.js';
+import { dimensionOf, GROUPING_HELP, groupingField, groupingParam, latestEffectiveCte, latestEffectiveParams, latestGroupCosts, latestTotals, type CostFilter } from './shared/costs.js';
 import { dimensionLabel, kindLabel } from './shared/format.js';
 import { inventoryHref } from './shared/links.js';
 import { dirParam, idParam, invalidParameter, sortParam } from './shared/params.js';
@@ -21,11 +21,7 @@ const SORTS = ['group', 'currency', 'price_per_hour', 'price_per_month', 'share'
 type CostSort = (typeof SORTS)[number];
 
 export const costParams = z.strictObject({
-  by: z
-    .string()
-    .max(259)
-    .refine(isGrouping, { error: `by must be one of ${GROUPING_HELP}` })
-    .default('tag:team'),
+  by: groupingParam('tag:team'),
   kind: z.enum(PRICED_KINDS, { error: `kind must be one of ${PRICED_KINDS.join(', ')}` }).optional(),
   project: idParam('project'),
   region: idParam('region'),

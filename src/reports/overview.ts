@@ -8,7 +8,7 @@ import { PRICED_KINDS, type DailyCostRow } from '../db/cost-model.js';
 import { SNAPSHOT_KINDS } from '../db/schema.js';
 import type { ChartSpec, Column, Row, SummaryItem } from './report.js';
 import { offsetRows } from './shared/batches.js';
-import { dimensionOf, GROUPING_HELP, groupingField, isGrouping, latestEffectiveCte, latestEffectiveParams, latestGroupCosts, latestTotals, type CurrencyTotal } from './shared/costs.js';
+import { dimensionOf, GROUPING_HELP, groupingField, groupingParam, latestEffectiveCte, latestEffectiveParams, latestGroupCosts, latestTotals, type CurrencyTotal } from './shared/costs.js';
 import { addDays, chartNumber, dimensionLabel, formatAge, isoDay, kindLabel } from './shared/format.js';
 import { inventoryHref } from './shared/links.js';
 import { intParam, invalidParameter } from './shared/params.js';
@@ -19,11 +19,7 @@ import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
 
 export const overviewParams = z.strictObject({
-  by: z
-    .string()
-    .max(259)
-    .refine(isGrouping, { error: `by must be one of ${GROUPING_HELP}` })
-    .default('tag:team'),
+  by: groupingParam('tag:team'),
   days: intParam('days', 1, 366).default(30),
 });
 export type OverviewParams = z.infer<typeof overviewParams>;

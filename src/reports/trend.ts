@@ -8,7 +8,7 @@ import { effectiveRollupsSql, PRICED_KINDS, type PricedKind } from '../db/cost-m
 import { UNTAGGED } from '../db/schema.js';
 import type { ChartSpec, Column, Row } from './report.js';
 import { listRows, offsetRows } from './shared/batches.js';
-import { dimensionOf, GROUPING_HELP, groupingField, isGrouping, type CostFilter } from './shared/costs.js';
+import { dimensionOf, GROUPING_HELP, groupingField, groupingParam, type CostFilter } from './shared/costs.js';
 import { addDays, chartNumber, dimensionLabel, isoDay, kindLabel } from './shared/format.js';
 import { dirParam, idParam, intParam, invalidParameter } from './shared/params.js';
 import { freshnessNotes, latestSnapshots } from './shared/snapshots.js';
@@ -17,11 +17,7 @@ import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
 
 export const trendParams = z.strictObject({
-  by: z
-    .string()
-    .max(259)
-    .refine(isGrouping, { error: `by must be one of ${GROUPING_HELP}` })
-    .default('kind'),
+  by: groupingParam('kind'),
   days: intParam('days', 1, 366).default(7),
   measure: z.enum(['run-rate', 'daily-cost'], { error: 'measure must be run-rate or daily-cost' }).default('run-rate'),
   bucket: z.enum(['hour', 'day'], { error: 'bucket must be hour or day' }).optional(),

@@ -126,6 +126,9 @@ describe.each(testDatabases())('reports over HTTP on $name', ({ open }) => {
     expect(period.code).toBe('invalid_parameters');
     expect(period.errors).toEqual([{ field: 'query.from', message: 'from (2025-03-11) must not be after to (2025-03-10)' }]);
     expect(await errorsOf('/api/reports/changes?since=2099-01-01')).toEqual([{ field: 'query.since', message: expect.stringMatching(/^since must not be in the future/) }]);
+    // One message per bad value, not one per check it fails.
+    expect(await errorsOf('/api/reports/focus?from=abc')).toEqual([{ field: 'query.from', message: 'from must be a date YYYY-MM-DD' }]);
+    expect(await errorsOf(`/api/reports/cost?by=tag%3A${'x'.repeat(300)}`)).toHaveLength(1);
     const tags = Array.from({ length: 21 }, (_, i) => `tag=k${i}%3Av`).join('&');
     expect(await errorsOf(`/api/reports/inventory?kind=instances&${tags}`)).toEqual([{ field: 'query.tag', message: 'at most 20 values' }]);
   });

@@ -2,6 +2,7 @@
  * Current cost by group, read from the rollups of the latest complete priced snapshot of each
  * scope (never from raw resource rows).
  */
+import { z } from 'zod';
 import { effectiveRollupsSql, FIXED_DIMENSIONS, PRICED_KINDS, TAG_DIMENSION_PREFIX, type PricedKind } from '../../db/cost-model.js';
 import type { Queryable } from '../../db/connection.js';
 import { UNTAGGED } from '../../db/schema.js';
@@ -106,6 +107,15 @@ export async function groupingField(ctx: { db: Queryable; config: Config }, by: 
   const current = dimensionOf(by, ctx.config) ?? by;
   if (!dimensions.includes(current)) dimensions.push(current);
   return { name: 'by', label, type: 'select', value: current, options: dimensions.map((d) => ({ value: d, label: dimensionLabel(d) })) };
+}
+
+/** The `by` parameter of the reports that group costs: one message for anything it is not. */
+export function groupingParam(defaultValue: string) {
+  return z
+    .string()
+    .max(259, { error: `by must be one of ${GROUPING_HELP} (a tag key of at most 255 characters)`, abort: true })
+    .refine(isGrouping, { error: `by must be one of ${GROUPING_HELP}` })
+    .default(defaultValue);
 }
 
 /** zod-friendly check that `by` names a grouping (before normalisation). */

@@ -41,7 +41,8 @@ export const textParam = (name: string, max = 255) =>
 export const dateParam = (name: string) =>
   z
     .string()
-    .regex(/^\d{4}-\d{2}-\d{2}$/, { error: `${name} must be a date YYYY-MM-DD` })
+    // abort: a value that is no date at all gets this one message, not the calendar check's too.
+    .regex(/^\d{4}-\d{2}-\d{2}$/, { error: `${name} must be a date YYYY-MM-DD`, abort: true })
     .refine((s) => {
       const d = new Date(`${s}T00:00:00Z`);
       return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s;
