@@ -10,7 +10,7 @@ import type { Column, Row } from './report.js';
 import { addDays, isoDay, monthBounds } from './shared/format.js';
 import { dateParam, idParam, invalidParameter } from './shared/params.js';
 import { freshnessNotes, latestSnapshots } from './shared/snapshots.js';
-import { gapCaps, gapCapText } from './shared/time.js';
+import { dailyCostsFor, gapCaps, gapCapText } from './shared/time.js';
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
 import { scopeFilterFields } from './shared/fields.js';
@@ -90,6 +90,21 @@ function periodOf(ctx: ReportCtx, p: FocusParams): Period {
   if (fromDay > toDay) throw invalidParameter(p.from ? 'from' : 'to', `from (${fromDay}) must not be after to (${toDay})`);
   if (Date.parse(`${toDay}T00:00:00Z`) - Date.parse(`${fromDay}T00:00:00Z`) >= MAX_DAYS * 86_400_000) throw invalidParameter('to', `the period may span at most ${MAX_DAYS} days`);
   return { fromDay, toDay };
+}
+
+/**
+ * The export's total per currency: the same daily integration the rows are cut from (the rows of a
+ * day add up to it), summed in SQL.
+ */
+async function periodTotals(ctx: ReportCtx, p: FocusParams, period: Period): Promise<Array<{ currency: string; cost: string }>> {
+  const days = await dailyCostsFor(ctx.db, ctx.config, ctx.now, 'kind', period.fromDay, period.toDay, { kind: p.kind, projectId: p.project, regionId: p.region });
+  const priced = days.filter((d) => d.currency !== null && d.cost !== null);
+  if (priced.length === 0) return [];
+  return ctx.db.query<{ currency: string; cost: string }>(
+    `select currency, trim_scale(sum(cost))::text as cost from unnest($1::text[], $2::numeric[]) as d(currency, cost)
+     group by currency having sum(cost) > 0 order by currency`,
+    [priced.map((d) => d.currency), priced.map((d) => d.cost)],
+  );
 }
 
 interface Group {
@@ -239,7 +254,7 @@ export const focusReport: Report<FocusParams> = defineReport({
 
   async run(ctx, params, page) {
     const period = periodOf(ctx, params);
-    const snapshots = await latestSnapshots(ctx.db, PRICED_KINDS);
+    const [snapshots, totals] = await Promise.all([latestSnapshots(ctx.db, PRICED_KINDS), periodTotals(ctx, params, period)]);
     const rows: Row[] = [];
     let skipped = 0;
     // Batches sized to the page, so the first page reads only the first resources of the first day.
@@ -256,6 +271,7 @@ export const focusReport: Report<FocusParams> = defineReport({
       summary: [
         { label: 'From', value: period.fromDay, kind: 'date' },
         { label: 'To', value: period.toDay, kind: 'date' },
+        ...totals.map((t) => ({ label: `BilledCost (${t.currency})`, value: t.cost, kind: 'money' as const, currency: t.currency, hint: 'the sum of every row of the export' })),
       ],
       charts: [],
       columns: FOCUS_COLUMNS,

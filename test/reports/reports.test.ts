@@ -441,6 +441,11 @@ describe.each(testDatabases())('reports on $name', ({ open }) => {
       });
       for (const key of ['EffectiveCost', 'ListCost', 'ContractedCost']) expect(i1[key]).toBe(i1.BilledCost);
       expect(out.notes.join(' ')).toMatch(/[Ee]stimate/);
+      // The totals per currency are those of every row, whatever the page shows.
+      const paged = await run(focusReport, ctx, { from: '2025-03-09', to: '2025-03-10' }, { limit: 2, offset: 0 });
+      const sumOf = (currency: string) => dec(COST_ROWS.filter((r) => r[3] === currency).reduce((n, r) => n + (r[4] as number), 0));
+      expect(dec(summaryValue(paged, 'BilledCost (EUR)'))).toBe(sumOf('EUR'));
+      expect(dec(summaryValue(paged, 'BilledCost (USD)'))).toBe(sumOf('USD'));
       const page = await run(focusReport, ctx, { from: '2025-03-09', to: '2025-03-10' }, { limit: 3, offset: 4 });
       expect(focusPick(page.rows)).toEqual(COST_ROWS.slice(4, 7));
       const batched: Row[] = [];
