@@ -10,6 +10,8 @@ import { dirParam, idParam, sortParam } from './shared/params.js';
 import { freshnessNotes, latestSnapshots, latestSnapshotsSql } from './shared/snapshots.js';
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
+import { latestTotals } from './shared/costs.js';
+import { runRateSummary } from './shared/summary.js';
 
 const SORTS = ['cluster_name', 'scope', 'price_per_hour', 'price_per_month'] as const;
 
@@ -95,11 +97,16 @@ export const k8sPricesReport: Report<K8sPricesParams> = defineReport({
   params: k8sPricesParams,
 
   async run(ctx, params, page) {
-    const [{ rows, total }, snapshots] = await Promise.all([fetchRows(ctx, params, page.limit, page.offset), latestSnapshots(ctx.db, ['k8s_price'])]);
+    const [{ rows, total }, snapshots, totals] = await Promise.all([
+      fetchRows(ctx, params, page.limit, page.offset),
+      latestSnapshots(ctx.db, ['k8s_price']),
+      // The run-rate per currency as the cost reports count it (every cluster, not the page's).
+      latestTotals(ctx.db, { kind: 'k8s_price', projectId: params.project, regionId: params.region }),
+    ]);
     const currencies = [...new Set(rows.map((r) => r.currency).filter((c): c is string => typeof c === 'string'))].sort();
     return {
       title: 'Kubernetes cluster prices',
-      summary: [{ label: 'Clusters', value: total, kind: 'int' }],
+      summary: [{ label: 'Clusters', value: total, kind: 'int' }, ...runRateSummary(totals).filter((item) => item.kind === 'money')],
       charts: currencies.map((currency) => {
         const mine = rows.filter((r) => r.currency === currency);
         return {

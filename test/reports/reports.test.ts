@@ -344,6 +344,8 @@ describe.each(testDatabases())('reports on $name', ({ open }) => {
       expect(pick(out.rows, ['cluster_name', 'price_per_hour', 'instances_per_hour', 'instances_items', 'publicips_per_hour', 'volumes_per_hour'], ['price_per_hour', 'instances_per_hour', 'publicips_per_hour', 'volumes_per_hour'])).toEqual([
         ['k8s-prod', 1.2, 1.1, 2, 0.05, 0.05],
       ]);
+      expect(dec(summaryValue(out, 'Run-rate per hour (EUR)'))).toBe(1.2);
+      expect(dec(summaryValue(out, 'Run-rate per month (EUR)'))).toBe(876);
       // Names repeat across scopes, so the chart's bars name theirs.
       expect(out.charts.find((c) => c.id === 'breakdown-EUR')!.labels).toEqual(['k8s-prod (p1-r1)']);
     });
