@@ -13,7 +13,7 @@ import { addDays, chartNumber, dimensionLabel, formatAge, isoDay, kindLabel } fr
 import { inventoryHref } from './shared/links.js';
 import { intParam, invalidParameter } from './shared/params.js';
 import { freshnessNotes, latestSnapshots, type SnapshotInfo } from './shared/snapshots.js';
-import { shareCharts } from './shared/summary.js';
+import { MONTHLY_RUN_RATE_HINT, shareCharts } from './shared/summary.js';
 import { dailyCostsFor, daysBetween, gapCapText, monthToDate } from './shared/time.js';
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
@@ -81,7 +81,7 @@ function summaryOf(figures: readonly CurrencyFigures[], month: string): SummaryI
     if (f.currency === null) continue;
     const c = f.currency;
     items.push({ label: `Run-rate per hour (${c})`, value: f.price_per_hour, kind: 'money', currency: c });
-    items.push({ label: `Run-rate per month (${c})`, value: f.price_per_month, kind: 'money', currency: c, hint: 'hourly x 730' });
+    items.push({ label: `Run-rate per month (${c})`, value: f.price_per_month, kind: 'money', currency: c, hint: MONTHLY_RUN_RATE_HINT });
     items.push({ label: `Month to date ${month} (${c})`, value: f.month_to_date, kind: 'money', currency: c, hint: 'estimated from snapshots' });
     items.push({ label: `Projected ${month} (${c})`, value: f.projected_month, kind: 'money', currency: c, hint: 'month to date + current run-rate until month end' });
   }
@@ -150,7 +150,7 @@ const COLUMNS: Column[] = [
   { key: 'price_per_hour', label: 'Run-rate per hour', kind: 'money', currencyKey: 'currency' },
   { key: 'price_per_month', label: 'Run-rate per month', kind: 'money', currencyKey: 'currency' },
   { key: 'month_to_date', label: 'Month to date', kind: 'money', currencyKey: 'currency' },
-  { key: 'share', label: 'Share of run-rate', kind: 'percent' },
+  { key: 'share', label: 'Share of currency total', kind: 'percent' },
   { key: 'resources', label: 'Resources', kind: 'int' },
   { key: 'unpriced', label: 'Without price', kind: 'int' },
 ];

@@ -4,12 +4,15 @@ import type { CurrencyTotal, GroupCost } from './costs.js';
 import { chartNumber } from './format.js';
 
 /** One card per currency for the hourly and monthly run-rate, then resources and unpriced. */
+/** How a monthly run-rate is made, said the same way on every page. */
+export const MONTHLY_RUN_RATE_HINT = 'hourly price x 730, unless the API gives a monthly price';
+
 export function runRateSummary(totals: readonly CurrencyTotal[]): SummaryItem[] {
   const items: SummaryItem[] = [];
   for (const t of totals) {
     if (t.currency === null) continue;
     items.push({ label: `Run-rate per hour (${t.currency})`, value: t.price_per_hour, kind: 'money', currency: t.currency });
-    items.push({ label: `Run-rate per month (${t.currency})`, value: t.price_per_month, kind: 'money', currency: t.currency, hint: 'hourly price x 730 unless the flavor gives a monthly price' });
+    items.push({ label: `Run-rate per month (${t.currency})`, value: t.price_per_month, kind: 'money', currency: t.currency, hint: MONTHLY_RUN_RATE_HINT });
   }
   const resources = totals.reduce((n, t) => n + t.resource_count, 0);
   const unpriced = totals.reduce((n, t) => n + t.unpriced_count, 0);
