@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { stopConfirmPath } from '../actions/index.js';
 import { formatInstanceRef } from '../actions/refs.js';
 import { PRICED_KINDS } from '../db/cost-model.js';
+import { kindLabel } from './shared/format.js';
 import type { Queryable } from '../db/connection.js';
 import { normaliseTagKey, type Config } from '../config.js';
 import type { Column, FilterField, Row } from './report.js';
@@ -334,10 +335,39 @@ export const inventoryReport: Report<InventoryParams> = defineReport({
         ],
       });
     }
+    if (has('type')) {
+      fields.push({
+        name: 'type',
+        label: 'Type',
+        type: 'select',
+        value: params.type ?? '',
+        options: [{ value: '', label: 'Any' }, ...PRICED_KINDS.map((k) => ({ value: k, label: kindLabel(k) }))],
+      });
+    }
+    if (has('flavor')) fields.push({ name: 'flavor', label: 'Flavor', type: 'text', value: params.flavor ?? '' });
+    if (has('priced')) {
+      fields.push({
+        name: 'priced',
+        label: 'Price',
+        type: 'select',
+        value: params.priced ?? '',
+        options: [
+          { value: '', label: 'Any' },
+          { value: 'yes', label: 'Known' },
+          { value: 'no', label: 'Unknown' },
+        ],
+      });
+    }
+    if (has('currency')) fields.push({ name: 'currency', label: 'Currency', type: 'text', value: params.currency ?? '' });
     if (has('tag')) {
       // One field per tag filter (they combine with AND), and an empty one to add another.
       for (const tag of params.tag ?? []) fields.push({ name: 'tag', label: 'Tag key:value', type: 'text', value: `${tag.key}:${tag.value}` });
       fields.push({ name: 'tag', label: params.tag?.length ? 'And tag key:value' : 'Tag key:value', type: 'text', value: '' });
+    }
+    if (has('missing_tag')) {
+      // Likewise for the keys a resource must lack (the tag hygiene report links here).
+      for (const key of params.missing_tag ?? []) fields.push({ name: 'missing_tag', label: 'Without tag key', type: 'text', value: key });
+      fields.push({ name: 'missing_tag', label: params.missing_tag?.length ? 'And without tag key' : 'Without tag key', type: 'text', value: '' });
     }
     return fields;
   },

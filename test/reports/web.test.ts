@@ -106,6 +106,11 @@ describe.each(testDatabases())('reports over HTTP on $name', ({ open }) => {
     expect(page.body).toContain('name="tag" value="team:ml"');
     expect(page.body).toContain('name="tag" value="env:prod"');
     expect(page.body.match(/<input type="text" name="tag"/g)).toHaveLength(3);
+    // Every filter of the kind is a visible field, not only a hidden one kept from the URL.
+    expect(page.body).toContain('<input type="text" name="currency" value="EUR">');
+    expect(page.body).not.toContain('<input type="hidden" name="currency"');
+    for (const name of ['type', 'priced']) expect(page.body).toContain(`<select name="${name}">`);
+    expect(page.body).toContain('<input type="text" name="missing_tag" value="">');
     expect(page.body).toContain('<a href="/reports/inventory?kind=resources">Reset</a>');
   });
 
