@@ -32,7 +32,13 @@ export async function watchedPage(browser: Browser, options: WatchOptions = {}):
     if (msg.type() === 'error' || msg.type() === 'warning') problems.push(`console ${msg.type()}: ${msg.text()}`);
   });
   page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-  page.on('requestfailed', (req) => problems.push(`request failed: ${req.url()} ${req.failure()?.errorText}`));
+  page.on('requestfailed', (req) => {
+    const error = req.failure()?.errorText;
+    // The browser cancels what an old document was still loading (its favicon, say) when a form
+    // submission navigates away: not a failure of the app. Server errors show as HTTP >= 400 below.
+    if (error === 'net::ERR_ABORTED') return;
+    problems.push(`request failed: ${req.url()} ${error}`);
+  });
   page.on('response', (res) => {
     if (res.status() >= 400) problems.push(`HTTP ${res.status()} for ${res.url()}`);
   });
