@@ -122,6 +122,16 @@ describe.each(testDatabases())('reports on $name', ({ open }) => {
       expect(dec(summaryValue(clusters, 'Run-rate per hour (EUR)'))).toBe(5);
     });
 
+    it('names each region beside its id when grouping by region', async () => {
+      const byRegion = await run(costReport, ctx, { by: 'region' });
+      expect(byRegion.columns.map((c) => c.key).slice(0, 3)).toEqual(['group', 'region_name', 'currency']);
+      expect([...new Set(byRegion.rows.map((r) => `${String(r.group)}=${String(r.region_name)}`))].sort()).toEqual(['1=region-1', '2=region-2']);
+      const overview = await run(overviewReport, ctx, { by: 'region' });
+      expect(overview.rows.find((r) => r.group === '1')!.region_name).toBe('region-1');
+      // Other groupings have no such column.
+      expect((await run(costReport, ctx, { by: 'project' })).columns.map((c) => c.key)).not.toContain('region_name');
+    });
+
     it('links each number to the inventory rows that add up to it', async () => {
       const out = await run(costReport, ctx, { by: 'tag:team' });
       for (const row of out.rows) {

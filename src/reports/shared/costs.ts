@@ -7,7 +7,7 @@ import { effectiveRollupsSql, FIXED_DIMENSIONS, PRICED_KINDS, TAG_DIMENSION_PREF
 import type { Queryable } from '../../db/connection.js';
 import { UNTAGGED } from '../../db/schema.js';
 import { normaliseTagKey, type Config } from '../../config.js';
-import type { FilterField } from '../report.js';
+import type { Column, FilterField } from '../report.js';
 import { dimensionLabel } from './format.js';
 import { latestSnapshotsSql } from './snapshots.js';
 
@@ -107,6 +107,27 @@ export async function groupingField(ctx: { db: Queryable; config: Config }, by: 
   const current = dimensionOf(by, ctx.config) ?? by;
   if (!dimensions.includes(current)) dimensions.push(current);
   return { name: 'by', label, type: 'select', value: current, options: dimensions.map((d) => ({ value: d, label: dimensionLabel(d) })) };
+}
+
+/**
+ * Region names by region id (the `region` grouping's values), from the latest instance snapshot of
+ * each scope: one index probe per snapshot, not a scan of their rows.
+ */
+export async function regionNames(q: Queryable): Promise<Map<string, string>> {
+  const rows = await q.query<{ region_id: number; name: string | null }>(
+    `with latest as (${latestSnapshotsSql('$1')})
+     select l.region_id, (select i.region from instances i where i.snapshot_id = l.id and i.region is not null limit 1) as name
+     from latest l where l.region_id is not null`,
+    [['instance']],
+  );
+  const names = new Map<string, string>();
+  for (const r of rows) if (r.name) names.set(String(r.region_id), r.name);
+  return names;
+}
+
+/** The column that names a region beside its id, for the `region` grouping only. */
+export function regionNameColumns(dimension: string): Column[] {
+  return dimension === 'region' ? [{ key: 'region_name', label: 'Region name', kind: 'text' }] : [];
 }
 
 /** The `by` parameter of the reports that group costs: one message for anything it is not. */
