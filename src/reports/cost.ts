@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { PRICED_KINDS, type PricedKind } from '../db/cost-model.js';
 import type { Column, Row } from './report.js';
 import { offsetRows } from './shared/batches.js';
-import { dimensionOf, GROUPING_HELP, groupingField, groupingParam, latestEffectiveCte, regionNameColumns, regionNames, latestEffectiveParams, latestGroupCosts, latestTotals, type CostFilter } from './shared/costs.js';
+import { dimensionOf, GROUPING_HELP, groupingField, groupingParam, latestEffectiveCte, groupNameColumns, groupNames, latestEffectiveParams, latestGroupCosts, latestTotals, type CostFilter } from './shared/costs.js';
 import { dimensionLabel, kindLabel } from './shared/format.js';
 import { inventoryHref } from './shared/links.js';
 import { dirParam, idParam, invalidParameter, sortParam } from './shared/params.js';
@@ -76,7 +76,7 @@ function costQuery(dimension: string, params: CostParams): { sql: string; values
 function columns(dimension: string): Column[] {
   return [
     { key: 'group', label: dimensionLabel(dimension), kind: 'text', hrefKey: 'href', sortable: true },
-    ...regionNameColumns(dimension),
+    ...groupNameColumns(dimension),
     { key: 'currency', label: 'Currency', kind: 'text', sortable: true },
     { key: 'price_per_hour', label: 'Run-rate per hour', kind: 'money', currencyKey: 'currency', hrefKey: 'href', sortable: true },
     { key: 'price_per_month', label: 'Run-rate per month', kind: 'money', currencyKey: 'currency', sortable: true },
@@ -90,12 +90,12 @@ async function fetchRows(ctx: ReportCtx, dimension: string, params: CostParams, 
   const { sql, values } = costQuery(dimension, params);
   const [found, names] = await Promise.all([
     ctx.db.query<Record<string, unknown>>(sql, [...values, limit, offset]),
-    dimension === 'region' ? regionNames(ctx.db) : null,
+    groupNames(ctx.db, dimension),
   ]);
   const filter = filterOf(params);
   const rows = found.map((r) => ({
     group: r.group_value,
-    ...(names ? { region_name: names.get(String(r.group_value)) ?? null } : {}),
+    ...(names ? { group_name: names(String(r.group_value)) } : {}),
     currency: r.currency,
     price_per_hour: r.price_per_hour,
     price_per_month: r.price_per_month,

@@ -8,7 +8,7 @@ import { PRICED_KINDS, type DailyCostRow } from '../db/cost-model.js';
 import { SNAPSHOT_KINDS } from '../db/schema.js';
 import type { ChartSpec, Column, Row, SummaryItem } from './report.js';
 import { offsetRows } from './shared/batches.js';
-import { dimensionOf, GROUPING_HELP, groupingField, groupingParam, latestEffectiveCte, latestEffectiveParams, latestGroupCosts, latestTotals, regionNameColumns, regionNames, type CurrencyTotal } from './shared/costs.js';
+import { dimensionOf, GROUPING_HELP, groupingField, groupingParam, latestEffectiveCte, latestEffectiveParams, latestGroupCosts, latestTotals, groupNameColumns, groupNames, type CurrencyTotal } from './shared/costs.js';
 import { addDays, chartNumber, dimensionLabel, formatAge, isoDay, kindLabel } from './shared/format.js';
 import { inventoryHref } from './shared/links.js';
 import { intParam, invalidParameter } from './shared/params.js';
@@ -188,10 +188,10 @@ async function groupRows(ctx: ReportCtx, dim: string, limit: number, offset: num
       offset,
     ],
   );
-  const names = dim === 'region' ? await regionNames(ctx.db) : null;
+  const names = await groupNames(ctx.db, dim);
   const rows = found.map((r) => ({
     group: r.group_value,
-    ...(names ? { region_name: names.get(String(r.group_value)) ?? null } : {}),
+    ...(names ? { group_name: names(String(r.group_value)) } : {}),
     currency: r.currency,
     price_per_hour: r.price_per_hour,
     price_per_month: r.price_per_month,
@@ -205,7 +205,7 @@ async function groupRows(ctx: ReportCtx, dim: string, limit: number, offset: num
 }
 
 function columnsFor(dim: string): Column[] {
-  return COLUMNS.flatMap((c) => (c.key === 'group' ? [{ ...c, label: dimensionLabel(dim) }, ...regionNameColumns(dim)] : [c]));
+  return COLUMNS.flatMap((c) => (c.key === 'group' ? [{ ...c, label: dimensionLabel(dim) }, ...groupNameColumns(dim)] : [c]));
 }
 
 export const overviewReport: Report<OverviewParams> = defineReport({

@@ -13,6 +13,7 @@ import { changesReport } from '../../src/reports/changes.js';
 import { collectionHealthReport } from '../../src/reports/collection-health.js';
 import { costReport } from '../../src/reports/cost.js';
 import { flavorsReport } from '../../src/reports/flavors.js';
+import { kindLabel } from '../../src/reports/shared/format.js';
 import { focusReport, focusRows } from '../../src/reports/focus.js';
 import { allReports, dataReports } from '../../src/reports/index.js';
 import { inventoryReport, inventoryRows } from '../../src/reports/inventory.js';
@@ -122,14 +123,16 @@ describe.each(testDatabases())('reports on $name', ({ open }) => {
       expect(dec(summaryValue(clusters, 'Run-rate per hour (EUR)'))).toBe(5);
     });
 
-    it('names each region beside its id when grouping by region', async () => {
+    it('names regions and kinds beside their codes', async () => {
       const byRegion = await run(costReport, ctx, { by: 'region' });
-      expect(byRegion.columns.map((c) => c.key).slice(0, 3)).toEqual(['group', 'region_name', 'currency']);
-      expect([...new Set(byRegion.rows.map((r) => `${String(r.group)}=${String(r.region_name)}`))].sort()).toEqual(['1=region-1', '2=region-2']);
+      expect(byRegion.columns.map((c) => c.key).slice(0, 3)).toEqual(['group', 'group_name', 'currency']);
+      expect([...new Set(byRegion.rows.map((r) => `${String(r.group)}=${String(r.group_name)}`))].sort()).toEqual(['1=region-1', '2=region-2']);
       const overview = await run(overviewReport, ctx, { by: 'region' });
-      expect(overview.rows.find((r) => r.group === '1')!.region_name).toBe('region-1');
-      // Other groupings have no such column.
-      expect((await run(costReport, ctx, { by: 'project' })).columns.map((c) => c.key)).not.toContain('region_name');
+      expect(overview.rows.find((r) => r.group === '1')!.group_name).toBe('region-1');
+      const byKind = await run(costReport, ctx, { by: 'kind' });
+      expect(byKind.rows.find((r) => r.group === 'k8s_price')!.group_name).toBe(kindLabel('k8s_price'));
+      // Groupings whose values are names have no such column.
+      expect((await run(costReport, ctx, { by: 'project' })).columns.map((c) => c.key)).not.toContain('group_name');
     });
 
     it('links each number to the inventory rows that add up to it', async () => {

@@ -8,7 +8,7 @@ import type { Queryable } from '../../db/connection.js';
 import { UNTAGGED } from '../../db/schema.js';
 import { normaliseTagKey, type Config } from '../../config.js';
 import type { Column, FilterField } from '../report.js';
-import { dimensionLabel } from './format.js';
+import { dimensionLabel, kindLabel } from './format.js';
 import { latestSnapshotsSql } from './snapshots.js';
 
 export interface CostFilter {
@@ -125,9 +125,21 @@ export async function regionNames(q: Queryable): Promise<Map<string, string>> {
   return names;
 }
 
-/** The column that names a region beside its id, for the `region` grouping only. */
-export function regionNameColumns(dimension: string): Column[] {
-  return dimension === 'region' ? [{ key: 'region_name', label: 'Region name', kind: 'text' }] : [];
+/** Groupings whose values are codes: a name column stands beside them (regions: ids; kinds: codes). */
+const NAMED_GROUPINGS: Record<string, string> = { region: 'Region name', kind: 'Kind name' };
+
+/** The column that names each group beside its value, for the groupings whose values are codes. */
+export function groupNameColumns(dimension: string): Column[] {
+  const label = NAMED_GROUPINGS[dimension];
+  return label ? [{ key: 'group_name', label, kind: 'text' }] : [];
+}
+
+/** The names of a grouping's values (see groupNameColumns), or null when it has none. */
+export async function groupNames(q: Queryable, dimension: string): Promise<((value: string) => string | null) | null> {
+  if (dimension === 'kind') return (value) => kindLabel(value);
+  if (dimension !== 'region') return null;
+  const names = await regionNames(q);
+  return (value) => names.get(value) ?? null;
 }
 
 /** The `by` parameter of the reports that group costs: one message for anything it is not. */
