@@ -11,7 +11,7 @@ import { formatAge, formatInstant } from './shared/format.js';
 import { dirParam, idParam, instantParam, intParam, invalidParameter, sortParam } from './shared/params.js';
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
-import { scopeFilterFields } from './shared/fields.js';
+import { optionalSelect, scopeFilterFields } from './shared/fields.js';
 
 /** Per kind: table, identity column, compared columns (trusted SQL names). */
 interface ChangeSpec {
@@ -287,18 +287,7 @@ export const changesReport: Report<ChangesParams> = defineReport({
       { name: 'hours', label: 'Compared with hours before', type: 'number', value: String(params.hours) },
       // Shown (not carried hidden) because it overrides the hours: clearing it brings them back.
       { name: 'since', label: 'Or since (UTC; overrides hours)', type: 'text', value: params.since ? params.since.toISOString() : '' },
-      {
-        name: 'change',
-        label: 'Change',
-        type: 'select',
-        value: params.change ?? '',
-        options: [
-          { value: '', label: 'All' },
-          { value: 'added', label: 'Added' },
-          { value: 'removed', label: 'Removed' },
-          { value: 'changed', label: 'Changed' },
-        ],
-      },
+      optionalSelect('change', 'Change', params.change, [['added', 'Added'], ['removed', 'Removed'], ['changed', 'Changed']], 'All'),
       ...scopeFilterFields(params),
     ];
   },

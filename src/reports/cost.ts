@@ -15,7 +15,7 @@ import { freshnessNotes, latestSnapshots } from './shared/snapshots.js';
 import { runRateSummary, shareCharts } from './shared/summary.js';
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
-import { scopeFilterFields } from './shared/fields.js';
+import { pricedKindSelect, scopeFilterFields } from './shared/fields.js';
 
 const SORTS = ['group', 'currency', 'price_per_hour', 'price_per_month', 'share', 'resources', 'unpriced'] as const;
 type CostSort = (typeof SORTS)[number];
@@ -155,13 +155,7 @@ export const costReport: Report<CostParams> = defineReport({
   async filters(ctx, params) {
     return [
       await groupingField(ctx, params.by, 'Group by'),
-      {
-        name: 'kind',
-        label: 'Resource kind',
-        type: 'select',
-        value: params.kind ?? '',
-        options: [{ value: '', label: 'All kinds' }, ...PRICED_KINDS.map((k) => ({ value: k, label: kindLabel(k) }))],
-      },
+      pricedKindSelect('kind', 'Resource kind', params.kind, 'All kinds'),
       ...scopeFilterFields(params),
     ];
   },

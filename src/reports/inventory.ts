@@ -8,7 +8,6 @@ import { z } from 'zod';
 import { stopConfirmPath } from '../actions/index.js';
 import { formatInstanceRef } from '../actions/refs.js';
 import { PRICED_KINDS } from '../db/cost-model.js';
-import { kindLabel } from './shared/format.js';
 import type { Queryable } from '../db/connection.js';
 import { normaliseTagKey, type Config } from '../config.js';
 import type { Column, FilterField, Row } from './report.js';
@@ -19,7 +18,7 @@ import { freshnessNotes, latestSnapshots, latestSnapshotsSql } from './shared/sn
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
 import { ALL_SORT_KEYS, FILTER_NAMES, INVENTORY_KINDS, KINDS, type FilterName, type InventoryKind, type KindSpec, type SortSpec } from './inventory-kinds.js';
-import { scopeFilterFields } from './shared/fields.js';
+import { optionalSelect, pricedKindSelect, repeatedTextFields, scopeFilterFields } from './shared/fields.js';
 
 export const inventoryParams = z
   .strictObject({
@@ -322,53 +321,14 @@ export const inventoryReport: Report<InventoryParams> = defineReport({
     if (has('q')) fields.push({ name: 'q', label: 'Search', type: 'text', value: params.q ?? '' });
     fields.push(...scopeFilterFields(params).filter((f) => has(f.name as FilterName)));
     if (has('status')) fields.push({ name: 'status', label: 'Status', type: 'text', value: params.status ?? '' });
-    if (has('state')) {
-      fields.push({
-        name: 'state',
-        label: 'Running',
-        type: 'select',
-        value: params.state ?? '',
-        options: [
-          { value: '', label: 'Any' },
-          { value: 'running', label: 'Running' },
-          { value: 'stopped', label: 'Not running' },
-        ],
-      });
-    }
-    if (has('type')) {
-      fields.push({
-        name: 'type',
-        label: 'Type',
-        type: 'select',
-        value: params.type ?? '',
-        options: [{ value: '', label: 'Any' }, ...PRICED_KINDS.map((k) => ({ value: k, label: kindLabel(k) }))],
-      });
-    }
+    if (has('state')) fields.push(optionalSelect('state', 'Running', params.state, [['running', 'Running'], ['stopped', 'Not running']]));
+    if (has('type')) fields.push(pricedKindSelect('type', 'Type', params.type, 'Any'));
     if (has('flavor')) fields.push({ name: 'flavor', label: 'Flavor', type: 'text', value: params.flavor ?? '' });
-    if (has('priced')) {
-      fields.push({
-        name: 'priced',
-        label: 'Price',
-        type: 'select',
-        value: params.priced ?? '',
-        options: [
-          { value: '', label: 'Any' },
-          { value: 'yes', label: 'Known' },
-          { value: 'no', label: 'Unknown' },
-        ],
-      });
-    }
+    if (has('priced')) fields.push(optionalSelect('priced', 'Price', params.priced, [['yes', 'Known'], ['no', 'Unknown']]));
     if (has('currency')) fields.push({ name: 'currency', label: 'Currency', type: 'text', value: params.currency ?? '' });
-    if (has('tag')) {
-      // One field per tag filter (they combine with AND), and an empty one to add another.
-      for (const tag of params.tag ?? []) fields.push({ name: 'tag', label: 'Tag key:value', type: 'text', value: `${tag.key}:${tag.value}` });
-      fields.push({ name: 'tag', label: params.tag?.length ? 'And tag key:value' : 'Tag key:value', type: 'text', value: '' });
-    }
-    if (has('missing_tag')) {
-      // Likewise for the keys a resource must lack (the tag hygiene report links here).
-      for (const key of params.missing_tag ?? []) fields.push({ name: 'missing_tag', label: 'Without tag key', type: 'text', value: key });
-      fields.push({ name: 'missing_tag', label: params.missing_tag?.length ? 'And without tag key' : 'Without tag key', type: 'text', value: '' });
-    }
+    if (has('tag')) fields.push(...repeatedTextFields('tag', 'Tag key:value', (params.tag ?? []).map((t) => `${t.key}:${t.value}`)));
+    // The tag hygiene report links here with the keys a resource must lack.
+    if (has('missing_tag')) fields.push(...repeatedTextFields('missing_tag', 'Without tag key', params.missing_tag ?? []));
     return fields;
   },
 }, { cached: true, showsActions: true });

@@ -10,6 +10,7 @@ import type { ChartSpec, Column, Row } from './report.js';
 import { listRows, offsetRows } from './shared/batches.js';
 import { dimensionOf, GROUPING_HELP, groupingField, groupingParam, type CostFilter } from './shared/costs.js';
 import { addDays, chartNumber, dimensionLabel, isoDay, kindLabel } from './shared/format.js';
+import { pricedKindSelect } from './shared/fields.js';
 import { dirParam, idParam, intParam, invalidParameter } from './shared/params.js';
 import { freshnessNotes, latestSnapshots } from './shared/snapshots.js';
 import { dailyCostsFor, daysBetween, gapCapText } from './shared/time.js';
@@ -246,13 +247,7 @@ export const trendReport: Report<TrendParams> = defineReport({
         ],
       },
       { name: 'days', label: 'Days', type: 'number', value: String(params.days) },
-      {
-        name: 'kind',
-        label: 'Resource kind',
-        type: 'select',
-        value: params.kind ?? '',
-        options: [{ value: '', label: 'All kinds' }, ...PRICED_KINDS.map((k) => ({ value: k, label: kindLabel(k) }))],
-      },
+      pricedKindSelect('kind', 'Resource kind', params.kind, 'All kinds'),
     ];
   },
 }, { cached: true });
