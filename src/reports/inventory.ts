@@ -185,7 +185,7 @@ function keysQuery(ctx: ReportCtx, p: InventoryParams, page: PageRequest) {
     ${where.length ? `where ${where.join(' and ')}` : ''}
     order by ${orderBy(ordering)}
     limit ${binds.add(page.limit)}::int offset ${binds.add(page.offset ?? 0)}::int`;
-  return { sql, values: binds.values, ordering };
+  return { sql, values: binds.values };
 }
 
 /** Phase 2: every column of the rows whose keys phase 1 found (index lookups, not a scan). */
@@ -245,10 +245,9 @@ async function detailsInOrder(db: Queryable, p: InventoryParams, found: readonly
 }
 
 /** One page of rows: keys first, then their details, in the keys' order. */
-async function fetchRows(db: Queryable, ctx: ReportCtx, p: InventoryParams, page: PageRequest) {
+async function fetchRows(db: Queryable, ctx: ReportCtx, p: InventoryParams, page: PageRequest): Promise<Record<string, unknown>[]> {
   const keys = keysQuery(ctx, p, page);
-  const found = await db.query<Record<string, unknown>>(keys.sql, keys.values);
-  return { rows: await detailsInOrder(db, p, found), ordering: keys.ordering };
+  return detailsInOrder(db, p, await db.query<Record<string, unknown>>(keys.sql, keys.values));
 }
 
 function columnsOf(kind: InventoryKind): Column[] {
@@ -282,7 +281,7 @@ export const inventoryReport: Report<InventoryParams> = defineReport({
   async run(ctx, params, page) {
     const spec = KINDS[params.kind];
     const count = countQuery(ctx, params);
-    const [{ rows }, counted, snapshots] = await Promise.all([
+    const [rows, counted, snapshots] = await Promise.all([
       fetchRows(ctx.db, ctx, params, { limit: page.limit, offset: page.offset }),
       ctx.db.query<{ n: number }>(count.sql, count.values),
       latestSnapshots(ctx.db, spec.snapshotKinds),
@@ -362,14 +361,13 @@ export async function* inventoryRows(
 }
 
 async function* exportBatches(ctx: ReportCtx, params: InventoryParams, sizes: { keyPage: number; detailChunk: number }, snapshotIds?: number[]): AsyncGenerator<Row> {
-  let ordering: Ordering | null = null;
+  const { terms } = orderingOf(KINDS[params.kind], params);
   const keys = keysetRows<unknown[]>(
     async (after, limit) => {
       const query = keysQuery(ctx, params, { limit, after: after ?? undefined, snapshotIds });
-      ordering = query.ordering;
       return ctx.db.query<Record<string, unknown>>(query.sql, query.values);
     },
-    (row) => (ordering?.terms ?? []).map((_, i) => keyValue(row[`__k${i}`])),
+    (row) => terms.map((_, i) => keyValue(row[`__k${i}`])),
     sizes.keyPage,
   );
   for await (const r of detailRows(keys, (chunk) => detailsInOrder(ctx.db, params, chunk), sizes.detailChunk)) yield toRow(params.kind, r);
