@@ -5,12 +5,12 @@
  * the `x_` prefix. These are estimates from snapshots, not invoice lines.
  */
 import { z } from 'zod';
-import { PRICED_KINDS, pricePieces, pricedResourcesSql, type PricePiece, type PricedKind } from '../db/cost-model.js';
+import { gapCapsFor, PRICED_KINDS, pricePieces, pricedResourcesSql, type PricePiece, type PricedKind } from '../db/cost-model.js';
 import type { Column, Row } from './report.js';
 import { addDays, isoDay, monthBounds } from './shared/format.js';
 import { dateParam, idParam, invalidParameter } from './shared/params.js';
 import { freshnessNotes, latestSnapshots } from './shared/snapshots.js';
-import { dailyCostsFor, gapCaps, gapCapText } from './shared/time.js';
+import { dailyCostsFor, gapCapText } from './shared/time.js';
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
 import { scopeFilterFields } from './shared/fields.js';
@@ -116,7 +116,7 @@ interface Group {
 
 /** The pieces grouped per (day, kind, scope), in export order, after the filters. */
 async function groupsOf(ctx: ReportCtx, p: FocusParams, period: Period): Promise<Group[]> {
-  const pieces = await pricePieces(ctx.db, { ...period, now: ctx.now, maxGapHours: gapCaps(ctx.config) });
+  const pieces = await pricePieces(ctx.db, { ...period, now: ctx.now, maxGapHours: gapCapsFor(ctx.config) });
   const groups = new Map<string, Group>();
   for (const piece of pieces) {
     if (p.kind && piece.kind !== p.kind) continue;

@@ -5,10 +5,6 @@ import type { Config } from '../../config.js';
 import type { CostFilter } from './costs.js';
 import { addDays, isoDay, monthBounds } from './format.js';
 
-export function gapCaps(config: Config) {
-  return gapCapsFor(config);
-}
-
 /** How gaps are capped, for the reports' notes: "gaps longer than ... are capped". */
 export function gapCapText(config: Config): string {
   return config.costMaxGapHours === null ? 'gaps longer than twice the schedule' : `gaps longer than ${config.costMaxGapHours} h`;
@@ -21,7 +17,7 @@ export function dailyCostsFor(q: Queryable, config: Config, now: Date, dimension
     toDay,
     dimension,
     now,
-    maxGapHours: gapCaps(config),
+    maxGapHours: gapCapsFor(config),
     kind: filter.kind,
     projectId: filter.projectId,
     regionId: filter.regionId,
