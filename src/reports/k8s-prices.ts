@@ -11,7 +11,7 @@ import { freshnessNotes, latestSnapshots, latestSnapshotsSql } from './shared/sn
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
 import { latestTotals } from './shared/costs.js';
-import { runRateSummary } from './shared/summary.js';
+import { runRateItems } from './shared/summary.js';
 
 const SORTS = ['cluster_name', 'scope', 'price_per_hour', 'price_per_month'] as const;
 
@@ -106,7 +106,7 @@ export const k8sPricesReport: Report<K8sPricesParams> = defineReport({
     const currencies = [...new Set(rows.map((r) => r.currency).filter((c): c is string => typeof c === 'string'))].sort();
     return {
       title: 'Kubernetes cluster prices',
-      summary: [{ label: 'Clusters', value: total, kind: 'int' }, ...runRateSummary(totals).filter((item) => item.kind === 'money')],
+      summary: [{ label: 'Clusters', value: total, kind: 'int' }, ...runRateItems(totals)],
       charts: currencies.map((currency) => {
         const mine = rows.filter((r) => r.currency === currency);
         return {

@@ -3,22 +3,30 @@ import type { ChartSpec, SummaryItem } from '../report.js';
 import type { CurrencyTotal, GroupCost } from './costs.js';
 import { chartNumber } from './format.js';
 
-/** One card per currency for the hourly and monthly run-rate, then resources and unpriced. */
 /** How a monthly run-rate is made, said the same way on every page. */
 export const MONTHLY_RUN_RATE_HINT = 'hourly price x 730, unless the API gives a monthly price';
 
+/** One card per currency for the hourly and monthly run-rate. */
+export function runRateItems(totals: readonly CurrencyTotal[]): SummaryItem[] {
+  return totals.flatMap((t): SummaryItem[] =>
+    t.currency === null
+      ? []
+      : [
+          { label: `Run-rate per hour (${t.currency})`, value: t.price_per_hour, kind: 'money', currency: t.currency },
+          { label: `Run-rate per month (${t.currency})`, value: t.price_per_month, kind: 'money', currency: t.currency, hint: MONTHLY_RUN_RATE_HINT },
+        ],
+  );
+}
+
+/** The run-rate cards, then resources and unpriced. */
 export function runRateSummary(totals: readonly CurrencyTotal[]): SummaryItem[] {
-  const items: SummaryItem[] = [];
-  for (const t of totals) {
-    if (t.currency === null) continue;
-    items.push({ label: `Run-rate per hour (${t.currency})`, value: t.price_per_hour, kind: 'money', currency: t.currency });
-    items.push({ label: `Run-rate per month (${t.currency})`, value: t.price_per_month, kind: 'money', currency: t.currency, hint: MONTHLY_RUN_RATE_HINT });
-  }
   const resources = totals.reduce((n, t) => n + t.resource_count, 0);
   const unpriced = totals.reduce((n, t) => n + t.unpriced_count, 0);
-  items.push({ label: 'Resources', value: resources, kind: 'int', hint: 'instances, GPU clusters and Kubernetes clusters, running or stopped; only running ones cost' });
-  items.push({ label: 'Without a known price', value: unpriced, kind: 'int', hint: 'counted, never priced at zero' });
-  return items;
+  return [
+    ...runRateItems(totals),
+    { label: 'Resources', value: resources, kind: 'int', hint: 'instances, GPU clusters and Kubernetes clusters, running or stopped; only running ones cost' },
+    { label: 'Without a known price', value: unpriced, kind: 'int', hint: 'counted, never priced at zero' },
+  ];
 }
 
 /** A doughnut per currency of the groups' hourly run-rate: the largest `top`, the rest as "other". */
