@@ -98,13 +98,13 @@ export class ReportCache {
       if (this.options.ttlMs > 0 && age < this.options.staleMs) {
         if (!hit.refreshing) {
           hit.refreshing = true;
-          this.store(store, key, { version, now, value: compute() }, hit);
+          this.place(store, key, { version, now, value: compute() }, hit);
         }
         return hit.value as Promise<T>;
       }
     }
     const entry: Entry = { version, now, value: compute() };
-    this.store(store, key, entry);
+    this.place(store, key, entry);
     return entry.value as Promise<T>;
   }
 
@@ -112,7 +112,7 @@ export class ReportCache {
    * Puts `entry` in place now, or, when it replaces `stale` in the background, once it has
    * succeeded (unless something newer took the key meanwhile).
    */
-  private store(store: Map<string, Entry>, key: string, entry: Entry, stale?: Entry): void {
+  private place(store: Map<string, Entry>, key: string, entry: Entry, stale?: Entry): void {
     const put = () => {
       store.delete(key);
       store.set(key, entry);
