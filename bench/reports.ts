@@ -183,6 +183,28 @@ async function sample(url: string, n: number): Promise<number[]> {
   return times;
 }
 
+/** One streamed download: its time, bytes and CSV records (lines less the header); `sample` runs every 20 ms meanwhile. */
+async function timedDownload(url: string, sample: () => void): Promise<{ ms: number; bytes: number; rows: number }> {
+  const timer = setInterval(sample, 20);
+  try {
+    const t = performance.now();
+    const res = await request(url);
+    let bytes = 0;
+    let lines = 0;
+    for await (const chunk of res.body) {
+      const buf = chunk as Buffer;
+      bytes += buf.length;
+      for (let i = 0; i < buf.length; i++) if (buf[i] === 10) lines++;
+    }
+    const ms = performance.now() - t;
+    if (res.statusCode !== 200) throw new Error(`GET ${url} answered ${res.statusCode}`);
+    return { ms, bytes, rows: lines - 1 };
+  } finally {
+    clearInterval(timer);
+    sample();
+  }
+}
+
 /** Time and memory of one streamed download; RSS sampled every 20 ms (server and client share the process). */
 async function download(url: string): Promise<{ ms: number; bytes: number; rows: number; rssGrowthMb: number; heapGrowthMb: number }> {
   global.gc?.();
@@ -190,24 +212,12 @@ async function download(url: string): Promise<{ ms: number; bytes: number; rows:
   const heap0 = process.memoryUsage().heapUsed;
   let rssMax = rss0;
   let heapMax = heap0;
-  const timer = setInterval(() => {
+  const result = await timedDownload(url, () => {
     const m = process.memoryUsage();
     rssMax = Math.max(rssMax, m.rss);
     heapMax = Math.max(heapMax, m.heapUsed);
-  }, 20);
-  const t = performance.now();
-  const res = await request(url);
-  let bytes = 0;
-  let rows = 0;
-  for await (const chunk of res.body) {
-    const buf = chunk as Buffer;
-    bytes += buf.length;
-    for (let i = 0; i < buf.length; i++) if (buf[i] === 10) rows++;
-  }
-  const elapsed = performance.now() - t;
-  clearInterval(timer);
-  if (res.statusCode !== 200) throw new Error(`GET ${url} answered ${res.statusCode}`);
-  return { ms: elapsed, bytes, rows: rows - 1, rssGrowthMb: (rssMax - rss0) / 1048576, heapGrowthMb: (heapMax - heap0) / 1048576 };
+  });
+  return { ...result, rssGrowthMb: (rssMax - rss0) / 1048576, heapGrowthMb: (heapMax - heap0) / 1048576 };
 }
 
 /**
@@ -287,23 +297,10 @@ async function startChildServer(url: string, now: Date): Promise<ChildServer> {
 async function downloadFromChild(server: ChildServer, path: string): Promise<{ ms: number; bytes: number; rows: number; rssGrowthMb: number }> {
   const rss0 = rssOf(server.pid) ?? 0;
   let rssMax = rss0;
-  const timer = setInterval(() => {
+  const result = await timedDownload(`${server.base}${path}`, () => {
     rssMax = Math.max(rssMax, rssOf(server.pid) ?? 0);
-  }, 20);
-  const t = performance.now();
-  const res = await request(`${server.base}${path}`);
-  let bytes = 0;
-  let rows = 0;
-  for await (const chunk of res.body) {
-    const buf = chunk as Buffer;
-    bytes += buf.length;
-    for (let i = 0; i < buf.length; i++) if (buf[i] === 10) rows++;
-  }
-  const elapsed = performance.now() - t;
-  clearInterval(timer);
-  rssMax = Math.max(rssMax, rssOf(server.pid) ?? 0);
-  if (res.statusCode !== 200) throw new Error(`GET ${path} answered ${res.statusCode}`);
-  return { ms: elapsed, bytes, rows: rows - 1, rssGrowthMb: (rssMax - rss0) / 1048576 };
+  });
+  return { ...result, rssGrowthMb: (rssMax - rss0) / 1048576 };
 }
 
 async function concurrentUsers(url: string, users: number, perUser: number): Promise<number[]> {
