@@ -1,6 +1,11 @@
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { Database } from '../../src/db/connection.js';
+import { silentLogger } from '../../src/logger.js';
+import { allReports } from '../../src/reports/index.js';
 import type { ReportDefinition, ReportOutput, Row } from '../../src/reports/report.js';
+import { createWebApp } from '../../src/web/app.js';
 import { NOW } from './fixture.js';
 
 /** The configuration of the report tests: `Owner-Team` is an alias of `team`. */
@@ -45,4 +50,26 @@ export function summaryValue(output: ReportOutput, label: string): unknown {
   const item = output.summary.find((s) => s.label === label);
   if (!item) throw new Error(`no summary item "${label}" in ${output.summary.map((s) => s.label).join(', ')}`);
   return item.value;
+}
+
+export interface ReportsApp {
+  /** http://127.0.0.1:<port> */
+  base: string;
+  close(): Promise<void>;
+}
+
+/** The web app with every report over `context` (no sign-in, not demo), on a free loopback port. */
+export async function startReportsApp(context: () => Ctx): Promise<ReportsApp> {
+  const app = createWebApp({ reports: allReports(), context, logger: silentLogger(), demo: false });
+  const server = await new Promise<Server>((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  return {
+    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }

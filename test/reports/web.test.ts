@@ -2,20 +2,16 @@
  * Every report through the real web app over HTTP: the HTML page, the JSON and the CSV answer
  * 200, and the CSV parsed back equals the JSON rows (same parameters, same rows, same order).
  */
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/connection.js';
-import { silentLogger } from '../../src/logger.js';
-import { allReports, dataReports, operationsReports } from '../../src/reports/index.js';
+import { dataReports, operationsReports } from '../../src/reports/index.js';
 import type { Column, Row } from '../../src/reports/report.js';
-import { createWebApp } from '../../src/web/app.js';
 import { csvCell, csvColumns } from '../../src/web/csv.js';
 import { testDatabases } from '../helpers/databases.js';
 import { parseCsv } from '../web/fixtures.js';
 import { NOW, seedKnownDataset } from './fixture.js';
-import { testConfig } from './helpers.js';
+import { startReportsApp, testConfig, type ReportsApp } from './helpers.js';
 
 /** Parameters that give each report rows in the known dataset. */
 const QUERIES: Record<string, string> = {
@@ -29,22 +25,18 @@ const QUERIES: Record<string, string> = {
 
 describe.each(testDatabases())('reports over HTTP on $name', ({ open }) => {
   let db: Database;
-  let server: Server;
+  let app: ReportsApp;
   let base: string;
 
   beforeAll(async () => {
     db = await open();
     await seedKnownDataset(db);
     const config = testConfig();
-    const app = createWebApp({ reports: allReports(), context: () => ({ db, config, now: NOW }), logger: silentLogger(), demo: false });
-    server = await new Promise<Server>((resolve) => {
-      const s = app.listen(0, '127.0.0.1', () => resolve(s));
-    });
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    app = await startReportsApp(() => ({ db, config, now: NOW }));
+    base = app.base;
   });
   afterAll(async () => {
-    server?.closeAllConnections();
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    await app?.close();
     await db?.close();
   });
 

@@ -2,23 +2,18 @@
  * A cached report result says when its figures were computed: the JSON's generated_at and the
  * page's "Figures as of" are the computation's time, not the (later) request's.
  */
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/connection.js';
-import { silentLogger } from '../../src/logger.js';
-import { allReports } from '../../src/reports/index.js';
-import { createWebApp } from '../../src/web/app.js';
 import { testDatabases } from '../helpers/databases.js';
 import { NOW, seedKnownDataset } from '../reports/fixture.js';
-import { testConfig } from '../reports/helpers.js';
+import { startReportsApp, testConfig, type ReportsApp } from '../reports/helpers.js';
 
 const [pglite] = testDatabases();
 
 describe('when cached figures were computed', () => {
   let db: Database;
-  let server: Server;
+  let app: ReportsApp;
   let base: string;
   let now = NOW;
 
@@ -26,15 +21,11 @@ describe('when cached figures were computed', () => {
     db = await pglite!.open();
     await seedKnownDataset(db);
     const config = testConfig();
-    const app = createWebApp({ reports: allReports(), context: () => ({ db, config, now }), logger: silentLogger(), demo: false });
-    server = await new Promise<Server>((resolve) => {
-      const s = app.listen(0, '127.0.0.1', () => resolve(s));
-    });
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    app = await startReportsApp(() => ({ db, config, now }));
+    base = app.base;
   });
   afterAll(async () => {
-    server?.closeAllConnections();
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    await app?.close();
     await db?.close();
   });
 

@@ -3,18 +3,15 @@
  * first request for a dashboard (HTML page or JSON, default parameters) only reads the data
  * version and is answered from the cache.
  */
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/connection.js';
 import { silentLogger } from '../../src/logger.js';
 import { allReports } from '../../src/reports/index.js';
-import { createWebApp } from '../../src/web/app.js';
 import { createReportWarmer } from '../../src/web/warm-reports.js';
 import { testDatabases } from '../helpers/databases.js';
 import { NOW, seedKnownDataset } from '../reports/fixture.js';
-import { testConfig } from '../reports/helpers.js';
+import { startReportsApp, testConfig, type ReportsApp } from '../reports/helpers.js';
 
 /** The database with every statement counted (the reports' only way to it is query/execute). */
 function counting(db: Database): { db: Database; statements: () => number } {
@@ -36,7 +33,7 @@ function counting(db: Database): { db: Database; statements: () => number } {
 
 describe.each(testDatabases())('report warmer on $name', ({ open }) => {
   let raw: Database;
-  let server: Server;
+  let app: ReportsApp;
   let base: string;
   let statements: () => number;
   const reports = allReports();
@@ -49,16 +46,12 @@ describe.each(testDatabases())('report warmer on $name', ({ open }) => {
     const counted = counting(raw);
     statements = counted.statements;
     const context = () => ({ db: counted.db, config, now: NOW });
-    const app = createWebApp({ reports, context, logger: silentLogger(), demo: false });
-    server = await new Promise<Server>((resolve) => {
-      const s = app.listen(0, '127.0.0.1', () => resolve(s));
-    });
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    app = await startReportsApp(context);
+    base = app.base;
     await createReportWarmer({ reports, context, logger: silentLogger() }).warm();
   });
   afterAll(async () => {
-    server?.closeAllConnections();
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    await app?.close();
     await raw?.close();
   });
 
