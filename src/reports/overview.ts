@@ -158,7 +158,7 @@ const COLUMNS: Column[] = [
 /** Top groups of the chosen grouping: run-rate, share and month-to-date per currency. */
 async function groupRows(ctx: ReportCtx, dim: string, limit: number, offset: number): Promise<{ rows: Row[]; total: number }> {
   const month = monthToDate(ctx.now);
-  const mtd = await dailyCostsFor(ctx.db, ctx.config, ctx.now, dim, month.fromDay, month.toDay);
+  const [mtd, names] = await Promise.all([dailyCostsFor(ctx.db, ctx.config, ctx.now, dim, month.fromDay, month.toDay), groupNames(ctx.db, dim)]);
   const found = await ctx.db.query<Record<string, unknown>>(
     `with ${latestEffectiveCte()},
       now_groups as (
@@ -188,7 +188,6 @@ async function groupRows(ctx: ReportCtx, dim: string, limit: number, offset: num
       offset,
     ],
   );
-  const names = await groupNames(ctx.db, dim);
   const rows = found.map((r) => ({
     group: r.group_value,
     ...(names ? { group_name: names(String(r.group_value)) } : {}),

@@ -113,7 +113,7 @@ export async function groupingField(ctx: { db: Queryable; config: Config }, by: 
  * Region names by region id (the `region` grouping's values), from the latest instance snapshot of
  * each scope: one index probe per snapshot, not a scan of their rows.
  */
-export async function regionNames(q: Queryable): Promise<Map<string, string>> {
+async function regionNames(q: Queryable): Promise<Map<string, string>> {
   const rows = await q.query<{ region_id: number; name: string | null }>(
     `with latest as (${latestSnapshotsSql('$1')})
      select l.region_id, (select i.region from instances i where i.snapshot_id = l.id and i.region is not null limit 1) as name
