@@ -73,8 +73,11 @@ export function createWebApp(deps: WebDeps): express.Express {
     }),
   );
 
-  app.get(`/static/${chartJsFile}`, (_req, res, next) => res.sendFile(chartJsFile, { root: chartJsDistDir, maxAge: '1d' }, next));
-  app.get(`/static/${chartJsFile}.map`, (_req, res, next) => res.sendFile(`${chartJsFile}.map`, { root: chartJsDistDir, maxAge: '1d' }, next));
+  // sendFile calls back after a successful send too: only an error may go on to next(), or the
+  // finished response would fall through to the 404 handler (which then closes the connection).
+  const chartJs = (file: string): express.RequestHandler => (_req, res, next) => res.sendFile(file, { root: chartJsDistDir, maxAge: '1d' }, (err) => err && next(err));
+  app.get(`/static/${chartJsFile}`, chartJs(chartJsFile));
+  app.get(`/static/${chartJsFile}.map`, chartJs(`${chartJsFile}.map`));
   app.use('/static', express.static(publicDir, { index: false, fallthrough: true }));
   // Browsers ask for /favicon.ico on pages without an icon link (a JSON answer opened in a tab).
   app.get('/favicon.ico', (_req, res) => res.redirect(301, '/static/favicon.svg'));

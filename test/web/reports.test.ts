@@ -401,8 +401,11 @@ describe('headers and logs', () => {
   });
 
   it('serves Chart.js and our assets from this server', async () => {
+    const logged = server.logs.length;
     const chart = await get('/static/chart.umd.js');
     expect(chart.status).toBe(200);
+    // A whole answer is not followed by a 404 or a "client went away" (which closed the connection).
+    expect(server.logs.slice(logged).filter((l) => Number(l.level) >= 40)).toEqual([]);
     expect(chart.body).toContain('Chart.js v4');
     expect(header(chart.headers, 'content-type')).toMatch(/javascript/);
     expect((await get('/static/charts.js')).status).toBe(200);
