@@ -88,6 +88,8 @@ function periodOf(ctx: ReportCtx, p: FocusParams): Period {
   const fromDay = p.from ?? isoDay(monthBounds(ctx.now).start);
   const toDay = p.to ?? (p.from && p.from > isoDay(ctx.now) ? p.from : isoDay(ctx.now));
   if (fromDay > toDay) throw invalidParameter(p.from ? 'from' : 'to', `from (${fromDay}) must not be after to (${toDay})`);
+  // Nothing is collected after now: a period that starts later would silently be empty.
+  if (fromDay > isoDay(ctx.now)) throw invalidParameter('from', `from (${fromDay}) must not be after today (${isoDay(ctx.now)})`);
   if (Date.parse(`${toDay}T00:00:00Z`) - Date.parse(`${fromDay}T00:00:00Z`) >= MAX_DAYS * 86_400_000) throw invalidParameter('to', `the period may span at most ${MAX_DAYS} days`);
   return { fromDay, toDay };
 }

@@ -123,6 +123,7 @@ describe.each(testDatabases())('reports over HTTP on $name', ({ open }) => {
     expect(period.code).toBe('invalid_parameters');
     expect(period.errors).toEqual([{ field: 'query.from', message: 'from (2025-03-11) must not be after to (2025-03-10)' }]);
     expect(await errorsOf('/api/reports/changes?since=2099-01-01')).toEqual([{ field: 'query.since', message: expect.stringMatching(/^since must not be in the future/) }]);
+    expect(await errorsOf('/api/reports/focus.csv?from=2099-01-01')).toEqual([{ field: 'query.from', message: 'from (2099-01-01) must not be after today (2025-03-10)' }]);
     // One message per bad value, not one per check it fails.
     expect(await errorsOf('/api/reports/focus?from=abc')).toEqual([{ field: 'query.from', message: 'from must be a date YYYY-MM-DD' }]);
     expect(await errorsOf(`/api/reports/cost?by=tag%3A${'x'.repeat(300)}`)).toHaveLength(1);
