@@ -10,11 +10,14 @@
  * parsed. Drizzle queries through `db` map values as the schema declares.
  */
 import { mkdirSync } from 'node:fs';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { PGlite, types as pgliteTypes, type Transaction as PGliteTransaction } from '@electric-sql/pglite';
 import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
+import { from as copyFromStdin } from 'pg-copy-streams';
 import * as schema from './schema.js';
 import { describeDatabaseTarget } from './url.js';
 
@@ -36,6 +39,11 @@ export interface Queryable {
   query<R extends Row = Row>(text: string, params?: readonly unknown[]): Promise<R[]>;
   /** Raw SQL; returns the rows and the number of rows affected. */
   execute<R extends Row = Row>(text: string, params?: readonly unknown[]): Promise<{ rows: R[]; rowCount: number }>;
+  /**
+   * COPY FROM STDIN: `into` is `"table" ("column", ...)` (trusted text, never user input), `data`
+   * the COPY text (text format) in pieces, sent one after the other. Returns the rows copied.
+   */
+  copyFrom(into: string, data: readonly string[]): Promise<number>;
 }
 
 export interface Database extends Queryable {
@@ -132,6 +140,22 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
       const result = await runPg(client, text, params);
       return { rows: result.rows as never[], rowCount: result.rowCount ?? 0 };
     },
+    copyFrom: async (into, data) => {
+      if (client instanceof pg.Pool) {
+        const connection = await client.connect();
+        let broken = false;
+        try {
+          return await copyPg(connection, into, data);
+        } catch (err) {
+          // A server error ends the COPY cleanly; anything else may leave the connection mid-protocol.
+          broken = !(err instanceof pg.DatabaseError);
+          throw err;
+        } finally {
+          connection.release(broken);
+        }
+      }
+      return copyPg(client, into, data);
+    },
   });
 
   let closed = false;
@@ -194,6 +218,12 @@ function runPg(client: pg.Pool | pg.PoolClient, text: string, params?: readonly 
   return client.query({ text, values: params ? [...params] : [], types: pgRawTypes });
 }
 
+async function copyPg(client: pg.PoolClient, into: string, data: readonly string[]): Promise<number> {
+  const stream = client.query(copyFromStdin(`COPY ${into} FROM STDIN`));
+  await pipeline(Readable.from(data, { objectMode: false }), stream);
+  return stream.rowCount;
+}
+
 // ---------------------------------------------------------------------------------------------
 // PGlite.
 
@@ -223,6 +253,8 @@ async function openPglite(dataDir: string, loadDataDir: Blob | undefined): Promi
       const result = await conn.query(text, params ? [...params] : []);
       return { rows: result.rows as never[], rowCount: result.affectedRows ?? 0 };
     },
+    // PGlite reads COPY data from its /dev/blob device.
+    copyFrom: async (into, data) => (await conn.query(`COPY ${into} FROM '/dev/blob'`, [], { blob: new Blob([...data]) })).affectedRows ?? 0,
   });
 
   // PGlite is one session in this process: an in-process lock is what excludes concurrent holders.

@@ -1,6 +1,6 @@
-import { asc, eq } from 'drizzle-orm';
+import { and, asc, eq, inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { arrayLiteral, bulkInsert } from '../../src/db/bulk.js';
+import { arrayLiteral, bulkCopy, bulkInsert } from '../../src/db/bulk.js';
 import type { Database } from '../../src/db/connection.js';
 import { collectionRuns, gpuFlavors, instances, snapshots, storageSshKeys } from '../../src/db/schema.js';
 import { testDatabases } from '../helpers/databases.js';
@@ -33,21 +33,23 @@ function instanceRow(snapshotId: number, i: number) {
   };
 }
 
+/** A run and a complete instance snapshot to hang rows on; returns the snapshot's id. */
+async function instanceSnapshot(database: Database): Promise<number> {
+  const [run] = await database.db.insert(collectionRuns).values({ trigger: 'manual', collectors: ['instances'], runnerId: 'test' }).returning();
+  const [snap] = await database.db
+    .insert(snapshots)
+    .values({ runId: run!.id, kind: 'instance', scopeKey: 'p1-r2', projectId: 1, regionId: 2, complete: true })
+    .returning();
+  return snap!.id;
+}
+
 describe.each(testDatabases())('bulkInsert on $name', ({ open }) => {
   let database: Database;
   let snapshotId: number;
 
   beforeAll(async () => {
     database = await open();
-    const [run] = await database.db
-      .insert(collectionRuns)
-      .values({ trigger: 'manual', collectors: ['instances'], runnerId: 'test' })
-      .returning();
-    const [snap] = await database.db
-      .insert(snapshots)
-      .values({ runId: run!.id, kind: 'instance', scopeKey: 'p1-r2', projectId: 1, regionId: 2, complete: true })
-      .returning();
-    snapshotId = snap!.id;
+    snapshotId = await instanceSnapshot(database);
   });
   afterAll(async () => {
     await database?.close();
@@ -190,6 +192,134 @@ describe.each(testDatabases())('bulkInsert on $name', ({ open }) => {
     await expect(bulkInsert(database, instances, [{ ...bad, vcpus: 1, bogus: 1 } as never])).rejects.toThrow(
       'unknown column key "bogus"',
     );
+  });
+});
+
+/** Text that COPY's text format must escape: tab, newline, carriage return and backslash, in every kind of column. */
+const COPY_HOSTILE = 'tab\there\nnew line\r\nCRLF \\N not null \\. end \\\\ two';
+
+describe.each(testDatabases())('bulkCopy on $name', ({ open }) => {
+  let database: Database;
+  let snapshotId: number;
+
+  beforeAll(async () => {
+    database = await open();
+    snapshotId = await instanceSnapshot(database);
+  });
+  afterAll(async () => {
+    await database?.close();
+  });
+
+  it('round-trips the same values as bulkInsert, and text COPY must escape, exactly', async () => {
+    const rows = Array.from({ length: 2345 }, (_, i) => {
+      const row = instanceRow(snapshotId, i);
+      if (i % 10 !== 3) return row;
+      return {
+        ...row,
+        name: COPY_HOSTILE,
+        description: '\\N',
+        securityGroupIds: [COPY_HOSTILE, 'plain'],
+        tags: { [COPY_HOSTILE]: COPY_HOSTILE },
+        raw: { text: COPY_HOSTILE, nested: [COPY_HOSTILE, { '\t': '\\' }] },
+      };
+    });
+    expect(await bulkCopy(database, instances, rows)).toBe(2345);
+
+    const back = await database.db
+      .select()
+      .from(instances)
+      .where(eq(instances.snapshotId, snapshotId))
+      .orderBy(asc(instances.instanceId));
+    expect(back).toHaveLength(2345);
+    for (const [i, row] of back.entries()) {
+      const sent = rows[i]!;
+      expect(row).toMatchObject({
+        instanceId: sent.instanceId,
+        name: sent.name,
+        description: 'description' in sent ? sent.description : null,
+        status: sent.status,
+        vcpus: sent.vcpus,
+        createdAt: sent.createdAt,
+        securityGroupIds: sent.securityGroupIds,
+        securityGroupNames: sent.securityGroupNames,
+        tags: sent.tags,
+        tagsReadOnly: sent.tagsReadOnly,
+        tagsOriginal: sent.tagsOriginal,
+        raw: sent.raw,
+        volumeCount: null,
+      });
+    }
+  });
+
+  it('stores numeric money and int64 ids exactly', async () => {
+    await bulkCopy(
+      database,
+      gpuFlavors,
+      [
+        { flavorId: 'copy-a', pricePerHour: '0.1', pricePerMonth: '72.000000000000000001' },
+        { flavorId: 'copy-b', pricePerHour: '123456789012345678.987654321', pricePerMonth: null },
+      ].map((r) => ({ ...r, snapshotId, currencyCode: 'EUR', raw: {} })),
+    );
+    const sums = await database.query<{ hour: string; month: string }>(
+      `SELECT sum(price_per_hour)::text AS hour, sum(price_per_month)::text AS month FROM gpu_flavors WHERE flavor_id LIKE 'copy-%'`,
+    );
+    expect(sums).toEqual([{ hour: '123456789012345679.087654321', month: '72.000000000000000001' }]);
+
+    await bulkCopy(database, storageSshKeys, [{ snapshotId, keyId: 9223372036854775807n as unknown as string, name: 'copy-max', raw: {} }]);
+    expect(await database.query(`SELECT key_id FROM storage_ssh_keys WHERE name = 'copy-max'`)).toEqual([{ key_id: '9223372036854775807' }]);
+  });
+
+  it('gives NOT NULL columns their default where a row has no value, in one COPY per set of columns left out', async () => {
+    const first = { ...instanceRow(snapshotId, 600_000), tags: { team: 'x' }, tagsReadOnly: ['team'] };
+    const last = { ...instanceRow(snapshotId, 600_001), name: 'last' };
+    const rows = [
+      first,
+      { snapshotId, instanceId: 'copy-defaults-1', raw: { a: 1 }, tags: undefined, tagsReadOnly: undefined, name: undefined },
+      { snapshotId, instanceId: 'copy-defaults-2', raw: { a: 2 }, tags: null as never, tagsReadOnly: ['kept'], securityGroupIds: ['sg'] },
+      last,
+    ];
+    expect(await bulkCopy(database, instances, rows)).toBe(4);
+    const back = await database.db
+      .select()
+      .from(instances)
+      .where(and(eq(instances.snapshotId, snapshotId), inArray(instances.instanceId, rows.map((r) => r.instanceId))))
+      .orderBy(asc(instances.instanceId));
+    expect(back.map((r) => [r.instanceId, r.name, r.tags, r.tagsReadOnly, r.securityGroupIds, r.tagsOriginal])).toEqual([
+      ['copy-defaults-1', null, {}, [], [], []],
+      ['copy-defaults-2', null, {}, ['kept'], ['sg'], []],
+      [first.instanceId, first.name, { team: 'x' }, ['team'], first.securityGroupIds, first.tagsOriginal],
+      [last.instanceId, 'last', last.tags, last.tagsReadOnly, last.securityGroupIds, last.tagsOriginal],
+    ]);
+  });
+
+  it('names the row and column of a value it cannot store, before sending anything', async () => {
+    const before = await database.query<{ n: number }>('SELECT count(*)::int AS n FROM instances');
+    await expect(bulkCopy(database, instances, [instanceRow(snapshotId, 700_000), { ...instanceRow(snapshotId, 700_001), vcpus: Number.NaN }])).rejects.toThrow(
+      'bulk copy into "instances": row 1, column "vcpus" (integer): not a finite number (NaN)',
+    );
+    await expect(
+      bulkCopy(database, instances, [instanceRow(snapshotId, 700_002), { ...instanceRow(snapshotId, 700_003), raw: { id: 1n } }]),
+    ).rejects.toThrow(/^bulk copy into "instances": row 1, column "raw" \(json\): .*BigInt/);
+    expect(await database.query('SELECT count(*)::int AS n FROM instances')).toEqual(before);
+  });
+
+  it('names the row of a server error, writes nothing of the copy, and rolls back with its transaction', async () => {
+    const before = await database.query<{ n: number }>('SELECT count(*)::int AS n FROM instances');
+    const rows = Array.from({ length: 2500 }, (_, i) => instanceRow(snapshotId, 800_000 + i));
+    rows[2100] = { ...rows[2100]!, instanceId: rows[5]!.instanceId }; // a repeated key, in the copy's third piece of text
+    await expect(bulkCopy(database, instances, rows)).rejects.toThrow(/^bulk copy into "instances" \(2500 rows\) failed at row 2100: .*duplicate key/);
+    expect(await database.query('SELECT count(*)::int AS n FROM instances')).toEqual(before);
+
+    await expect(
+      database.transaction(async (tx) => {
+        await bulkCopy(tx, instances, [instanceRow(snapshotId, 900_000)]);
+        await bulkCopy(tx, instances, [instanceRow(snapshotId, 900_001), { ...instanceRow(snapshotId, 900_002), createdAt: 'not a time' as never }]);
+      }),
+    ).rejects.toThrow(/^bulk copy into "instances" \(2 rows\) failed at row 1, column "created_at": .*timestamp/);
+    expect(await database.query('SELECT count(*)::int AS n FROM instances')).toEqual(before);
+
+    // The connection that saw the errors is usable again.
+    expect(await bulkCopy(database, instances, [instanceRow(snapshotId, 900_003)])).toBe(1);
   });
 });
 
