@@ -1,7 +1,7 @@
 /**
  * The staging rule of a snapshot (see DATA-MODEL.md and the collection contract):
  *   1. a `snapshots` row with complete = false is inserted;
- *   2. rows are streamed in page by page with bulkInsert, each page its own short statement
+ *   2. rows are streamed in page by page with COPY (bulkCopy), each page its own short statement
  *      (no transaction is held open across API calls: PGlite has a single connection, and a
  *      database transaction must not wait on a remote API with retries and backoff);
  *   3. ONE finalising transaction makes it visible: complete = true and row_count, presence
@@ -12,7 +12,7 @@
  */
 import type { InferInsertModel } from 'drizzle-orm';
 import type { PgTable } from 'drizzle-orm/pg-core';
-import { prepareBulkInsert, runBulkInsert, type PreparedBulkInsert } from '../db/bulk.js';
+import { prepareBulkCopy, prepareBulkInsert, runBulkWrite, type PreparedBulkWrite } from '../db/bulk.js';
 import type { Database } from '../db/connection.js';
 import { computeCostRollups, PRICED_KINDS as COST_KINDS } from '../db/cost-model.js';
 import type { SnapshotKind } from '../db/schema.js';
@@ -34,13 +34,17 @@ export interface SnapshotTarget {
 export interface RowOptions {
   /** The kind the rows count as (default the snapshot's kind). */
   countAs?: string;
-  /** Skip rows whose key is already in the snapshot (a record repeated by shifting pages). */
+  /**
+   * Skip rows whose key is already in the snapshot (a record repeated by shifting pages). Such
+   * rows are written with INSERT ... ON CONFLICT DO NOTHING instead of COPY, which is about
+   * twice as costly to the server: collectors of many rows remove repeats themselves instead.
+   */
   onConflictDoNothing?: boolean;
 }
 
 /** A page of rows ready to be written to the snapshot (SnapshotWriter.prepare). */
 export interface PreparedRows {
-  readonly insert: PreparedBulkInsert;
+  readonly insert: PreparedBulkWrite;
   readonly countAs: string;
 }
 
@@ -71,7 +75,7 @@ export class SnapshotWriter {
    */
   prepare<T extends PgTable>(table: T, rows: readonly InferInsertModel<T>[], options: RowOptions = {}): PreparedRows {
     this.assertOpen();
-    const insert = prepareBulkInsert(table, rows, { onConflictDoNothing: options.onConflictDoNothing ?? false });
+    const insert = options.onConflictDoNothing ? prepareBulkInsert(table, rows, { onConflictDoNothing: true }) : prepareBulkCopy(table, rows);
     return { insert, countAs: options.countAs ?? this.target.kind };
   }
 
@@ -83,7 +87,7 @@ export class SnapshotWriter {
       if (page.insert.rowCount === 0) continue;
       const started = performance.now();
       try {
-        const inserted = await runBulkInsert(this.db, page.insert);
+        const inserted = await runBulkWrite(this.db, page.insert);
         this.counts[page.countAs] = (this.counts[page.countAs] ?? 0) + inserted;
         total += inserted;
       } finally {

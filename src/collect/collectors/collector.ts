@@ -93,6 +93,17 @@ export function scopeOf(unit: Unit): { projectId: number; regionId: number; scop
   return { projectId: unit.projectId, regionId: unit.regionId, scope: unit.scope };
 }
 
+/**
+ * Adds key to seen; false when it was already there. Collectors drop records repeated within a
+ * snapshot with it (offsets shifted by a record created during the listing), since rows are
+ * written with COPY, which cannot skip a key already stored.
+ */
+export function firstSighting(seen: Set<string>, key: string): boolean {
+  if (seen.has(key)) return false;
+  seen.add(key);
+  return true;
+}
+
 /** The id of the newest complete snapshot of a kind and scope, or null. */
 export async function latestCompleteSnapshot(db: Database, kind: SnapshotKind, scopeKey: string): Promise<number | null> {
   const rows = await db.query<{ id: number }>(

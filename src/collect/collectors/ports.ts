@@ -8,7 +8,7 @@ import { instancePorts } from '../../db/schema.js';
 import { forEachLimited, SerialQueue } from '../concurrency.js';
 import { isNotFound } from '../errors.js';
 import { mapPort, type PortRow } from '../mappers.js';
-import { latestCompleteSnapshot, rowContext, scopeOf, scopeUnits, type Collector } from './collector.js';
+import { firstSighting, latestCompleteSnapshot, rowContext, scopeOf, scopeUnits, type Collector } from './collector.js';
 
 const FLUSH_ROWS = 2_000;
 
@@ -31,7 +31,7 @@ export const portsCollector: Collector = {
     let vanished = 0;
     const flush = () => {
       // Prepared now, so the rows are garbage while the write waits its turn.
-      const page = writer.prepare(instancePorts, buffer, { onConflictDoNothing: true });
+      const page = writer.prepare(instancePorts, buffer);
       buffer = [];
       return writes.push(() => writer.write(page));
     };
@@ -50,7 +50,9 @@ export const portsCollector: Collector = {
           }
           throw err;
         }
-        for (const port of ports.results) buffer.push(mapPort(instanceId, port, rc));
+        // Each instance is asked once; a port it lists twice is stored once.
+        const seen = new Set<string>();
+        for (const port of ports.results) if (firstSighting(seen, port.id)) buffer.push(mapPort(instanceId, port, rc));
         if (buffer.length >= FLUSH_ROWS) await flush();
       });
     });

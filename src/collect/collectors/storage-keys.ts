@@ -2,14 +2,15 @@
  * Storage SSH keys (global, not per scope), every page. The first page tells the total
  * (`meta.total_count`), so the remaining pages are fetched concurrently within the run's limit;
  * then, in case keys were added meanwhile, pages are read on from the end until a short one.
- * Without a total, pages are read one after another.
+ * Without a total, pages are read one after another. A key seen twice (offsets shifted by a key
+ * created during the listing) is stored once: the first copy is kept.
  */
 import { looseInt, STORAGE_KEY_LIST_MAX_LIMIT, type StorageKey } from '../../cloud/schemas/index.js';
 import { GLOBAL_SCOPE, storageSshKeys } from '../../db/schema.js';
 import { forEachLimited } from '../concurrency.js';
 import { mapStorageKey } from '../mappers.js';
 import type { PreparedRows, SnapshotWriter } from '../snapshot-writer.js';
-import { rowContext, type Collector, type Unit } from './collector.js';
+import { firstSighting, rowContext, type Collector, type Unit } from './collector.js';
 
 const PAGE_SIZE = STORAGE_KEY_LIST_MAX_LIMIT;
 
@@ -19,6 +20,7 @@ export const storageKeysCollector: Collector = {
   phase: 2,
   units: () => [{ scopeKey: GLOBAL_SCOPE, projectId: null, regionId: null, scope: null }],
   async collect(writer, unit, ctx) {
+    const seen = new Set<string>();
     /** Fetches and writes one page; returns how many keys it held. */
     const page = (offset: number): Promise<{ count: number; total: number | null }> =>
       ctx.bigPage(async () => {
@@ -30,7 +32,7 @@ export const storageKeysCollector: Collector = {
     const fetchPage = async (offset: number) => {
       const list = await ctx.client.listStorageKeys({ limit: PAGE_SIZE, offset });
       const total = looseInt.safeParse(list.meta['total_count']);
-      return { rows: prepare(writer, unit, list.data), count: list.data.length, total: total.success ? total.data : null };
+      return { rows: prepare(writer, unit, list.data, seen), count: list.data.length, total: total.success ? total.data : null };
     };
 
     ctx.checkpoint();
@@ -59,9 +61,10 @@ export const storageKeysCollector: Collector = {
   },
 };
 
-/** A key seen twice (offsets shifted by a key created during the listing) is stored once. */
-function prepare(writer: SnapshotWriter, unit: Unit, keys: readonly StorageKey[]): PreparedRows {
+/** The page's keys not in `seen` (which they are added to), ready to write. */
+function prepare(writer: SnapshotWriter, unit: Unit, keys: readonly StorageKey[], seen: Set<string>): PreparedRows {
   const rc = rowContext(writer, unit);
-  return writer.prepare(storageSshKeys, keys.map((k) => mapStorageKey(k, rc)), { onConflictDoNothing: true });
+  const rows = keys.map((k) => mapStorageKey(k, rc)).filter((row) => firstSighting(seen, row.keyId));
+  return writer.prepare(storageSshKeys, rows);
 }
 
