@@ -32,4 +32,20 @@ describe('Limiter', () => {
     await expect(limiter.run(() => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
     expect(await Promise.all([limiter.run(async () => 'a'), limiter.run(async () => 'b'), limiter.run(async () => 'c')])).toEqual(['a', 'b', 'c']);
   });
+
+  it('gives a freed slot to the waiting task of lowest priority, in arrival order among equals', async () => {
+    const limiter = new Limiter(1);
+    const started: string[] = [];
+    let release!: () => void;
+    const blocker = limiter.run(() => new Promise<void>((resolve) => (release = resolve)));
+    const task = (name: string, priority?: number) =>
+      limiter.run(async () => {
+        started.push(name);
+      }, priority);
+    const all = [task('default-1'), task('late', 5), task('first', -1), task('default-2'), task('late-2', 5), task('early', 0)];
+    release();
+    await blocker;
+    await Promise.all(all);
+    expect(started).toEqual(['first', 'default-1', 'default-2', 'early', 'late', 'late-2']);
+  });
 });

@@ -163,6 +163,7 @@ async function executeRun(deps: CollectorDeps, input: ExecuteInput): Promise<Run
   const counts: RowCounts = {};
   const stats = new Map(input.collectors.map((name) => [name, new CollectorStats(name)]));
   let notStarted = 0;
+  let unitsStarted = 0;
   let fatal = false;
   const t0 = performance.now();
 
@@ -179,6 +180,8 @@ async function executeRun(deps: CollectorDeps, input: ExecuteInput): Promise<Run
       return;
     }
     const started = performance.now();
+    const pagePriority = (collector.pageOrder ?? 1_000) * 1_000_000 + unitsStarted++;
+    const unitCtx: RunContext = { ...ctx, bigPage: (fn) => pageLimiter.run(() => limiter.run(fn), pagePriority) };
     emit({ type: 'unit-started', collector: collector.name, scope: unit.scopeKey });
     let writer: SnapshotWriter | null = null;
     try {
@@ -190,7 +193,7 @@ async function executeRun(deps: CollectorDeps, input: ExecuteInput): Promise<Run
         regionId: unit.regionId,
         takenAt: input.clock(),
       });
-      const result = await collector.collect(writer, unit, ctx);
+      const result = await collector.collect(writer, unit, unitCtx);
       ctx.checkpoint();
       const written = await writer.finalise();
       const itemErrors = result?.itemErrors ?? [];

@@ -8,6 +8,7 @@ export const clustersCollector: Collector = {
   name: 'clusters',
   kind: 'cluster',
   phase: 2,
+  pageOrder: 2,
   units: (ctx) => scopeUnits(ctx),
   async collect(writer, unit, ctx) {
     const { projectId, regionId } = scopeOf(unit);

@@ -67,6 +67,12 @@ export interface Collector {
    * from inventory (ports of the collected instances, tags of the images seen in clusters).
    */
   phase: 1 | 2 | 3;
+  /**
+   * Which units get the run's page slots first (lower first; default last; then the order units
+   * started in). The biggest snapshots go first, so that each one's finalising transaction
+   * (presence, rollups) runs while the others still fetch pages instead of trailing the run.
+   */
+  pageOrder?: number;
   units(ctx: RunContext): Array<Unit | SkippedUnit>;
   /** Streams the unit's rows into the (incomplete) snapshot; the run finalises or discards it. */
   collect(writer: SnapshotWriter, unit: Unit, ctx: RunContext): Promise<UnitResult | void>;

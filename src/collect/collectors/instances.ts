@@ -17,6 +17,7 @@ export const instancesCollector: Collector = {
   name: 'instances',
   kind: 'instance',
   phase: 2,
+  pageOrder: 1,
   // Without groups there is no way to list instances; an empty snapshot would mark them all gone.
   units: (ctx) => scopeUnits(ctx, (s) => (s.securityGroups.length === 0 ? 'no security groups configured for this scope' : null)),
   async collect(writer, unit, ctx) {

@@ -18,6 +18,7 @@ export const storageKeysCollector: Collector = {
   name: 'storage_keys',
   kind: 'storage_key',
   phase: 2,
+  pageOrder: 0,
   units: () => [{ scopeKey: GLOBAL_SCOPE, projectId: null, regionId: null, scope: null }],
   async collect(writer, unit, ctx) {
     const seen = new Set<string>();
