@@ -5,6 +5,9 @@
  * already stored, so the collectors must drop the repeats themselves. The client here asks the
  * simulator (over real HTTP) for pages shifted back by one record, which is exactly what such a
  * listing looks like.
+ *
+ * Likewise an instance is listed once per security group it is in: the collector holds back the
+ * rows of instances whose record names several groups, and merges any other instance met again.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CloudClient } from '../../src/cloud/index.js';
@@ -93,5 +96,58 @@ describe.each(testDatabases())('records repeated by shifting pages ($name)', ({ 
     expect(largest).toBeGreaterThan(CLUSTER_PAGE * 2);
     expect(summary.counts['cluster']).toBe(clusters);
     expect(summary.counts['cluster_server']).toBe(servers);
+  });
+});
+
+/** The client, with each listed instance's record naming only its first security group. */
+function oneGroupRecordsClient(client: CloudClient): CloudClient {
+  return new Proxy(client, {
+    get: (target, property, receiver) =>
+      property === 'listInstancesBySecurityGroup'
+        ? (async (...args: Parameters<CloudClient['listInstancesBySecurityGroup']>) => {
+            const list = await client.listInstancesBySecurityGroup(...args);
+            for (const instance of list.results) instance.security_groups = instance.security_groups.slice(0, 1);
+            return list;
+          })
+        : (Reflect.get(target, property, receiver) as unknown),
+  });
+}
+
+describe.each(testDatabases())('an instance listed through a group its record does not name ($name)', ({ open }) => {
+  let sim: Simulator;
+  let client: CloudClient;
+  let db: Database;
+  let summary: RunSummary;
+
+  beforeAll(async () => {
+    sim = await startTestSimulator();
+    const config = testConfig();
+    client = testClient(sim, config);
+    db = await open();
+    summary = await runCollection(testDeps(db, sim, oneGroupRecordsClient(client), config), { collectors: ['instances'] });
+  });
+  afterAll(async () => {
+    await db?.close();
+    await client?.close();
+    await sim?.close();
+  });
+
+  it('is stored once, with the ids of every group it was listed through', async () => {
+    expect(summary.status).toBe('succeeded');
+    let shared = 0;
+    for (const scope of sim.manifest().scopes) {
+      const expected = sim.state
+        .instances(scope.project_id, scope.region_id)
+        .map((i) => ({ instance_id: i.id, groups: [...i.securityGroupIds].sort() }))
+        .sort((a, b) => (a.instance_id < b.instance_id ? -1 : 1));
+      shared += expected.filter((i) => i.groups.length > 1).length;
+      const stored = await db.query<{ instance_id: string; security_group_ids: string[] }>(
+        `SELECT i.instance_id, i.security_group_ids FROM instances i JOIN snapshots n ON n.id = i.snapshot_id
+          WHERE n.kind = 'instance' AND n.complete AND n.scope_key = $1 ORDER BY i.instance_id`,
+        [`p${scope.project_id}-r${scope.region_id}`],
+      );
+      expect(stored.map((r) => ({ instance_id: r.instance_id, groups: [...r.security_group_ids].sort() }))).toEqual(expected);
+    }
+    expect(shared).toBeGreaterThan(0);
   });
 });
