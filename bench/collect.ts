@@ -15,7 +15,7 @@
  *     sources as `npm start` runs them), so the harness and the simulator (its own child process,
  *     ~300 MB of generated company) are not counted;
  *   - snapshot ingest: the same instance rows written again through the collector's snapshot
- *     writer (page-sized bulkInsert statements, then the finalising transaction), from memory;
+ *     writer (a COPY per page, then the finalising transaction), from memory;
  *   - the ceiling: a plain `COPY instances_copy FROM STDIN` of the same rows (text format,
  *     streamed from a file the server produced with COPY TO STDOUT) into a table LIKE instances
  *     INCLUDING ALL (same primary key and GIN index). pg-copy-streams is not installed; the COPY
@@ -550,7 +550,7 @@ export async function main(args: string[]): Promise<void> {
     out();
     out(`instance rows: ${ingest.rows.toLocaleString('en-US')} (COPY file ${mb(copy.bytes)})`);
     out(`  COPY FROM STDIN ceiling               ${secs(copy.ms).padStart(9)} ${perSecond(copy.rows, copy.ms).padStart(10)} rows/s`);
-    out(`  snapshot ingest, bulkInsert pages      ${secs(ingest.insertMs).padStart(9)} ${perSecond(ingest.rows, ingest.insertMs).padStart(10)} rows/s  = ${(insertRate / copyRate).toFixed(2)} x COPY (target >= 0.5)`);
+    out(`  snapshot ingest, COPY per page        ${secs(ingest.insertMs).padStart(9)} ${perSecond(ingest.rows, ingest.insertMs).padStart(10)} rows/s  = ${(insertRate / copyRate).toFixed(2)} x COPY (target >= 0.5)`);
     out(`  + finalising transaction (presence, rollups) ${secs(ingest.finaliseMs)}: ${perSecond(ingest.rows, ingest.insertMs + ingest.finaliseMs)} rows/s = ${(fullRate / copyRate).toFixed(2)} x COPY`);
     out(`  instances collector end to end (HTTP + parse + write, concurrent) ${perSecond(instanceCollector.rows, instanceCollector.durationMs)} rows/s = ${(endToEnd / copyRate).toFixed(2)} x COPY`);
   } finally {
