@@ -18,9 +18,7 @@
  *     writer (a COPY per page, then the finalising transaction), from memory;
  *   - the ceiling: a plain `COPY instances_copy FROM STDIN` of the same rows (text format,
  *     streamed from a file the server produced with COPY TO STDOUT) into a table LIKE instances
- *     INCLUDING ALL (same primary key and GIN index). pg-copy-streams is not installed; the COPY
- *     protocol is driven through pg's own Connection (sendCopyFromChunk / endCopyFrom), which is
- *     what pg-copy-streams does too.
+ *     INCLUDING ALL (same primary key and GIN index), both through pg-copy-streams.
  * Targets (issue 3): ingest >= 0.5 x COPY; collection without ports < 10 s; with ports < 60 s;
  * peak RSS < 400 MB.
  */
@@ -31,7 +29,9 @@ import { rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { and, eq, gt, asc } from 'drizzle-orm';
+import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
+import { from as copyFromStdin, to as copyToStdout } from 'pg-copy-streams';
 import { onServer, withDatabase } from './database.js';
 import { childRuntime, moduleUrl, ROOT, type ChildRuntime, type Runtime } from './runtime.js';
 import { COLLECTOR_NAMES, loadConfig, scopesFromManifest } from '../src/config.js';
@@ -328,85 +328,18 @@ async function startChildSimulator(size: number): Promise<ChildSimulator> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// COPY through pg's protocol connection (a minimal submittable, as pg-copy-streams does it).
-
-interface PgConnection {
-  query(text: string): void;
-  sendCopyFromChunk(chunk: Buffer): void;
-  endCopyFrom(): void;
-  stream: NodeJS.WritableStream & { writableNeedDrain?: boolean };
-}
-
-class CopyQuery {
-  private error: Error | null = null;
-  rowCount = 0;
-  readonly done: Promise<number>;
-  private settle!: { resolve: (n: number) => void; reject: (e: Error) => void };
-
-  constructor(
-    private readonly text: string,
-    private readonly handlers: { data?: (chunk: Buffer) => void; feed?: (connection: PgConnection) => Promise<void> },
-  ) {
-    this.done = new Promise((resolve, reject) => (this.settle = { resolve, reject }));
-  }
-
-  submit(connection: PgConnection): void {
-    connection.query(this.text);
-  }
-  handleCopyInResponse(connection: PgConnection): void {
-    if (!this.handlers.feed) {
-      connection.endCopyFrom();
-      return;
-    }
-    this.handlers.feed(connection).then(
-      () => connection.endCopyFrom(),
-      (err: Error) => {
-        this.error = err;
-        connection.endCopyFrom();
-      },
-    );
-  }
-  handleCopyData(msg: { chunk: Buffer }): void {
-    this.handlers.data?.(msg.chunk);
-  }
-  handleCommandComplete(msg: { text: string }): void {
-    this.rowCount = Number(/\d+$/.exec(msg.text)?.[0] ?? 0);
-  }
-  handleError(err: Error): void {
-    this.error = err;
-  }
-  handleReadyForQuery(): void {
-    if (this.error) this.settle.reject(this.error);
-    else this.settle.resolve(this.rowCount);
-  }
-  handleRowDescription(): void {}
-  handleDataRow(): void {}
-  handleEmptyQuery(): void {}
-  handlePortalSuspended(): void {}
-}
+// COPY to and from a file (pg-copy-streams).
 
 async function copyOut(client: pg.Client, sql: string, file: string): Promise<number> {
-  const out = createWriteStream(file);
-  // pg hands out views into its read buffer: copy each chunk before it is queued for writing.
-  const query = new CopyQuery(`COPY (${sql}) TO STDOUT`, { data: (chunk) => out.write(Buffer.from(chunk)) });
-  void client.query(query as never);
-  const rows = await query.done;
-  out.end();
-  await once(out, 'finish');
-  return rows;
+  const query = client.query(copyToStdout(`COPY (${sql}) TO STDOUT`));
+  await pipeline(query, createWriteStream(file));
+  return query.rowCount;
 }
 
 async function copyIn(client: pg.Client, table: string, columns: string, file: string): Promise<number> {
-  const query = new CopyQuery(`COPY ${table} (${columns}) FROM STDIN`, {
-    feed: async (connection) => {
-      for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) {
-        connection.sendCopyFromChunk(chunk as Buffer);
-        if (connection.stream.writableNeedDrain) await once(connection.stream, 'drain');
-      }
-    },
-  });
-  void client.query(query as never);
-  return query.done;
+  const query = client.query(copyFromStdin(`COPY ${table} (${columns}) FROM STDIN`));
+  await pipeline(createReadStream(file, { highWaterMark: 1 << 20 }), query);
+  return query.rowCount;
 }
 
 // ---------------------------------------------------------------------------------------------
