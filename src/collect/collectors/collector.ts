@@ -38,8 +38,8 @@ export interface RunContext {
    */
   limiter: Limiter;
   /**
-   * Slots for pages of many records (a security group's instances, a page of clusters or of
-   * storage keys), taken before `limiter`. Measured at 100,000 instances: the live heap stays
+   * Slots for big pages (a security group's instances, a page of clusters with their servers),
+   * taken before `limiter`. Measured at 100,000 instances: the live heap stays
    * near 60 MB whatever this is, but each page in flight adds tens of MB of short-lived garbage
    * (the client's parse, the insert's parameters) that V8 collects lazily; 2 pages in flight gave
    * a peak RSS of ~390-410 MB where 4 gave ~470 MB, at no loss of speed on 2 cores (the work is
