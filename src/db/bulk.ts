@@ -21,19 +21,6 @@ import { getTableColumns, is, SQL, type InferInsertModel } from 'drizzle-orm';
 import { getTableConfig, PgDialect, type PgColumn, type PgTable } from 'drizzle-orm/pg-core';
 import type { Queryable } from './connection.js';
 
-/**
- * A json(b) column's value given as JSON text already serialised (e.g. to hold many rows in less
- * memory than their parsed objects). bulkCopy sends the text as it is; anything else that
- * serialises it (bulkInsert) reads the value it stands for through toJSON.
- */
-export class JsonText {
-  constructor(readonly text: string) {}
-
-  toJSON(): unknown {
-    return JSON.parse(this.text);
-  }
-}
-
 export interface BulkInsertOptions<T extends PgTable> {
   /** Columns to insert (TS keys). Default: every key present (not undefined) in any row. */
   columns?: readonly (keyof InferInsertModel<T> & string)[];
@@ -448,7 +435,7 @@ function copyFormatter(sqlType: string): (value: unknown) => string {
   const generic = (value: unknown) => escapeCopy(valueText(sqlType, value));
   if (sqlType === 'json' || sqlType === 'jsonb') {
     return (value) => {
-      const text = value instanceof JsonText ? value.text : (JSON.stringify(value) as string | undefined);
+      const text = JSON.stringify(value) as string | undefined;
       if (text === undefined) throw new Error('cannot be stored as JSON');
       // JSON text has no raw newline, carriage return or tab (JSON.stringify escapes them): only
       // backslashes need escaping, and indexOf finds one much faster than a regular expression.

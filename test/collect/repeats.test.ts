@@ -6,8 +6,8 @@
  * simulator (over real HTTP) for pages shifted back by one record, which is exactly what such a
  * listing looks like.
  *
- * Likewise an instance is listed once per security group it is in: the collector holds back the
- * rows of instances whose record names several groups, and merges any other instance met again.
+ * Likewise an instance is listed once per security group it is in, and must be stored once with
+ * every group's id, whatever its record says about its groups.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CloudClient } from '../../src/cloud/index.js';

@@ -1,6 +1,6 @@
 import { and, asc, eq, inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { arrayLiteral, bulkCopy, bulkInsert, JsonText } from '../../src/db/bulk.js';
+import { arrayLiteral, bulkCopy, bulkInsert } from '../../src/db/bulk.js';
 import type { Database } from '../../src/db/connection.js';
 import { collectionRuns, gpuFlavors, instances, snapshots, storageSshKeys } from '../../src/db/schema.js';
 import { testDatabases } from '../helpers/databases.js';
@@ -289,22 +289,6 @@ describe.each(testDatabases())('bulkCopy on $name', ({ open }) => {
       ['copy-defaults-2', null, {}, ['kept'], ['sg'], []],
       [first.instanceId, first.name, { team: 'x' }, ['team'], first.securityGroupIds, first.tagsOriginal],
       [last.instanceId, 'last', last.tags, last.tagsReadOnly, last.securityGroupIds, last.tagsOriginal],
-    ]);
-  });
-
-  it('stores JSON given as text (JsonText) as that JSON, through COPY and through INSERT alike', async () => {
-    const raw = { text: COPY_HOSTILE, n: 1.5, list: [null, true] };
-    const asText = (id: string) => ({ snapshotId, instanceId: id, raw: new JsonText(JSON.stringify(raw)) as never, tags: {}, tagsReadOnly: [] });
-    await bulkCopy(database, instances, [asText('json-text-copy')]);
-    await bulkInsert(database, instances, [asText('json-text-insert')]);
-    const back = await database.db
-      .select({ instanceId: instances.instanceId, raw: instances.raw })
-      .from(instances)
-      .where(inArray(instances.instanceId, ['json-text-copy', 'json-text-insert']))
-      .orderBy(asc(instances.instanceId));
-    expect(back).toEqual([
-      { instanceId: 'json-text-copy', raw },
-      { instanceId: 'json-text-insert', raw },
     ]);
   });
 

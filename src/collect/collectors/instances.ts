@@ -1,14 +1,10 @@
 /**
  * Instances of a scope, listed through each configured security group. An instance in several
  * groups is stored once with all their ids. Memory stays bounded: each group's page is written
- * as soon as it arrives (its records let go before the write waits on the database), except the
- * instances whose record names more than one security group: they may be listed again through
- * another group, so their rows wait (raw JSON as text) until every group is listed and are then
- * written with all their group ids. Rewriting them instead (an UPDATE of ~12% of the rows at
- * 100,000 instances) cost Postgres 0.3-0.45 s per run and left as many dead row versions. An
- * instance listed again although its record named one group is merged by an UPDATE at the end.
+ * as soon as it arrives (its records let go before the write waits on the database), and only an
+ * id -> group ids map is kept to merge the duplicates with one UPDATE at the end.
  */
-import { arrayLiteral, JsonText } from '../../db/bulk.js';
+import { arrayLiteral } from '../../db/bulk.js';
 import { instances } from '../../db/schema.js';
 import { forEachLimited } from '../concurrency.js';
 import { mapInstance, type InstanceRow } from '../mappers.js';
@@ -16,8 +12,6 @@ import type { PreparedRows } from '../snapshot-writer.js';
 import { rowContext, scopeOf, scopeUnits, type Collector } from './collector.js';
 
 const MERGE_CHUNK = 5_000;
-/** Rows per COPY of the instances that waited for every group. */
-const WAITING_PAGE = 2_000;
 
 export const instancesCollector: Collector = {
   name: 'instances',
@@ -30,7 +24,6 @@ export const instancesCollector: Collector = {
     const { projectId, regionId, scope } = scopeOf(unit);
     const rc = rowContext(writer, unit);
     const groupsOf = new Map<string, string[]>();
-    const waiting = new Map<string, InstanceRow>();
 
     /** One group's instances not seen in an earlier group, ready to write (the records themselves are let go). */
     const groupPage = async (groupId: string): Promise<PreparedRows> => {
@@ -43,13 +36,7 @@ export const instancesCollector: Collector = {
           continue;
         }
         groupsOf.set(instance.id, [groupId]);
-        const row = mapInstance(instance, [groupId], rc, ctx.config);
-        if (instance.security_groups.length > 1) {
-          // The json column takes the text as it is (bulk.ts): the parsed record is let go.
-          waiting.set(instance.id, { ...row, raw: new JsonText(JSON.stringify(row.raw)) as unknown as InstanceRow['raw'] });
-        } else {
-          rows.push(row);
-        }
+        rows.push(mapInstance(instance, [groupId], rc, ctx.config));
       }
       return writer.prepare(instances, rows);
     };
@@ -60,16 +47,7 @@ export const instancesCollector: Collector = {
     });
 
     ctx.checkpoint();
-    const waited = [...waiting.values()];
-    waiting.clear();
-    for (let i = 0; i < waited.length; i += WAITING_PAGE) {
-      const rows = waited.slice(i, i + WAITING_PAGE).map((row) => ({ ...row, securityGroupIds: groupsOf.get(row.instanceId)! }));
-      await ctx.bigPage(() => writer.write(writer.prepare(instances, rows)));
-    }
-
-    ctx.checkpoint();
-    const written = new Set(waited.map((row) => row.instanceId));
-    const shared = [...groupsOf].filter(([id, groups]) => groups.length > 1 && !written.has(id));
+    const shared = [...groupsOf].filter(([, groups]) => groups.length > 1);
     for (let i = 0; i < shared.length; i += MERGE_CHUNK) {
       const chunk = shared.slice(i, i + MERGE_CHUNK);
       await writer.execute(
