@@ -153,7 +153,7 @@ export function prepareBulkCopy<T extends PgTable>(
   const columns = insertColumns(table, tableName, rows, options.columns);
   const records = rows as readonly Record<string, unknown>[];
   const parts: CopyPart[] = [];
-  for (const [missing, rowIndexes] of rowsByMissingDefaults(columns, records)) {
+  for (const { missing, rowIndexes } of rowsByMissingDefaults(columns, records)) {
     const present = columns.filter((_, c) => !missing.has(c));
     const data: string[] = [];
     for (let start = 0; start < rowIndexes.length; start += COPY_CHUNK_ROWS) {
@@ -189,23 +189,28 @@ export function runBulkWrite(target: Queryable, prepared: PreparedBulkWrite): Pr
  * The rows grouped by which defaulted NOT NULL columns they have no value for (by column index);
  * in the usual case one group, with no column missing, holding every row in order.
  */
-function rowsByMissingDefaults(columns: readonly ColumnInfo[], rows: readonly Record<string, unknown>[]): Map<Set<number>, number[]> {
+function rowsByMissingDefaults(
+  columns: readonly ColumnInfo[],
+  rows: readonly Record<string, unknown>[],
+): Array<{ missing: ReadonlySet<number>; rowIndexes: number[] }> {
   const defaulted = columns.flatMap((c, i) => (c.defaultSql === null ? [] : [i]));
   const byKey = new Map<string, { missing: Set<number>; rowIndexes: number[] }>();
   for (let r = 0; r < rows.length; r++) {
-    let key = '';
+    // Runs for every row written: an array only for a row that lacks a value.
+    let missing: number[] | null = null;
     for (const c of defaulted) {
       const value = rows[r]![columns[c]!.key];
-      if (value === undefined || value === null) key += `${c},`;
+      if (value === undefined || value === null) (missing ??= []).push(c);
     }
+    const key = missing === null ? '' : missing.join(',');
     let group = byKey.get(key);
     if (!group) {
-      group = { missing: new Set(key.split(',').filter(Boolean).map(Number)), rowIndexes: [] };
+      group = { missing: new Set(missing), rowIndexes: [] };
       byKey.set(key, group);
     }
     group.rowIndexes.push(r);
   }
-  return new Map([...byKey.values()].map((g) => [g.missing, g.rowIndexes]));
+  return [...byKey.values()];
 }
 
 /** Rows rowIndexes[start..end) as COPY text: tab-separated, \N for NULL, one line each. */
