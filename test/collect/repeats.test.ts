@@ -32,9 +32,14 @@ function shiftingClient(client: CloudClient): CloudClient {
       }
     },
   };
+  return withOverrides(client, shifted);
+}
+
+/** The client with some of its methods replaced. */
+function withOverrides(client: CloudClient, overrides: Partial<CloudClient>): CloudClient {
   return new Proxy(client, {
     get: (target, property, receiver) =>
-      property in shifted ? shifted[property as keyof CloudClient] : (Reflect.get(target, property, receiver) as unknown),
+      property in overrides ? overrides[property as keyof CloudClient] : (Reflect.get(target, property, receiver) as unknown),
   });
 }
 
@@ -101,15 +106,12 @@ describe.each(testDatabases())('records repeated by shifting pages ($name)', ({ 
 
 /** The client, with each listed instance's record naming only its first security group. */
 function oneGroupRecordsClient(client: CloudClient): CloudClient {
-  return new Proxy(client, {
-    get: (target, property, receiver) =>
-      property === 'listInstancesBySecurityGroup'
-        ? (async (...args: Parameters<CloudClient['listInstancesBySecurityGroup']>) => {
-            const list = await client.listInstancesBySecurityGroup(...args);
-            for (const instance of list.results) instance.security_groups = instance.security_groups.slice(0, 1);
-            return list;
-          })
-        : (Reflect.get(target, property, receiver) as unknown),
+  return withOverrides(client, {
+    listInstancesBySecurityGroup: async (...args) => {
+      const list = await client.listInstancesBySecurityGroup(...args);
+      for (const instance of list.results) instance.security_groups = instance.security_groups.slice(0, 1);
+      return list;
+    },
   });
 }
 
