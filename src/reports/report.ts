@@ -76,12 +76,36 @@ export interface ReportOutput {
   notes: string[];
   /** The "now" these figures were computed for; a cached result keeps its own (set by defineReport). */
   computedAt?: Date;
+  /**
+   * Totals over every row matching the parameters (not only this page): one row per currency,
+   * with the same keys as `columns`, money summed in SQL from exact values; the first text column
+   * holds "Total". Shown as the table's footer, `totals` in JSON, rows at the end of the CSV.
+   */
+  totals?: Row[];
+  /** For reports over a period: which hours of it the snapshots cover. */
+  coverage?: Coverage;
+}
+
+/** What a report over a period knows: the period and the hours of it that snapshots cover. */
+export interface Coverage {
+  /** Start of the period, ISO 8601 UTC (inclusive). */
+  from: string;
+  /** End of the period, ISO 8601 UTC (exclusive). */
+  to: string;
+  covered_hours: number;
+  period_hours: number;
+  /** The first snapshot ever collected, ISO 8601 UTC; null when there is none. */
+  first_snapshot_at: string | null;
 }
 
 export interface ReportExport {
   columns: Column[];
   /** Every row matching the parameters, produced in constant memory (cursor / keyset pages). */
   rows: AsyncIterable<Row>;
+  /** Totals per currency as in ReportOutput.totals, written after the rows. */
+  totals?: () => Promise<Row[]>;
+  /** As in ReportOutput.coverage; a period not fully covered marks the CSV file name `-partial`. */
+  coverage?: Coverage;
 }
 
 /** What a report may read. Reports read the database only (never the cloud API). */
