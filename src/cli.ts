@@ -7,7 +7,8 @@
  *   collect    one collection now, with progress and a summary; exit code says how it went
  *   simulate   the cloud API simulator alone
  *   migrate    apply database migrations and exit
-  hash-password   read a password on stdin, print its hash for the "users" of the config file
+ *   recompute-rollups   re-apply the current tag rules to kept snapshots and their cost rollups
+ *   hash-password   read a password on stdin, print its hash for the "users" of the config file
  */
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.js';
@@ -22,6 +23,10 @@ Commands:
   collect    run one collection now and print a summary (exit 0 ok, 2 partial, 1 failed)
   simulate   run the cloud API simulator alone (SIM_PORT, default 8088; SIM_API_KEY)
   migrate    apply database migrations and exit
+  recompute-rollups
+             re-apply the configured tag rules (tag_aliases, tag_value_aliases, cases) to the
+             kept snapshots' tags and cost rollups (exit 0 ok, 1 some snapshots failed: run it
+             again, 75 a collection is running)
 
 Configuration comes from the environment and the JSON file named by CLOUDTALLY_CONFIG;
 see README.md.`;
@@ -33,6 +38,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   collect: async () => (await import('./commands/collect.js')).collect,
   simulate: async () => (await import('./commands/simulate.js')).simulate,
   migrate: async () => (await import('./commands/migrate.js')).migrate,
+  'recompute-rollups': async () => (await import('./commands/recompute-rollups.js')).recomputeRollupsCommand,
 };
 
 async function main(argv: string[]): Promise<void> {

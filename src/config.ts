@@ -60,6 +60,29 @@ export interface MetricsSettings {
 }
 
 export type TagKeyCase = 'lower' | 'preserve';
+export type TagValueCase = 'lower' | 'preserve';
+
+/** How tag keys and values are normalised before they are stored and grouped (src/collect/tags.ts). */
+export interface TagRules {
+  /** alias key -> canonical key, both already in the configured case. */
+  readonly tagAliases: Readonly<Record<string, string>>;
+  readonly tagKeyCase: TagKeyCase;
+  readonly tagValueCase: TagValueCase;
+  /** normalised tag key -> (alias value -> canonical value), values already trimmed and in the configured case. */
+  readonly tagValueAliases: Readonly<Record<string, Readonly<Record<string, string>>>>;
+}
+
+/** Names the FOCUS export puts in its account and provider columns (the API tells none of them). */
+export interface FocusSettings {
+  billingAccountId: string;
+  billingAccountName: string;
+  providerName: string;
+  publisherName: string;
+  invoiceIssuerName: string;
+}
+
+export const DEFAULT_FOCUS_PROVIDER_NAME = 'Cloud provider';
+export const DEFAULT_FOCUS_BILLING_ACCOUNT_ID = 'default';
 
 export interface Scope {
   projectId: number;
@@ -178,6 +201,12 @@ interface ConfigShape {
   /** alias key -> canonical key, both already in the configured case. */
   tagAliases: Record<string, string>;
   tagKeyCase: TagKeyCase;
+  /** `preserve` (default) or `lower`: the case tag values are stored and grouped in (always NFC, trimmed). */
+  tagValueCase: TagValueCase;
+  /** normalised tag key -> (alias value -> canonical value), in the configured value case. */
+  tagValueAliases: Record<string, Record<string, string>>;
+  /** Account and provider names of the FOCUS export. */
+  focus: FocusSettings;
   client: ClientSettings;
   collectOnStart: boolean;
   /** Web users; none (and no proxy) = local-only mode: 127.0.0.1 only, everyone admin. */
@@ -463,7 +492,22 @@ const FileSchema = z.strictObject({
   retention_hourly_days: z.int().min(1).max(3650).optional(),
   cost_max_gap_hours: z.int().min(1).max(744).optional(),
   tag_aliases: z.record(nonEmptyName, nonEmptyName).default({}),
-  tag_key_case: z.enum(['lower', 'preserve']).default('lower'),
+  tag_key_case: z.enum(['lower', 'preserve'], { error: 'must be "lower" or "preserve"' }).default('lower'),
+  tag_value_case: z.enum(['lower', 'preserve'], { error: 'must be "lower" or "preserve"' }).default('preserve'),
+  tag_value_aliases: z
+    .record(nonEmptyName, z.record(nonEmptyName, nonEmptyName, { error: 'must map alias values to canonical values, e.g. {"ML": "ml"}' }), {
+      error: 'must map tag keys to value aliases, e.g. {"team": {"ML": "ml"}}',
+    })
+    .default({}),
+  focus: z
+    .strictObject({
+      billing_account_id: nonEmptyName.optional(),
+      billing_account_name: nonEmptyName.optional(),
+      provider_name: nonEmptyName.optional(),
+      publisher_name: nonEmptyName.optional(),
+      invoice_issuer_name: nonEmptyName.optional(),
+    })
+    .prefault({}),
   client: z
     .strictObject({
       timeout_ms: z.int().min(100).max(600_000).default(30_000),
@@ -527,6 +571,8 @@ export function loadConfig(
   }
   const tagKeyCase = file?.tag_key_case ?? 'lower';
   const tagAliases = file ? normaliseAliases(file.tag_aliases, tagKeyCase, problems) : {};
+  const tagValueCase = file?.tag_value_case ?? 'preserve';
+  const tagValueAliases = file ? normaliseValueAliases(file.tag_value_aliases, { tagAliases, tagKeyCase, tagValueCase }, problems) : {};
 
   const retentionDays = vars.CLOUDTALLY_RETENTION_DAYS ?? file?.retention_days ?? 90;
   const retentionHourlyDays = Math.min(vars.CLOUDTALLY_RETENTION_HOURLY_DAYS ?? file?.retention_hourly_days ?? 7, retentionDays);
@@ -562,6 +608,9 @@ export function loadConfig(
     schedules: { ...DEFAULT_SCHEDULES, ...definedEntries(file.schedules) },
     tagAliases,
     tagKeyCase,
+    tagValueCase,
+    tagValueAliases,
+    focus: focusSettings(file.focus),
     client: {
       timeoutMs: file.client.timeout_ms,
       maxConcurrency: file.client.max_concurrency,
@@ -773,6 +822,79 @@ export function normaliseTagKey(
 ): string {
   const cased = applyKeyCase(key, settings.tagKeyCase);
   return Object.hasOwn(settings.tagAliases, cased) ? settings.tagAliases[cased]! : cased;
+}
+
+function applyValueCase(value: string, valueCase: TagValueCase): string {
+  const nfc = value.normalize('NFC').trim();
+  return valueCase === 'lower' ? nfc.toLowerCase() : nfc;
+}
+
+/**
+ * The value under which a tag is stored and grouped, for a key already normalised by
+ * normaliseTagKey: NFC-normalised and trimmed, the configured case applied, then the key's value
+ * aliases (so `ML`, ` Ml ` and `ml` can all become `ml`).
+ */
+export function normaliseTagValue(key: string, value: string, rules: Pick<TagRules, 'tagValueCase' | 'tagValueAliases'>): string {
+  const cased = applyValueCase(value, rules.tagValueCase);
+  const aliases = Object.hasOwn(rules.tagValueAliases, key) ? rules.tagValueAliases[key]! : undefined;
+  return aliases && Object.hasOwn(aliases, cased) ? aliases[cased]! : cased;
+}
+
+/**
+ * tag_value_aliases with keys through the key rules (case, tag_aliases) and values through the
+ * value case. Two entries that become the same (key, alias) must agree; a canonical value must not
+ * itself be an alias.
+ */
+function normaliseValueAliases(
+  raw: Record<string, Record<string, string>>,
+  rules: Pick<TagRules, 'tagAliases' | 'tagKeyCase' | 'tagValueCase'>,
+  problems: ConfigProblem[],
+): Record<string, Record<string, string>> {
+  const byKey = new Map<string, { map: Map<string, string>; origin: Map<string, string> }>();
+  for (const [rawKey, values] of Object.entries(raw)) {
+    const key = normaliseTagKey(rawKey, rules);
+    const entry = byKey.get(key) ?? { map: new Map<string, string>(), origin: new Map<string, string>() };
+    byKey.set(key, entry);
+    for (const [alias, canonical] of Object.entries(values)) {
+      const from = applyValueCase(alias, rules.tagValueCase);
+      const to = applyValueCase(canonical, rules.tagValueCase);
+      const path = `tag_value_aliases${formatPathSegment(rawKey)}${formatPathSegment(alias)}`;
+      const earlier = entry.map.get(from);
+      if (earlier !== undefined && earlier !== to) {
+        problems.push({
+          path,
+          message: `maps to "${canonical}" but ${entry.origin.get(from)} is the same value of tag key "${key}" (after normalisation) and maps to "${earlier}"`,
+        });
+        continue;
+      }
+      entry.map.set(from, to);
+      entry.origin.set(from, path);
+    }
+  }
+  const result: Array<[string, Record<string, string>]> = [];
+  for (const [key, { map, origin }] of byKey) {
+    for (const [from, to] of map) {
+      const next = map.get(to);
+      if (from !== to && next !== undefined && next !== to) {
+        problems.push({ path: origin.get(from)!, message: `maps to "${to}", which is itself an alias of "${next}"; map straight to the canonical value` });
+      }
+    }
+    result.push([key, Object.fromEntries(map)]);
+  }
+  // fromEntries defines own properties, so a key such as `__proto__` stays an ordinary key.
+  return Object.fromEntries(result);
+}
+
+function focusSettings(raw: FileSettings['focus']): FocusSettings {
+  const providerName = raw.provider_name ?? DEFAULT_FOCUS_PROVIDER_NAME;
+  const billingAccountId = raw.billing_account_id ?? DEFAULT_FOCUS_BILLING_ACCOUNT_ID;
+  return {
+    billingAccountId,
+    billingAccountName: raw.billing_account_name ?? billingAccountId,
+    providerName,
+    publisherName: raw.publisher_name ?? providerName,
+    invoiceIssuerName: raw.invoice_issuer_name ?? providerName,
+  };
 }
 
 /**

@@ -27,10 +27,17 @@ export type FocusParams = z.infer<typeof focusParams>;
 const MAX_DAYS = 366;
 const BATCH = 2_000;
 
-const SERVICE: Record<PricedKind, { name: string; type: string; sku: (flavor: string) => string }> = {
-  instance: { name: 'GPU Instances', type: 'GPU Instance', sku: (f) => f },
-  cluster: { name: 'Bare Metal GPU Clusters', type: 'Bare Metal GPU Cluster', sku: (f) => f },
-  k8s_price: { name: 'Managed Kubernetes', type: 'Kubernetes Cluster', sku: () => 'k8s-cluster' },
+/**
+ * Service columns per priced kind. ServiceCategory is "Compute" for all three: FOCUS files virtual,
+ * containerized and high-performance computing infrastructure there, and these are machines and
+ * clusters rented by the hour whatever runs on them; "AI and Machine Learning" is for AI platform
+ * services (managed training, models, inference endpoints), which cloudtally does not price.
+ */
+const SERVICE: Record<PricedKind, { name: string; type: string; subcategory: string; sku: (flavor: string) => string }> = {
+  instance: { name: 'GPU Instances', type: 'GPU Instance', subcategory: 'Virtual Machines', sku: (f) => f },
+  // FOCUS has no bare metal subcategory.
+  cluster: { name: 'Bare Metal GPU Clusters', type: 'Bare Metal GPU Cluster', subcategory: 'Other (Compute)', sku: (f) => f },
+  k8s_price: { name: 'Managed Kubernetes', type: 'Kubernetes Cluster', subcategory: 'Containers', sku: () => 'k8s-cluster' },
 };
 
 /** Where each kind's resource ids live, for bounding a batch of ids (trusted constants). */
@@ -43,21 +50,59 @@ const ID_SOURCE: Record<PricedKind, { table: string; id: string }> = {
 const money = (key: string, label = key): Column => ({ key, label, kind: 'money', currencyKey: 'BillingCurrency' });
 const text = (key: string): Column => ({ key, label: key, kind: 'text' });
 
+const timestamp = (key: string): Column => ({ key, label: key, kind: 'timestamp' });
+const decimal = (key: string): Column => ({ key, label: key, kind: 'decimal' });
+
+/** The 21 columns FOCUS 1.2 makes mandatory, in the spec's alphabetical order. */
+export const FOCUS_MANDATORY_COLUMNS = [
+  'BilledCost',
+  'BillingAccountId',
+  'BillingAccountName',
+  'BillingCurrency',
+  'BillingPeriodEnd',
+  'BillingPeriodStart',
+  'ChargeCategory',
+  'ChargeClass',
+  'ChargeDescription',
+  'ChargePeriodEnd',
+  'ChargePeriodStart',
+  'ContractedCost',
+  'EffectiveCost',
+  'InvoiceIssuerName',
+  'ListCost',
+  'PricingQuantity',
+  'PricingUnit',
+  'ProviderName',
+  'PublisherName',
+  'ServiceCategory',
+  'ServiceName',
+] as const;
+
 export const FOCUS_COLUMNS: Column[] = [
   money('BilledCost'),
-  money('EffectiveCost'),
-  money('ListCost'),
-  money('ContractedCost'),
+  text('BillingAccountId'),
+  text('BillingAccountName'),
   text('BillingCurrency'),
-  { key: 'BillingPeriodStart', label: 'BillingPeriodStart', kind: 'timestamp' },
-  { key: 'BillingPeriodEnd', label: 'BillingPeriodEnd', kind: 'timestamp' },
-  { key: 'ChargePeriodStart', label: 'ChargePeriodStart', kind: 'timestamp' },
-  { key: 'ChargePeriodEnd', label: 'ChargePeriodEnd', kind: 'timestamp' },
+  timestamp('BillingPeriodEnd'),
+  timestamp('BillingPeriodStart'),
   text('ChargeCategory'),
-  text('ChargeFrequency'),
+  text('ChargeClass'),
   text('ChargeDescription'),
-  text('ServiceName'),
+  timestamp('ChargePeriodEnd'),
+  timestamp('ChargePeriodStart'),
+  money('ContractedCost'),
+  money('EffectiveCost'),
+  text('InvoiceIssuerName'),
+  money('ListCost'),
+  decimal('PricingQuantity'),
+  text('PricingUnit'),
+  text('ProviderName'),
+  text('PublisherName'),
   text('ServiceCategory'),
+  text('ServiceName'),
+  // Conditional and recommended FOCUS columns this data can fill.
+  text('ChargeFrequency'),
+  text('ServiceSubcategory'),
   text('ResourceId'),
   text('ResourceName'),
   text('ResourceType'),
@@ -66,18 +111,22 @@ export const FOCUS_COLUMNS: Column[] = [
   text('SubAccountId'),
   text('SubAccountName'),
   text('SkuId'),
-  { key: 'PricingQuantity', label: 'PricingQuantity', kind: 'decimal' },
-  text('PricingUnit'),
-  { key: 'ConsumedQuantity', label: 'ConsumedQuantity', kind: 'decimal' },
+  decimal('ConsumedQuantity'),
   text('ConsumedUnit'),
   money('ListUnitPrice'),
   money('ContractedUnitPrice'),
   { key: 'Tags', label: 'Tags', kind: 'tags' },
+  // cloudtally's own columns (FOCUS custom columns carry the x_ prefix).
   text('x_ScopeKey'),
   text('x_ResourceKind'),
   { key: 'x_Snapshots', label: 'x_Snapshots', kind: 'int' },
   text('x_CostSource'),
 ];
+
+/** FOCUS date/time format: 'YYYY-MM-DDTHH:mm:ssZ' (UTC, whole seconds). */
+export function focusDateTime(date: Date): string {
+  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
 
 interface Period {
   fromDay: string;
@@ -187,28 +236,40 @@ async function batchRows(ctx: ReportCtx, group: Group, after: string | null, bou
     return { ...r, ...d };
   });
   const service = SERVICE[group.kind];
-  const start = `${group.day}T00:00:00.000Z`;
-  const end = `${addDays(group.day, 1)}T00:00:00.000Z`;
+  const focus = ctx.config.focus;
+  // The charge period is the UTC day, the billing period the calendar month holding it (both end-exclusive).
+  const start = `${group.day}T00:00:00Z`;
+  const end = `${addDays(group.day, 1)}T00:00:00Z`;
   const month = monthBounds(new Date(start));
   return found.map((r) => {
     const cost = String(r.cost);
     const unit = r.unit_price === null ? null : String(r.unit_price);
     return {
       BilledCost: cost,
-      EffectiveCost: cost,
-      ListCost: cost,
-      ContractedCost: cost,
+      BillingAccountId: focus.billingAccountId,
+      BillingAccountName: focus.billingAccountName,
       BillingCurrency: r.currency,
-      BillingPeriodStart: month.start.toISOString(),
-      BillingPeriodEnd: month.end.toISOString(),
-      ChargePeriodStart: start,
-      ChargePeriodEnd: end,
+      BillingPeriodEnd: focusDateTime(month.end),
+      BillingPeriodStart: focusDateTime(month.start),
       ChargeCategory: 'Usage',
-      ChargeFrequency: 'Usage-Based',
+      // Null: no row is a correction of an invoiced billing period.
+      ChargeClass: null,
       ChargeDescription: `${service.type} ${r.name ?? r.resource_id}, ${r.flavor}, estimated from snapshots`,
-      ServiceName: service.name,
+      ChargePeriodEnd: end,
+      ChargePeriodStart: start,
+      // List prices, no discounts known: every cost column is the same amount.
+      ContractedCost: cost,
+      EffectiveCost: cost,
+      InvoiceIssuerName: focus.invoiceIssuerName,
+      ListCost: cost,
+      PricingQuantity: r.quantity_hours,
+      PricingUnit: 'Hours',
+      ProviderName: focus.providerName,
+      PublisherName: focus.publisherName,
       ServiceCategory: 'Compute',
-      // Kubernetes clusters are priced by name, which is unique within a scope only.
+      ServiceName: service.name,
+      ChargeFrequency: 'Usage-Based',
+      ServiceSubcategory: service.subcategory,
       ResourceId: group.kind === 'k8s_price' ? `${group.scopeKey}/${r.resource_id}` : r.resource_id,
       ResourceName: r.name,
       ResourceType: service.type,
@@ -217,8 +278,6 @@ async function batchRows(ctx: ReportCtx, group: Group, after: string | null, bou
       SubAccountId: r.project_id === null ? null : String(r.project_id),
       SubAccountName: r.project_id === null ? null : `project ${r.project_id}`,
       SkuId: service.sku(String(r.flavor)),
-      PricingQuantity: r.quantity_hours,
-      PricingUnit: 'Hours',
       ConsumedQuantity: r.quantity_hours,
       ConsumedUnit: 'Hours',
       ListUnitPrice: unit,

@@ -9,7 +9,7 @@ import { stopConfirmPath } from '../actions/index.js';
 import { formatInstanceRef } from '../actions/refs.js';
 import { PRICED_KINDS } from '../db/cost-model.js';
 import type { Queryable } from '../db/connection.js';
-import { normaliseTagKey, type Config } from '../config.js';
+import { normaliseTagKey, normaliseTagValue, type Config } from '../config.js';
 import type { Column, FilterField, Row } from './report.js';
 import { detailRows, keysetRows } from './shared/batches.js';
 import { appUrl } from './shared/links.js';
@@ -80,7 +80,11 @@ function conditions(spec: KindSpec, p: InventoryParams, config: Config, binds: B
     // common tag matches hundreds of thousands of rows of history, where filtering the latest
     // snapshots' rows as they are read is cheap (100,000 instances, a day of hourly history: the
     // slowest query of a filtered page 880 ms -> 290 ms).
-    where.push(`(b.tags || '{}'::jsonb) @> jsonb_build_object(${binds.add(normaliseTagKey(t.key, config))}::text, ${binds.add(t.value)}::text)`);
+    // The value as given (a link from a report carries the stored value, which may predate the
+    // current rules) or through the value rules, so `team:ML` finds what is stored as `ml`.
+    const key = binds.add(normaliseTagKey(t.key, config));
+    const values = [...new Set([t.value, normaliseTagValue(normaliseTagKey(t.key, config), t.value, config)])];
+    where.push(`(${values.map((v) => `(b.tags || '{}'::jsonb) @> jsonb_build_object(${key}::text, ${binds.add(v)}::text)`).join(' or ')})`);
   }
   for (const key of p.missing_tag ?? []) where.push(`not (b.tags ? ${binds.add(normaliseTagKey(key, config))}::text)`);
   if (p.q !== undefined && p.q !== '') {

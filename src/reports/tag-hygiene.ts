@@ -48,6 +48,8 @@ interface KeyFacts {
   /** currency -> [run-rate lacking, share of the currency's run-rate lacking] */
   perCurrency: Map<string, { lacking: string; share: string | null }>;
   values: string[];
+  /** value -> resources carrying it (every currency). */
+  valueResources: Map<string, number>;
 }
 
 async function keyFacts(ctx: ReportCtx): Promise<{ keys: KeyFacts[]; currencies: string[] }> {
@@ -82,7 +84,7 @@ async function keyFacts(ctx: ReportCtx): Promise<{ keys: KeyFacts[]; currencies:
   const currencies = new Set<string>();
   for (const r of rows) {
     const key = r.dimension.slice(TAG_DIMENSION_PREFIX.length);
-    const facts: KeyFacts = byKey.get(key) ?? { key, resources: 0, lacking: 0, lackingUnpriced: 0, perCurrency: new Map(), values: [] };
+    const facts: KeyFacts = byKey.get(key) ?? { key, resources: 0, lacking: 0, lackingUnpriced: 0, perCurrency: new Map(), values: [], valueResources: new Map() };
     byKey.set(key, facts);
     facts.resources += r.resources;
     if (r.currency !== null) currencies.add(r.currency);
@@ -90,8 +92,9 @@ async function keyFacts(ctx: ReportCtx): Promise<{ keys: KeyFacts[]; currencies:
       facts.lacking += r.resources;
       if (r.currency === null) facts.lackingUnpriced += r.resources;
       else facts.perCurrency.set(r.currency, { lacking: r.price_per_hour, share: r.lacking_share });
-    } else if (!facts.values.includes(r.group_value)) {
-      facts.values.push(r.group_value);
+    } else {
+      if (!facts.values.includes(r.group_value)) facts.values.push(r.group_value);
+      facts.valueResources.set(r.group_value, (facts.valueResources.get(r.group_value) ?? 0) + r.resources);
     }
   }
   return { keys: [...byKey.values()], currencies: [...currencies].sort() };
@@ -111,6 +114,7 @@ function columnsFor(currencies: readonly string[]): Column[] {
     { key: 'values', label: 'Distinct values', kind: 'int' },
     { key: 'variant_groups', label: 'Variant groups', kind: 'int', sortable: true },
     { key: 'variants', label: 'Values that look alike', kind: 'text' },
+    { key: 'suggested_config', label: 'Configuration that merges them', kind: 'text' },
   ];
 }
 
@@ -126,6 +130,7 @@ function toRows(keys: readonly KeyFacts[], currencies: readonly string[], params
       values: k.values.length,
       variant_groups: groups.length,
       variants: groups.map((g) => g.map((v) => JSON.stringify(v)).join(' ~ ')).join('; '),
+      suggested_config: groups.length === 0 ? '' : JSON.stringify({ tag_value_aliases: { [k.key]: valueAliasesFor(k, groups) } }),
       href: appUrl('/reports/inventory', { kind: 'resources', missing_tag: k.key }),
     };
     currencies.forEach((c, i) => {
@@ -146,6 +151,40 @@ function toRows(keys: readonly KeyFacts[], currencies: readonly string[], params
     if (y === null) return -1;
     return (x < y ? -1 : 1) * dir;
   });
+}
+
+/**
+ * The value aliases that merge each group of look-alike values into its most used value (ties: the
+ * one with no upper-case letters, then the first in order), e.g. {"ML": "ml", " Ml ": "ml"}.
+ */
+export function valueAliasesFor(facts: Pick<KeyFacts, 'valueResources'>, groups: readonly string[][]): Record<string, string> {
+  const entries: Array<[string, string]> = [];
+  for (const group of groups) {
+    const canonical = [...group].sort(
+      (a, b) =>
+        (facts.valueResources.get(b) ?? 0) - (facts.valueResources.get(a) ?? 0) ||
+        Number(a !== a.toLowerCase()) - Number(b !== b.toLowerCase()) ||
+        a.localeCompare(b),
+    )[0]!;
+    for (const v of group) if (v !== canonical) entries.push([v, canonical]);
+  }
+  return Object.fromEntries(entries);
+}
+
+/** One tag_value_aliases object for every key with look-alike values, ready to paste into the configuration file. */
+function valueAliasNote(keys: readonly KeyFacts[]): string[] {
+  const entries = keys.flatMap((k): Array<[string, Record<string, string>]> => {
+    const groups = variantGroups(k.values);
+    return groups.length === 0 ? [] : [[k.key, valueAliasesFor(k, groups)]];
+  });
+  if (entries.length === 0) return [];
+  entries.sort((a, b) => a[0].localeCompare(b[0]));
+  const onlyCase = keys.every((k) => variantGroups(k.values).every((g) => new Set(g.map((v) => v.normalize('NFC').trim().toLowerCase())).size === 1));
+  return [
+    `To merge look-alike values into one group, add to the configuration file: ${JSON.stringify({ tag_value_aliases: Object.fromEntries(entries) })}` +
+      (onlyCase ? ' (or "tag_value_case": "lower", since they differ only in case and surrounding spaces)' : '') +
+      '. New collections use it at once; run `npm run cli -- recompute-rollups` to apply it to the history (docs/tags.md).',
+  ];
 }
 
 /** Keys that look like variants of each other (`cost-center`, `cost_center`): candidates for tag_aliases. */
@@ -191,6 +230,7 @@ export const tagHygieneReport: Report<TagHygieneParams> = defineReport({
         'Counts include every instance, GPU cluster and Kubernetes cluster (running or not); run-rates only the running ones. Kubernetes clusters carry no tags.',
         'Values look alike when they are equal ignoring case, whitespace, punctuation and symbols.',
         ...keyVariantNote(keys),
+        ...valueAliasNote(keys),
       ],
     };
   },

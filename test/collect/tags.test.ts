@@ -37,4 +37,16 @@ describe('tag columns of a resource row', () => {
     const preserve = testConfig({ tag_key_case: 'preserve', tag_aliases: {} });
     expect(tagColumns([{ key: 'Team', value: 'ml', read_only: false }], preserve).tags).toEqual({ Team: 'ml' });
   });
+
+  it('normalises values by the value rules of the normalised key, keeping the list as received', () => {
+    const rules = testConfig({ tag_value_case: 'lower', tag_value_aliases: { TEAM: { 'machine-learning': 'ml' } } });
+    const list = [
+      { key: 'Team', value: ' Machine-Learning ', read_only: false },
+      { key: 'env', value: 'PROD', read_only: false },
+    ];
+    const columns = tagColumns(list, rules);
+    expect(columns.tags).toEqual({ team: 'ml', env: 'prod' });
+    expect(columns.tagsOriginal).toEqual(list);
+    expect(tagColumns(list, config).tags).toEqual({ team: 'Machine-Learning', env: 'PROD' });
+  });
 });

@@ -9,6 +9,7 @@ import {
   describeConfig,
   loadConfig,
   normaliseTagKey,
+  normaliseTagValue,
   scopesFromManifest,
 } from '../../src/config.js';
 
@@ -73,6 +74,9 @@ describe('loadConfig defaults', () => {
       schedules: DEFAULT_SCHEDULES,
       tagAliases: {},
       tagKeyCase: 'lower',
+      tagValueCase: 'preserve',
+      tagValueAliases: {},
+      focus: { billingAccountId: 'default', billingAccountName: 'default', providerName: 'Cloud provider', publisherName: 'Cloud provider', invoiceIssuerName: 'Cloud provider' },
       client: { timeoutMs: 30_000, maxConcurrency: 8, maxRetries: 4 },
       collectOnStart: true,
       // Users, sign-in and actions (issue 5; detailed in actions.test.ts).
@@ -377,6 +381,81 @@ describe('normaliseTagKey', () => {
     expect(normaliseTagKey('hasOwnProperty', config)).toBe('hasownproperty');
     expect(normaliseTagKey('__proto__', config)).toBe('__proto__');
     expect(normaliseTagKey('toString', config)).toBe('tostring');
+  });
+});
+
+describe('tag value rules (tag_value_case, tag_value_aliases)', () => {
+  it('keeps the case of values by default, trimmed and NFC-normalised', () => {
+    const config = load({}, {});
+    expect(['ML', ' ml ', 'cafe\u0301'].map((v) => normaliseTagValue('team', v, config))).toEqual(['ML', 'ml', 'café']);
+  });
+
+  it('lower-cases values when asked to, so ML, ml and " Ml " are one value', () => {
+    const config = load({}, { tag_value_case: 'lower' });
+    expect(config.tagValueCase).toBe('lower');
+    expect(['ML', 'ml', ' Ml '].map((v) => normaliseTagValue('team', v, config))).toEqual(['ml', 'ml', 'ml']);
+  });
+
+  it('matches alias keys after key normalisation and alias values in the value case', () => {
+    const config = load(
+      {},
+      { tag_aliases: { équipe: 'team' }, tag_value_aliases: { Team: { ML: 'ml', 'Data-Eng': 'data-eng' }, 'équipe': { 'Machine Learning': 'ml' } } },
+    );
+    expect(config.tagValueAliases).toEqual({ team: { ML: 'ml', 'Data-Eng': 'data-eng', 'Machine Learning': 'ml' } });
+    expect(['ML', ' ML', 'ml', 'Ml', 'Data-Eng', 'Machine Learning'].map((v) => normaliseTagValue('team', v, config))).toEqual(['ml', 'ml', 'ml', 'Ml', 'data-eng', 'ml']);
+    // Other keys keep their values.
+    expect(normaliseTagValue('env', 'ML', config)).toBe('ML');
+    const lower = load({}, { tag_value_case: 'lower', tag_value_aliases: { team: { 'Machine-Learning': 'ML' } } });
+    expect(lower.tagValueAliases).toEqual({ team: { 'machine-learning': 'ml' } });
+    expect(normaliseTagValue('team', 'MACHINE-LEARNING', lower)).toBe('ml');
+  });
+
+  it('lists every bad value rule with its path', () => {
+    expect(
+      problemsOf(() =>
+        load({}, { tag_value_case: 'upper', tag_value_aliases: { team: { ML: 'ml', ml: 'machine-learning' }, env: { Prod: 'prod', ' Prod ': 'production' }, owner: 'x', cost: { a: '' } } }),
+      ),
+    ).toEqual([
+      { path: 'tag_value_case', message: 'must be "lower" or "preserve"' },
+      { path: 'tag_value_aliases.owner', message: expect.stringContaining('must map alias values to canonical values') },
+      { path: 'tag_value_aliases.cost.a', message: 'must not be empty' },
+    ]);
+    expect(problemsOf(() => load({}, { tag_value_aliases: { team: { ML: 'ml', ml: 'machine-learning' } } }))).toEqual([
+      { path: 'tag_value_aliases.team.ML', message: 'maps to "ml", which is itself an alias of "machine-learning"; map straight to the canonical value' },
+    ]);
+    // Under lower case, Prod and PROD are one alias: it cannot map to two values.
+    expect(problemsOf(() => load({}, { tag_value_case: 'lower', tag_value_aliases: { Env: { Prod: 'prod' }, env: { PROD: 'production' } } }))).toEqual([
+      { path: 'tag_value_aliases.env.PROD', message: 'maps to "production" but tag_value_aliases.Env.Prod is the same value of tag key "env" (after normalisation) and maps to "prod"' },
+    ]);
+  });
+
+  it('is not fooled by keys that look like object internals', () => {
+    const config = load({}, { tag_value_aliases: { constructor: { hasOwnProperty: 'x' } } });
+    expect(normaliseTagValue('constructor', 'hasOwnProperty', config)).toBe('x');
+    expect(normaliseTagValue('constructor', 'toString', config)).toBe('toString');
+    expect(normaliseTagValue('team', 'constructor', config)).toBe('constructor');
+    expect(normaliseTagValue('team', '__proto__', config)).toBe('__proto__');
+  });
+});
+
+describe('focus settings', () => {
+  it('defaults every name, publisher and invoice issuer to the provider', () => {
+    expect(load({}, { focus: { provider_name: 'Acme Cloud', billing_account_id: 'acc-42' } }).focus).toEqual({
+      billingAccountId: 'acc-42',
+      billingAccountName: 'acc-42',
+      providerName: 'Acme Cloud',
+      publisherName: 'Acme Cloud',
+      invoiceIssuerName: 'Acme Cloud',
+    });
+    const all = { billing_account_id: 'a', billing_account_name: 'b', provider_name: 'c', publisher_name: 'd', invoice_issuer_name: 'e' };
+    expect(load({}, { focus: all }).focus).toEqual({ billingAccountId: 'a', billingAccountName: 'b', providerName: 'c', publisherName: 'd', invoiceIssuerName: 'e' });
+  });
+
+  it('rejects unknown or empty names', () => {
+    expect(problemsOf(() => load({}, { focus: { provider: 'x', billing_account_id: ' ' } }))).toEqual([
+      { path: 'focus.billing_account_id', message: 'must not be empty' },
+      { path: 'focus.provider', message: 'is not a known setting' },
+    ]);
   });
 });
 

@@ -441,9 +441,15 @@ describe.each(testDatabases())('reports on $name', ({ open }) => {
       expect(focusPick(out.rows)).toEqual(COST_ROWS);
       const i1 = out.rows[2]!;
       expect(i1).toMatchObject({
-        ChargePeriodStart: '2025-03-10T00:00:00.000Z',
-        ChargePeriodEnd: '2025-03-11T00:00:00.000Z',
-        BillingPeriodStart: '2025-03-01T00:00:00.000Z',
+        ChargePeriodStart: '2025-03-10T00:00:00Z',
+        ChargePeriodEnd: '2025-03-11T00:00:00Z',
+        BillingPeriodStart: '2025-03-01T00:00:00Z',
+        BillingPeriodEnd: '2025-04-01T00:00:00Z',
+        ChargeClass: null,
+        ServiceCategory: 'Compute',
+        ServiceSubcategory: 'Virtual Machines',
+        BillingAccountId: 'default',
+        ProviderName: 'Cloud provider',
         ChargeCategory: 'Usage',
         PricingUnit: 'Hours',
         ServiceName: 'GPU Instances',

@@ -1,0 +1,155 @@
+/**
+ * Re-applies the current tag rules (key case and aliases, value case and aliases) to the history:
+ * the stored tags of every kept priced snapshot are re-derived from the tags as received
+ * (`tags_original`, never changed), then the snapshot's cost rollups are rebuilt; finally the
+ * daily costs of sealed days (whose detail retention has thinned) have their tag values merged by
+ * the value rules. See docs/tags.md.
+ *
+ * Safety: one transaction per snapshot (its tags and its rollups change together or not at all),
+ * in ascending id order, and everything is idempotent: an interrupted run is finished by running
+ * it again. The sealed-day merge is one transaction.
+ */
+import { normaliseTagValue, type TagRules } from '../config.js';
+import type { Database, Queryable } from '../db/connection.js';
+import { computeCostRollups, PRICED_KINDS, TAG_DIMENSION_PREFIX } from '../db/cost-model.js';
+import { UNTAGGED, type OriginalTag } from '../db/schema.js';
+import { retagColumns } from './tags.js';
+
+/** Tag-bearing resource tables per priced kind, with their primary key after snapshot_id (trusted constants). */
+const TAGGED_TABLES: Record<string, ReadonlyArray<{ table: string; keys: readonly string[] }>> = {
+  instance: [{ table: 'instances', keys: ['instance_id'] }],
+  cluster: [
+    { table: 'gpu_clusters', keys: ['cluster_id'] },
+    { table: 'gpu_cluster_servers', keys: ['cluster_id', 'server_id'] },
+  ],
+  k8s_price: [],
+};
+
+const UPDATE_BATCH = 5_000;
+
+export interface RecomputeFailure {
+  snapshotId: number;
+  message: string;
+}
+
+export interface RecomputeSummary {
+  /** Priced snapshots whose rollups were rebuilt. */
+  snapshots: number;
+  /** Resource rows whose stored tags changed under the current rules. */
+  retaggedRows: number;
+  /** Sealed-day cost_daily rows whose tag value changed (merged into the canonical value's row). */
+  mergedDailyRows: number;
+  failures: RecomputeFailure[];
+}
+
+export interface RecomputeOptions {
+  /** Called after each snapshot (done or failed), for progress output. */
+  onSnapshot?: (done: number, total: number) => void;
+}
+
+export async function recomputeRollups(db: Database, rules: TagRules, options: RecomputeOptions = {}): Promise<RecomputeSummary> {
+  const snapshots = await db.query<{ id: number; kind: string }>(
+    'select id, kind from snapshots where complete and kind = any($1::text[]) order by id',
+    [PRICED_KINDS],
+  );
+  const summary: RecomputeSummary = { snapshots: 0, retaggedRows: 0, mergedDailyRows: 0, failures: [] };
+  for (const [i, snapshot] of snapshots.entries()) {
+    try {
+      summary.retaggedRows += await db.transaction(async (tx) => {
+        let changed = 0;
+        for (const spec of TAGGED_TABLES[snapshot.kind] ?? []) changed += await retagTable(tx, spec, snapshot.id, rules);
+        await computeCostRollups(tx, snapshot.id);
+        return changed;
+      });
+      summary.snapshots++;
+    } catch (error) {
+      summary.failures.push({ snapshotId: snapshot.id, message: (error as Error).message });
+    }
+    options.onSnapshot?.(i + 1, snapshots.length);
+  }
+  summary.mergedDailyRows = await mergeSealedDailyValues(db, rules);
+  return summary;
+}
+
+/** Re-derives `tags` and `tags_read_only` of one table's rows of a snapshot; returns the rows changed. */
+async function retagTable(tx: Queryable, spec: { table: string; keys: readonly string[] }, snapshotId: number, rules: TagRules): Promise<number> {
+  const rows = await tx.query<Record<string, unknown> & { tags: Record<string, string>; tags_read_only: string[]; tags_original: OriginalTag[] }>(
+    `select ${spec.keys.join(', ')}, tags, tags_read_only, tags_original from ${spec.table} where snapshot_id = $1`,
+    [snapshotId],
+  );
+  const changed: Array<{ keys: string[]; tags: string; readOnly: string }> = [];
+  for (const row of rows) {
+    const next = retagColumns(row.tags_original ?? [], rules);
+    if (sameTags(row.tags, next.tags) && sameList(row.tags_read_only, next.tagsReadOnly)) continue;
+    changed.push({ keys: spec.keys.map((k) => String(row[k])), tags: JSON.stringify(next.tags), readOnly: JSON.stringify(next.tagsReadOnly) });
+  }
+  for (let start = 0; start < changed.length; start += UPDATE_BATCH) {
+    const batch = changed.slice(start, start + UPDATE_BATCH);
+    const n = spec.keys.length;
+    await tx.execute(
+      `update ${spec.table} t set tags = u.tags::jsonb,
+         tags_read_only = array(select jsonb_array_elements_text(u.read_only::jsonb))
+       from unnest(${spec.keys.map((_, i) => `$${i + 2}::text[]`).join(', ')}, $${n + 2}::text[], $${n + 3}::text[])
+         as u(${spec.keys.map((_, i) => `k${i}`).join(', ')}, tags, read_only)
+       where t.snapshot_id = $1 and ${spec.keys.map((k, i) => `t.${k} = u.k${i}`).join(' and ')}`,
+      [snapshotId, ...spec.keys.map((_, i) => batch.map((c) => c.keys[i])), batch.map((c) => c.tags), batch.map((c) => c.readOnly)],
+    );
+  }
+  return changed.length;
+}
+
+function sameTags(a: Record<string, string> | null, b: Record<string, string>): boolean {
+  const x = Object.entries(a ?? {}).sort(([k], [l]) => (k < l ? -1 : k > l ? 1 : 0));
+  const y = Object.entries(b).sort(([k], [l]) => (k < l ? -1 : k > l ? 1 : 0));
+  return JSON.stringify(x) === JSON.stringify(y);
+}
+
+function sameList(a: readonly string[] | null, b: readonly string[]): boolean {
+  return JSON.stringify([...(a ?? [])].sort()) === JSON.stringify([...b].sort());
+}
+
+/**
+ * Sealed days keep only their daily totals, so their tag values are mapped through the value rules
+ * and rows that now share a group are added together (exact: each resource has one value per key).
+ * Values merge, never split: a rule removed later cannot separate what was merged. Key rules are
+ * not applied here (a resource may carry two keys that now mean one, which daily totals cannot tell).
+ */
+async function mergeSealedDailyValues(db: Database, rules: TagRules): Promise<number> {
+  const groups = await db.query<{ dimension: string; group_value: string }>(
+    `select distinct dimension, group_value from cost_daily
+     where dimension like 'tag:%' and group_value <> $1 and day in (select day from cost_daily_sealed_days)`,
+    [UNTAGGED],
+  );
+  const moves = groups.flatMap((g) => {
+    const next = normaliseTagValue(g.dimension.slice(TAG_DIMENSION_PREFIX.length), g.group_value, rules);
+    return next === g.group_value ? [] : [{ ...g, next }];
+  });
+  if (moves.length === 0) return 0;
+  return db.transaction(async (tx) => {
+    const moved = await tx.query<{ n: number }>(
+      `with m as (select * from unnest($1::text[], $2::text[], $3::text[]) as m(dimension, old_value, new_value)),
+       moved as (
+         delete from cost_daily d using m
+         where d.dimension = m.dimension and d.group_value = m.old_value and d.day in (select day from cost_daily_sealed_days)
+         returning d.*, m.new_value
+       ),
+       merged as (
+         insert into cost_daily as c (day, kind, scope_key, project_id, region_id, dimension, group_value, currency,
+           cost, resource_hours, unpriced_resource_hours, max_resource_count, computed_at)
+         select day, kind, scope_key, max(project_id), max(region_id), dimension, new_value, currency,
+           sum(cost), sum(resource_hours), sum(unpriced_resource_hours), sum(max_resource_count), now()
+         from moved group by day, kind, scope_key, dimension, new_value, currency
+         on conflict on constraint cost_daily_group_uq do update set
+           cost = c.cost + excluded.cost,
+           resource_hours = c.resource_hours + excluded.resource_hours,
+           unpriced_resource_hours = c.unpriced_resource_hours + excluded.unpriced_resource_hours,
+           max_resource_count = c.max_resource_count + excluded.max_resource_count,
+           computed_at = now()
+         returning 1
+       )
+       select (select count(*) from moved)::int as n`,
+      [moves.map((m) => m.dimension), moves.map((m) => m.group_value), moves.map((m) => m.next)],
+    );
+    return moved[0]?.n ?? 0;
+  });
+}
