@@ -96,7 +96,7 @@ function originOf(text: string): string | null {
 export function sameOriginWrites(publicUrl: string | null): RequestHandler {
   return (req: Request, _res: Response, next: NextFunction) => {
     if (SAFE_METHODS.has(req.method)) return next();
-    const expected = [publicUrl, originOf(`${req.protocol}://${req.host}`)].filter((o): o is string => o !== null);
+    const expected = [publicUrl, req.host ? originOf(`${req.protocol}://${req.host}`) : null].filter((o): o is string => o !== null);
     const refuse = (why: string) =>
       next(
         new ClientError(
