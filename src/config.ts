@@ -13,6 +13,7 @@ import cron from 'node-cron';
 import { z } from 'zod';
 import { redactDatabaseUrl } from './db/url.js';
 import { parseAddressRule } from './auth/addresses.js';
+import { accountKey } from './auth/identity.js';
 import { parsePasswordHash } from './auth/password.js';
 import { ROLES, type Role } from './auth/roles.js';
 
@@ -137,9 +138,36 @@ export interface AuthSettings {
   /** CLOUDTALLY_SESSION_SECRET: signs cookies and CSRF tokens; required when users are configured. */
   sessionSecret: string | null;
   sessionTtlHours: number;
-  /** Failed logins allowed per window, per user name and per client address (in-memory sliding window). */
-  loginRateLimit: { maxFailuresPerUser: number; maxFailuresPerIp: number; windowMinutes: number };
+  /** Backoff after failed sign-ins, per (account, client address) and per client address (src/auth/rate-limit.ts). */
+  loginThrottle: LoginThrottleSettings;
   proxy: ProxyAuthSettings | null;
+}
+
+export interface LoginThrottleSettings {
+  /** Failures for one account from one client address before delays start. */
+  freeFailuresPerAccount: number;
+  /** Failures from one client address (any accounts) before delays start. */
+  freeFailuresPerAddress: number;
+  /** The first delay; each further failure doubles it, up to maxDelaySeconds. */
+  firstDelaySeconds: number;
+  maxDelaySeconds: number;
+  /** A counter is forgotten after this long without a failure (longer than maxDelaySeconds). */
+  forgetAfterHours: number;
+}
+
+/** How the app is reached: the public URL and the reverse proxies in front of it. */
+export interface WebSettings {
+  /**
+   * CLOUDTALLY_PUBLIC_URL as an origin (`https://cloudtally.example.com`), or null. When https:
+   * Secure `__Host-` cookies and HSTS. Browsers' state-changing requests must come from this
+   * origin or the request's own.
+   */
+  publicUrl: string | null;
+  /**
+   * Reverse proxies whose X-Forwarded-For / -Proto / -Host are believed (IPs, CIDRs):
+   * CLOUDTALLY_TRUSTED_PROXIES plus auth.proxy.trusted_addresses. Empty: those headers are ignored.
+   */
+  trustedProxies: string[];
 }
 
 export interface IdleRulesSettings {
@@ -180,6 +208,7 @@ interface ConfigShape {
   cloud: CloudConfig;
   database: DatabaseSettings;
   server: { host: string; port: number };
+  web: WebSettings;
   logLevel: LogLevel;
   /** Snapshots older than this are pruned (cost_daily is kept). */
   retentionDays: number;
@@ -339,6 +368,8 @@ const EnvSchema = z.object({
   CLOUDTALLY_METRICS_TOKEN: envString(),
   CLOUDTALLY_SESSION_SECRET: envString(),
   CLOUDTALLY_WEBHOOK_URL: envHttpUrl(),
+  CLOUDTALLY_PUBLIC_URL: envString(),
+  CLOUDTALLY_TRUSTED_PROXIES: envString(),
 });
 type Env = z.infer<typeof EnvSchema>;
 
@@ -417,15 +448,29 @@ const ProxySchema = z.strictObject({
   default_role: roleSchema.nullable().default(null),
 });
 
+const LoginThrottleSchema = z
+  .strictObject({
+    free_failures_per_account: z.int().min(1).max(1000).default(5),
+    free_failures_per_address: z.int().min(1).max(10_000).default(20),
+    first_delay_seconds: z.number().positive().max(60).default(1),
+    max_delay_seconds: z.number().positive().max(24 * 3600).default(900),
+    forget_after_hours: z.number().positive().max(24 * 30).default(24),
+  })
+  .superRefine((t, ctx) => {
+    if (t.max_delay_seconds < t.first_delay_seconds) {
+      ctx.addIssue({ code: 'custom', path: ['max_delay_seconds'], message: 'must be at least first_delay_seconds' });
+    }
+    // Otherwise a client waiting out the longest delay would find its failures forgotten.
+    if (t.forget_after_hours * 3600 <= t.max_delay_seconds) {
+      ctx.addIssue({ code: 'custom', path: ['forget_after_hours'], message: 'must be longer than max_delay_seconds' });
+    }
+  });
+
 const AuthSchema = z.strictObject({
   session_ttl_hours: z.number().positive().max(24 * 90).default(12),
-  login_rate_limit: z
-    .strictObject({
-      max_failures_per_user: z.int().min(1).max(1000).default(5),
-      max_failures_per_ip: z.int().min(1).max(10_000).default(20),
-      window_minutes: z.int().min(1).max(24 * 60).default(15),
-    })
-    .prefault({}),
+  login_throttle: LoginThrottleSchema.prefault({}),
+  /** Replaced by login_throttle: refused with a pointer (see actionSettings). */
+  login_rate_limit: z.unknown().optional(),
   proxy: ProxySchema.nullable().default(null),
 });
 
@@ -586,6 +631,7 @@ export function loadConfig(
 
   const metrics = metricsSettings(vars, invalid, problems);
   const actions = file ? actionSettings(file, vars, { tagAliases, tagKeyCase }, problems) : null;
+  const web = webSettings(vars, file?.auth.proxy?.trusted_addresses ?? [], problems);
 
   if (problems.length > 0 || !cloud || !file || !actions) {
     throw new ConfigError(problems);
@@ -597,6 +643,7 @@ export function loadConfig(
       ? { driver: 'pg', url: vars.DATABASE_URL }
       : { driver: 'pglite', dataDir: vars.CLOUDTALLY_DATA_DIR ?? './data' },
     server: { host: vars.HOST ?? '127.0.0.1', port: vars.PORT ?? 3000 },
+    web,
     logLevel: vars.LOG_LEVEL ?? 'info',
     retentionDays,
     retentionHourlyDays,
@@ -635,7 +682,7 @@ function actionSettings(
 ): ActionSettings {
   const seen = new Map<string, number>();
   file.users.forEach((user, i) => {
-    const key = user.name.normalize('NFC').toLowerCase();
+    const key = accountKey(user.name);
     const first = seen.get(key);
     if (first !== undefined) problems.push({ path: `users[${i}].name`, message: `repeats users[${first}] (names are compared case-insensitively)` });
     else seen.set(key, i);
@@ -659,18 +706,29 @@ function actionSettings(
     problems.push({ path: 'notifications.webhook_url', message: 'is required (or set CLOUDTALLY_WEBHOOK_URL); use "notifications": null for none' });
   }
 
+  if (file.auth.login_rate_limit !== undefined) {
+    problems.push({
+      path: 'auth.login_rate_limit',
+      message:
+        'was replaced by auth.login_throttle (growing delays per account and client address instead of a lock-out per user name; see docs/production.md, "Sign-in throttling")',
+    });
+  }
+
   const key = (k: string) => normaliseTagKey(k, tags);
   const rules = file.idle_rules;
   const proxy = file.auth.proxy;
+  const throttle = file.auth.login_throttle;
   return {
     users: file.users.map((u) => ({ name: u.name, role: u.role, passwordHash: u.password_hash })),
     auth: {
       sessionSecret: secret,
       sessionTtlHours: file.auth.session_ttl_hours,
-      loginRateLimit: {
-        maxFailuresPerUser: file.auth.login_rate_limit.max_failures_per_user,
-        maxFailuresPerIp: file.auth.login_rate_limit.max_failures_per_ip,
-        windowMinutes: file.auth.login_rate_limit.window_minutes,
+      loginThrottle: {
+        freeFailuresPerAccount: throttle.free_failures_per_account,
+        freeFailuresPerAddress: throttle.free_failures_per_address,
+        firstDelaySeconds: throttle.first_delay_seconds,
+        maxDelaySeconds: throttle.max_delay_seconds,
+        forgetAfterHours: throttle.forget_after_hours,
       },
       proxy: proxy
         ? {
@@ -700,6 +758,42 @@ function actionSettings(
     stopGraceHours: file.stop_grace_hours,
     ownerTagKey: key(file.owner_tag_key),
   };
+}
+
+/**
+ * CLOUDTALLY_PUBLIC_URL (an origin: http(s), no path, query, fragment or credentials) and the
+ * trusted reverse proxies (CLOUDTALLY_TRUSTED_PROXIES, comma- or space-separated, plus the
+ * sign-in proxy's addresses, which are proxies too).
+ */
+function webSettings(vars: Env, proxyAddresses: readonly string[], problems: ConfigProblem[]): WebSettings {
+  let publicUrl: string | null = null;
+  const text = vars.CLOUDTALLY_PUBLIC_URL;
+  if (text !== undefined) {
+    const problem = publicUrlProblem(text);
+    if (problem) problems.push({ path: 'CLOUDTALLY_PUBLIC_URL', message: problem });
+    else publicUrl = new URL(text).origin;
+  }
+  const listed = (vars.CLOUDTALLY_TRUSTED_PROXIES ?? '').split(/[\s,]+/).filter((t) => t !== '');
+  for (const entry of listed) {
+    const rule = parseAddressRule(entry);
+    if ('problem' in rule) problems.push({ path: 'CLOUDTALLY_TRUSTED_PROXIES', message: `${JSON.stringify(entry)} ${rule.problem}` });
+  }
+  return { publicUrl, trustedProxies: [...new Set([...listed, ...proxyAddresses.map((a) => a.trim())])] };
+}
+
+function publicUrlProblem(text: string): string | null {
+  const shape = 'must be the absolute http(s) address people open, without a path (e.g. https://cloudtally.example.com)';
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return shape;
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return shape;
+  if (url.username || url.password) return 'must not carry a user name or password';
+  if (url.search || url.hash || text.includes('?') || text.includes('#')) return 'must not have a query (?) or fragment (#)';
+  if (url.pathname !== '/') return 'must not have a path: cloudtally is served at the root of its host (its cookies use the __Host- prefix, which needs Path=/)';
+  return null;
 }
 
 /** Each variable parsed on its own, so one bad value does not hide the others' problems. */

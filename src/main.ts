@@ -28,6 +28,7 @@ import { startSimulator, type Simulator } from './simulator/index.js';
 import { createWebApp } from './web/app.js';
 import { createWebAuth } from './web/auth.js';
 import { answerClientErrors } from './web/client-errors.js';
+import { loopbackHostOnly, siteSettingsOf } from './web/site.js';
 import { createReportWarmer } from './web/warm-reports.js';
 
 export interface RunningService {
@@ -84,6 +85,7 @@ export async function startService(loaded: Config, logger: Logger, options: Star
     const dueStops = startDueStopsScheduler({ db: database, client: actionClient, config, logger });
 
     const secret = config.auth.sessionSecret ?? undefined;
+    const site = siteSettingsOf(config);
     const auth = createWebAuth({ config, db: database, logger, publicPaths: ['/healthz', '/readyz', '/metrics'] });
     const web = createWebApp({
       reports,
@@ -95,10 +97,13 @@ export async function startService(loaded: Config, logger: Logger, options: Star
       secret,
       auth,
       actions: { db: database, client: actionClient, config },
+      site,
     });
 
     const app = express();
     app.disable('x-powered-by');
+    // Local-only mode: loopback Host names only, health and metrics included (DNS rebinding).
+    if (site.localOnly) app.use(loopbackHostOnly());
     app.use(metrics.httpMiddleware());
     app.use(
       healthRouter({

@@ -2,7 +2,8 @@ import { BlockList, isIP } from 'node:net';
 
 /*
  * Client addresses: which ones are the configured reverse proxies, and which are loopback.
- * Always the TCP peer (`req.socket.remoteAddress`), never X-Forwarded-For, which anyone can send.
+ * Matched against the TCP peer (`req.socket.remoteAddress`), never X-Forwarded-For, which anyone
+ * can send; only Express's `trust proxy` (src/web/site.ts) reads that, from trusted proxies only.
  */
 
 export interface AddressRule {

@@ -8,3 +8,8 @@ export interface Identity {
   /** The login session's id (SHA-256 of its token) when via 'session'. */
   sessionId: string | null;
 }
+
+/** A user name as sign-in compares it: trimmed, NFC, lower case (so " VIEWER " is viewer). */
+export function accountKey(name: string): string {
+  return name.trim().normalize('NFC').toLowerCase();
+}

@@ -13,8 +13,10 @@ import { reportRoutes } from './report-routes.js';
 import { requestLogging } from './request-log.js';
 import type { WebDeps } from './types.js';
 import { refuseNulCharacters } from './text-input.js';
+import { loopbackHostOnly, PLAIN_SITE, sameOriginWrites, securedByHttps, trustProxy } from './site.js';
 
 export type { AuthLayoutView, DataStatus, CollectResult, WebAuth, WebDeps } from './types.js';
+export type { SiteSettings } from './site.js';
 
 /** The Content Security Policy: nothing inline, nothing from elsewhere. Chart.js works under it. */
 export const CSP_DIRECTIVES = {
@@ -37,7 +39,8 @@ export function createWebApp(deps: WebDeps): express.Express {
   const secret = deps.secret ?? randomBytes(32).toString('hex');
   // One key per use, derived from the one secret, so a token of one kind is never valid as another.
   const keyFor = (purpose: string) => createHmac('sha256', secret).update(purpose).digest('hex');
-  const secureCookies = deps.secureCookies ?? false;
+  const site = deps.site ?? PLAIN_SITE;
+  const secureCookies = securedByHttps(site.publicUrl);
   const auth = deps.auth;
   if (deps.actions && !auth) throw new Error('createWebApp: the action pages (deps.actions) need sign-in (deps.auth)');
   const csrf = createCsrfProtection({
@@ -58,14 +61,17 @@ export function createWebApp(deps: WebDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  // X-Forwarded-For / -Proto / -Host count only from the configured proxies (req.ip, req.protocol, req.host).
+  app.set('trust proxy', trustProxy(site.trustedProxies));
 
   app.use(requestLogging(deps.logger));
+  if (site.localOnly) app.use(loopbackHostOnly());
   app.use(
     helmet({
       // Exactly these directives: helmet's defaults add upgrade-insecure-requests, which breaks
       // a plain-HTTP deployment on a LAN address.
       contentSecurityPolicy: { useDefaults: false, directives: CSP_DIRECTIVES },
-      // HSTS only makes sense (and is only honoured) over HTTPS.
+      // HSTS only when the public URL is https (browsers ignore it over plain HTTP anyway).
       strictTransportSecurity: secureCookies,
       // Within the site only (helmet's default sends none): the stop confirmation returns to the
       // report a "Stop…" link was followed from. Other sites never see a URL.
@@ -82,6 +88,8 @@ export function createWebApp(deps: WebDeps): express.Express {
   // Browsers ask for /favicon.ico on pages without an icon link (a JSON answer opened in a tab).
   app.get('/favicon.ico', (_req, res) => res.redirect(301, '/static/favicon.svg'));
 
+  // Browsers' writes from other sites are refused before anything reads their body or cookies.
+  app.use(sameOriginWrites(site.publicUrl));
   app.use(cookieParser(keyFor('cookies')));
   app.use(express.urlencoded({ extended: false, limit: '32kb' }));
   app.use(refuseNulCharacters);

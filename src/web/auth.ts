@@ -2,12 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import { Eta } from 'eta';
 import { isLoopbackAddress, normaliseAddress } from '../auth/addresses.js';
-import type { Identity } from '../auth/identity.js';
+import { accountKey, type Identity } from '../auth/identity.js';
 import { authModeOf, LOCAL_ONLY_BANNER } from '../auth/mode.js';
 import { burnPasswordCheck, passwordCheckLimiter, verifyPassword } from '../auth/password.js';
 import { LimiterFullError, type Limiter } from '../limiter.js';
 import { createProxyIdentifier } from '../auth/proxy.js';
-import { SlidingWindowLimiter } from '../auth/rate-limit.js';
+import { LoginThrottle } from '../auth/rate-limit.js';
 import { permissionsOf, roleAtLeast, type Role } from '../auth/roles.js';
 import { SessionStore } from '../auth/sessions.js';
 import type { Config } from '../config.js';
@@ -17,6 +17,7 @@ import { ClientError } from './errors.js';
 import { viewsDir } from './paths.js';
 import type { AuthLayoutView, WebAuth, WebAuthKit } from './types.js';
 import { safeReturnPath } from './urls.js';
+import { cookieName, securedByHttps } from './site.js';
 
 declare module 'express-serve-static-core' {
   interface Locals {
@@ -26,12 +27,11 @@ declare module 'express-serve-static-core' {
 }
 
 export interface WebAuthDeps {
-  config: Pick<Config, 'users' | 'auth'>;
+  /** `web.publicUrl` decides the cookies: https gives Secure `__Host-` ones (as the app's). */
+  config: Pick<Config, 'users' | 'auth' | 'web'>;
   /** Where sessions live (table auth_sessions). */
   db: Queryable;
   logger: Logger;
-  /** Same as the app's: Secure cookies with the __Host- prefix (HTTPS only). */
-  secureCookies?: boolean;
   /** Paths served without sign-in besides /login (e.g. '/healthz', '/metrics'). Exact match or prefix ending in '/'. */
   publicPaths?: readonly string[];
   now?: () => Date;
@@ -59,24 +59,20 @@ export function createWebAuth(deps: WebAuthDeps): WebAuth {
   const { config, logger } = deps;
   const mode = authModeOf(config);
   const now = deps.now ?? (() => new Date());
-  const secure = deps.secureCookies ?? false;
-  const prefix = secure ? '__Host-' : '';
-  const sessionCookie = `${prefix}cloudtally.session`;
-  const browserCookie = `${prefix}cloudtally.anon`;
+  const secure = securedByHttps(config.web.publicUrl);
+  const sessionCookie = cookieName('cloudtally.session', secure);
+  const browserCookie = cookieName('cloudtally.anon', secure);
   const cookieOptions = { httpOnly: true, sameSite: 'lax' as const, secure, path: '/' };
   const ttlMs = config.auth.sessionTtlHours * 3_600_000;
   const sessions = new SessionStore(deps.db);
   const proxy = config.auth.proxy ? createProxyIdentifier(config.auth.proxy) : null;
-  const limits = config.auth.loginRateLimit;
-  const windowMs = limits.windowMinutes * 60_000;
-  const perUser = new SlidingWindowLimiter(limits.maxFailuresPerUser, windowMs);
-  const perIp = new SlidingWindowLimiter(limits.maxFailuresPerIp, windowMs);
-  const usersByName = new Map(config.users.map((u) => [u.name.normalize('NFC').toLowerCase(), u]));
+  const throttle = new LoginThrottle(config.auth.loginThrottle);
+  const usersByName = new Map(config.users.map((u) => [accountKey(u.name), u]));
   const publicPaths = ['/login', ...(deps.publicPaths ?? [])];
   const passwordChecks = deps.passwordChecks ?? passwordCheckLimiter();
   const eta = new Eta({ views: viewsDir, cache: true, autoEscape: true });
 
-  const userNamed = (name: string) => usersByName.get(name.normalize('NFC').toLowerCase()) ?? null;
+  const userNamed = (name: string) => usersByName.get(accountKey(name)) ?? null;
 
   const isPublic = (path: string) => publicPaths.some((p) => (p.endsWith('/') ? path.startsWith(p) : path === p));
 
@@ -197,15 +193,17 @@ export function createWebAuth(deps: WebAuthDeps): WebAuth {
       if (!mode.passwords) return loginPage(req, res, 400, { error: 'Password sign-in is not enabled here.', next: nextPath });
       if (!username || !password) return loginPage(req, res, 400, { error: 'Enter your user name and password.', username, next: nextPath });
 
-      const ip = normaliseAddress(req.socket.remoteAddress) ?? 'unknown';
-      const userKey = username.normalize('NFC').toLowerCase();
+      // The client: the TCP peer, or X-Forwarded-For's nearest untrusted hop when the peer is a
+      // configured proxy (the app's `trust proxy`). Failures count per (account, this address).
+      const ip = normaliseAddress(req.ip) ?? 'unknown';
+      const account = accountKey(username);
       const at = now().getTime();
-      const waitMs = Math.max(perIp.retryAfterMs(ip, at), perUser.retryAfterMs(userKey, at));
+      const waitMs = throttle.retryAfterMs(account, ip, at);
       if (waitMs > 0) {
-        const minutes = Math.ceil(waitMs / 60_000);
-        res.setHeader('Retry-After', String(Math.ceil(waitMs / 1000)));
-        res.locals.log.warn({ user: username, ip }, 'login refused: too many failed attempts');
-        return loginPage(req, res, 429, { error: `Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`, username, next: nextPath });
+        const seconds = Math.ceil(waitMs / 1000);
+        res.setHeader('Retry-After', String(seconds));
+        res.locals.log.warn({ user: username, ip, retryAfterS: seconds }, 'login refused: too many failed attempts, backing off');
+        return loginPage(req, res, 429, { error: `Too many failed sign-ins from your address. Try again in ${waitText(seconds)}.`, username, next: nextPath });
       }
 
       const user = userNamed(username);
@@ -224,12 +222,11 @@ export function createWebAuth(deps: WebAuthDeps): WebAuth {
         return loginPage(req, res, 503, { error: 'Too many sign-ins at once. Try again in a few seconds.', username, next: nextPath });
       }
       if (!user || !ok) {
-        perIp.record(ip, at);
-        perUser.record(userKey, at);
+        throttle.failed(account, ip, at);
         res.locals.log.warn({ user: username, ip }, 'login failed');
         return loginPage(req, res, 401, { error: 'Wrong user name or password.', username, next: nextPath });
       }
-      perUser.reset(userKey);
+      throttle.succeeded(account, ip);
       const previous = state.get(req)?.identity?.sessionId;
       if (previous) await sessions.delete(previous);
       const { token } = await sessions.create(user.name, ttlMs, now());
@@ -253,4 +250,11 @@ export function createWebAuth(deps: WebAuthDeps): WebAuth {
 
   logger.debug({ mode }, 'web sign-in configured');
   return { identify, csrfSessionIdentifier, routes, requireLogin, requireRole, layout };
+}
+
+/** `45 seconds`, `1 minute`, `15 minutes`: how long a throttled sign-in waits, for people. */
+function waitText(seconds: number): string {
+  if (seconds < 60) return `${seconds} second${seconds === 1 ? '' : 's'}`;
+  const minutes = Math.ceil(seconds / 60);
+  return `${minutes} minute${minutes === 1 ? '' : 's'}`;
 }

@@ -7,18 +7,23 @@ export interface Flash {
 }
 
 const FLASH_COOKIE = 'cloudtally.flash';
+/** Set over HTTPS (see site.ts cookieName); the reader looks for both. */
+const SECURE_FLASH_COOKIE = `__Host-${FLASH_COOKIE}`;
 
 export function setFlash(res: Response, flash: Flash, secure: boolean): void {
   // Signed so that nothing but this app can make a page show a message.
-  res.cookie(FLASH_COOKIE, JSON.stringify(flash), { signed: true, httpOnly: true, sameSite: 'lax', secure, path: '/', maxAge: 60_000 });
+  res.cookie(secure ? SECURE_FLASH_COOKIE : FLASH_COOKIE, JSON.stringify(flash), { signed: true, httpOnly: true, sameSite: 'lax', secure, path: '/', maxAge: 60_000 });
 }
 
 /** Reads and clears the flash message, if there is a valid one. */
 export function takeFlash(req: Request, res: Response): Flash | null {
-  const raw = (req.signedCookies as Record<string, unknown> | undefined)?.[FLASH_COOKIE];
-  const present = (req.cookies as Record<string, unknown> | undefined)?.[FLASH_COOKIE] !== undefined || raw !== undefined;
-  if (!present) return null;
-  res.clearCookie(FLASH_COOKIE, { path: '/' });
+  const signed = req.signedCookies as Record<string, unknown> | undefined;
+  const plain = req.cookies as Record<string, unknown> | undefined;
+  const name = [SECURE_FLASH_COOKIE, FLASH_COOKIE].find((n) => signed?.[n] !== undefined || plain?.[n] !== undefined);
+  if (!name) return null;
+  const raw = signed?.[name];
+  // A __Host- cookie is only replaced (here: expired) by one that is Secure too.
+  res.clearCookie(name, { path: '/', secure: name === SECURE_FLASH_COOKIE });
   if (typeof raw !== 'string') return null;
   try {
     const value = JSON.parse(raw) as Partial<Flash>;

@@ -1,6 +1,7 @@
 import type { Request, RequestHandler, Response, Router } from 'express';
 import type { Role } from '../auth/roles.js';
 import type { ActionPagesDeps } from './action-pages.js';
+import type { SiteSettings } from './site.js';
 import type { Logger } from '../logger.js';
 import type { ReportContext, ReportDefinition } from '../reports/report.js';
 
@@ -44,8 +45,12 @@ export interface WebDeps {
    * (tokens then stop working across restarts and between replicas: give one in production).
    */
   secret?: string;
-  /** Mark cookies Secure (and use the __Host- prefix): set when served over HTTPS. */
-  secureCookies?: boolean;
+  /**
+   * How the app is reached (src/web/site.ts): public URL (https: Secure `__Host-` cookies and
+   * HSTS), trusted proxies (Express's `trust proxy`), local-only mode (loopback Host only).
+   * Default: no public URL, no proxy, not local-only.
+   */
+  site?: SiteSettings;
   /**
    * What binds a CSRF token to its user. Defaults to an anonymous per-browser cookie id; the
    * login sessions (issue 5) should pass their session id here.

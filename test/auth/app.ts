@@ -13,6 +13,7 @@ import { idleReport } from '../../src/reports/idle.js';
 import { inventoryReport } from '../../src/reports/inventory.js';
 import { createWebApp } from '../../src/web/app.js';
 import { createWebAuth } from '../../src/web/auth.js';
+import { siteSettingsOf } from '../../src/web/site.js';
 import { SIM_NOW, testConfig } from '../actions/helpers.js';
 import { Jar } from '../helpers/cookies.js';
 
@@ -31,8 +32,8 @@ export function testUsers() {
 }
 
 /** A configuration with the three users (and whatever else the file gives). */
-export async function configWithUsers(file: Record<string, unknown> = {}): Promise<Config> {
-  return testConfig({ users: await testUsers(), ...file }, { CLOUDTALLY_SESSION_SECRET: SESSION_SECRET });
+export async function configWithUsers(file: Record<string, unknown> = {}, env: Record<string, string> = {}): Promise<Config> {
+  return testConfig({ users: await testUsers(), ...file }, { CLOUDTALLY_SESSION_SECRET: SESSION_SECRET, ...env });
 }
 
 export interface ActionsApp {
@@ -42,7 +43,7 @@ export interface ActionsApp {
 }
 
 /** The web app as main.ts wires it: idle, inventory, audit and scheduled-stops reports, sign-in and the stop pages. */
-export async function startActionsApp(options: { db: Database; config: Config; client: CloudClient; passwordChecks?: Limiter }): Promise<ActionsApp> {
+export async function startActionsApp(options: { db: Database; config: Config; client: CloudClient; passwordChecks?: Limiter; now?: () => Date }): Promise<ActionsApp> {
   const logger = createLogger({ level: 'silent' });
   const state: ActionsApp = { url: '', collectCalls: 0, close: async () => undefined };
   const { db, config, client } = options;
@@ -56,8 +57,9 @@ export async function startActionsApp(options: { db: Database; config: Config; c
       state.collectCalls++;
       return { runId: 7, status: 'running' };
     },
-    auth: createWebAuth({ config, db, logger, ...(options.passwordChecks ? { passwordChecks: options.passwordChecks } : {}) }),
+    auth: createWebAuth({ config, db, logger, ...(options.passwordChecks ? { passwordChecks: options.passwordChecks } : {}), ...(options.now ? { now: options.now } : {}) }),
     actions: { db, client, config, now: () => SIM_NOW, notify: { backoffMs: 5 } },
+    site: siteSettingsOf(config),
   });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));

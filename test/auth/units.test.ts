@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import {
   addressMatcher,
+  BackoffCounter,
+  LoginThrottle,
   createProxyIdentifier,
   hashPassword,
   isLoopbackHost,
   listenHostFor,
   ListenHostError,
   parsePasswordHash,
-  SlidingWindowLimiter,
   verifyPassword,
 } from '../../src/auth/index.js';
 import { testConfig } from '../actions/helpers.js';
@@ -34,27 +35,52 @@ describe('password hashes', () => {
   });
 });
 
-describe('login rate limiter (sliding window)', () => {
-  it('allows N events per window per key, then says how long to wait', () => {
-    const limiter = new SlidingWindowLimiter(3, 60_000);
-    const t0 = 1_000_000;
-    for (let i = 0; i < 3; i++) {
-      expect(limiter.retryAfterMs('alice', t0 + i * 1000)).toBe(0);
-      limiter.record('alice', t0 + i * 1000);
-    }
-    expect(limiter.retryAfterMs('alice', t0 + 5_000)).toBe(55_000);
-    expect(limiter.retryAfterMs('bob', t0 + 5_000)).toBe(0);
-    // The oldest failure leaves the window: one more try.
-    expect(limiter.retryAfterMs('alice', t0 + 60_001)).toBe(0);
-    limiter.reset('alice');
-    expect(limiter.retryAfterMs('alice', t0 + 5_000)).toBe(0);
+describe('login throttle (growing delays per account and address)', () => {
+  const settings = { freeFailuresPerAccount: 3, freeFailuresPerAddress: 10, firstDelaySeconds: 1, maxDelaySeconds: 8, forgetAfterHours: 1 };
+
+  it('lets N failures through, then doubles the wait after each failure up to the cap', () => {
+    const counter = new BackoffCounter({ freeFailures: 3, firstDelayMs: 1000, maxDelayMs: 8000, forgetAfterMs: 3_600_000 });
+    expect([0, 1, 2, 3, 4, 5, 6, 7, 100].map((n) => counter.delayAfter(n))).toEqual([0, 0, 0, 1000, 2000, 4000, 8000, 8000, 8000]);
+    let t = 1_000_000;
+    for (let i = 0; i < 3; i++) counter.record('k', t);
+    expect(counter.retryAfterMs('k', t)).toBe(1000);
+    expect(counter.retryAfterMs('k', t + 400)).toBe(600);
+    t += 1000;
+    expect(counter.retryAfterMs('k', t)).toBe(0);
+    counter.record('k', t);
+    expect(counter.retryAfterMs('k', t)).toBe(2000);
+    // Forgotten after an hour without a failure.
+    expect(counter.retryAfterMs('k', t + 3_600_000)).toBe(0);
+    counter.record('k', t + 3_600_000);
+    expect(counter.retryAfterMs('k', t + 3_600_000)).toBe(0);
+  });
+
+  it('counts an account per address: failures elsewhere never slow a new address down', () => {
+    const throttle = new LoginThrottle(settings);
+    const t = 5_000_000;
+    for (let i = 0; i < 6; i++) throttle.failed('adam', '203.0.113.9', t);
+    expect(throttle.retryAfterMs('adam', '203.0.113.9', t)).toBe(8000);
+    expect(throttle.retryAfterMs('adam', '198.51.100.7', t)).toBe(0);
+    expect(throttle.retryAfterMs('alice', '203.0.113.9', t)).toBe(0); // per address: 6 of 10 free
+    throttle.succeeded('adam', '198.51.100.7');
+    expect(throttle.retryAfterMs('adam', '203.0.113.9', t)).toBe(8000);
+  });
+
+  it('slows one address guessing across many accounts, and a success there does not reset that', () => {
+    const throttle = new LoginThrottle(settings);
+    const t = 5_000_000;
+    for (let i = 0; i < 10; i++) throttle.failed(`user-${i}`, '203.0.113.9', t);
+    expect(throttle.retryAfterMs('someone-new', '203.0.113.9', t)).toBe(1000);
+    throttle.succeeded('someone-new', '203.0.113.9');
+    expect(throttle.retryAfterMs('someone-new', '203.0.113.9', t)).toBe(1000);
+    expect(throttle.retryAfterMs('someone-new', '198.51.100.7', t)).toBe(0);
   });
 
   it('keeps memory bounded', () => {
-    const limiter = new SlidingWindowLimiter(1, 60_000, 100);
-    for (let i = 0; i < 1000; i++) limiter.record(`ip-${i}`, 1);
-    expect(limiter.retryAfterMs('ip-999', 2)).toBeGreaterThan(0);
-    expect(limiter.retryAfterMs('ip-0', 2)).toBe(0); // dropped, oldest first
+    const counter = new BackoffCounter({ freeFailures: 1, firstDelayMs: 60_000, maxDelayMs: 60_000, forgetAfterMs: 3_600_000 }, 100);
+    for (let i = 0; i < 1000; i++) counter.record(`ip-${i}`, 1);
+    expect(counter.retryAfterMs('ip-999', 2)).toBeGreaterThan(0);
+    expect(counter.retryAfterMs('ip-0', 2)).toBe(0); // dropped, least recently failed first
   });
 });
 

@@ -6,6 +6,7 @@ import type { Simulator } from '../../src/simulator/index.js';
 import { testDatabases } from '../helpers/databases.js';
 import { clientOf, runningVms, seedFromSimulator, startTestSimulator, testConfig } from '../actions/helpers.js';
 import { passwordCheckLimiter } from '../../src/auth/index.js';
+import { setCookies } from '../helpers/cookies.js';
 import { Browser, configWithUsers, PASSWORDS, startActionsApp, type ActionsApp } from './app.js';
 
 describe.each(testDatabases())('sign-in and roles on $name', ({ open }) => {
@@ -19,7 +20,7 @@ describe.each(testDatabases())('sign-in and roles on $name', ({ open }) => {
   beforeAll(async () => {
     [db, sim] = await Promise.all([open(), startTestSimulator()]);
     client = clientOf(sim);
-    const config = await configWithUsers({ auth: { login_rate_limit: { max_failures_per_user: 50, max_failures_per_ip: 100 } } });
+    const config = await configWithUsers({ auth: { login_throttle: { free_failures_per_account: 50, free_failures_per_address: 100 } } });
     await seedFromSimulator(db, sim, config);
     app = await startActionsApp({ db, config, client, passwordChecks });
   });
@@ -67,6 +68,12 @@ describe.each(testDatabases())('sign-in and roles on $name', ({ open }) => {
     expect(session).toMatch(/HttpOnly/i);
     expect(session).toMatch(/SameSite=Lax/i);
     expect(session).toMatch(/Max-Age=43200/);
+    // Plain HTTP (no https CLOUDTALLY_PUBLIC_URL): no Secure, no __Host- prefix, no HSTS.
+    for (const cookie of setCookies(ok.headers['set-cookie'])) {
+      expect(cookie.name).not.toMatch(/^__Host-/);
+      expect(cookie.attributes.secure, cookie.name).toBeUndefined();
+    }
+    expect(ok.headers['strict-transport-security']).toBeUndefined();
     const page = await b.get('/reports/audit');
     expect(page.status).toBe(200);
     expect(page.body).toContain('Signed in as <strong>olivia</strong> (operator)');
@@ -160,6 +167,41 @@ describe.each(testDatabases())('sign-in and roles on $name', ({ open }) => {
     expect((await operator.post('/actions/stop', fields, { csrf: other.token })).status).toBe(403);
     expect(await auditCount()).toBe(before);
     expect(stopPosts()).toEqual([]);
+  });
+
+  it('refuses a write sent by another site even with a valid CSRF token (403), and takes it from this one', async () => {
+    // adam (admin): the next test counts olivia's audit entries.
+    const operator = new Browser(app.url);
+    await operator.login('adam', PASSWORDS.adam);
+    await operator.get('/reports/idle');
+    const before = await auditCount();
+    sim.clearRequestLog();
+    const fields = { instance: twoRefs(), reason: 'from another site', confirm: 'yes' };
+    const token = operator.token;
+    const fromElsewhere: Array<Record<string, string>> = [
+      { origin: 'http://evil.example' },
+      { origin: 'null' },
+      { 'sec-fetch-site': 'cross-site' },
+      { origin: app.url.replace('127.0.0.1', 'localhost') }, // another origin, though the same machine
+    ];
+    for (const headers of fromElsewhere) {
+      const res = await operator.post('/actions/stop', fields, { csrf: token, headers });
+      expect(res.status, JSON.stringify(headers)).toBe(403);
+      expect(res.body).toContain('was sent by another site');
+    }
+    expect(await auditCount()).toBe(before);
+    expect(stopPosts()).toEqual([]);
+    // The login form too: another site cannot sign a browser in (login CSRF).
+    const b = new Browser(app.url);
+    await b.get('/login');
+    const crossLogin = await b.post('/login', { username: 'olivia', password: PASSWORDS.olivia }, { headers: { origin: 'https://evil.example' } });
+    expect(crossLogin.status).toBe(403);
+    expect(setCookies(crossLogin.headers['set-cookie']).map((c) => c.name)).not.toContain('cloudtally.session');
+
+    // From this site (what a browser sends on its own form): done.
+    const dry = await operator.post('/actions/stop', { ...fields, dry_run: 'on' }, { csrf: token, headers: { origin: app.url, 'sec-fetch-site': 'same-origin' } });
+    expect(dry.status).toBe(200);
+    expect(dry.body).toContain('Dry run: nothing was changed');
   });
 
   it('lets an operator confirm, dry-run and stop, and shows each result and the audit entries', async () => {
@@ -337,37 +379,145 @@ describe.each(testDatabases())('sign-in and roles on $name', ({ open }) => {
   });
 });
 
-describe.each(testDatabases())('login rate limit on $name', ({ open }) => {
+describe.each(testDatabases())('behind an HTTPS reverse proxy on $name', ({ open }) => {
+  const PUBLIC_URL = 'https://cloudtally.example.com';
   let db: Database;
   let app: ActionsApp;
   let sim: Simulator;
   let client: CloudClient;
+  let fromProxy: Agent;
+  // The sign-in clock: the throttle's delays pass when the test says so, not with real time.
+  let clock = Date.parse('2024-05-17T10:00:00Z');
 
   beforeAll(async () => {
     [db, sim] = await Promise.all([open(), startTestSimulator()]);
     client = clientOf(sim);
-    const config = await configWithUsers({ auth: { login_rate_limit: { max_failures_per_user: 3, max_failures_per_ip: 6, window_minutes: 15 } } });
-    app = await startActionsApp({ db, config, client });
+    const config = await configWithUsers(
+      { auth: { login_throttle: { free_failures_per_account: 3, free_failures_per_address: 8, first_delay_seconds: 1, max_delay_seconds: 8, forget_after_hours: 1 } } },
+      { CLOUDTALLY_PUBLIC_URL: PUBLIC_URL, CLOUDTALLY_TRUSTED_PROXIES: '127.0.0.2' },
+    );
+    app = await startActionsApp({ db, config, client, now: () => new Date(clock) });
+    // The proxy: connections from 127.0.0.2; everything from 127.0.0.1 is a client straight in.
+    fromProxy = new Agent({ localAddress: '127.0.0.2' });
   });
   afterAll(async () => {
+    await fromProxy?.close();
     await app?.close();
     await client?.close();
     await Promise.all([db?.close(), sim?.close()]);
   });
 
-  it('answers 429 after N wrong passwords for a user, then for the whole address', async () => {
-    const b = new Browser(app.url);
-    for (let i = 0; i < 3; i++) expect((await b.login('alice', `wrong-${i}`)).status).toBe(401);
-    const limited = await b.login('alice', PASSWORDS.alice); // even the right password now
-    expect(limited.status).toBe(429);
-    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(800);
-    expect(limited.body).toContain('Too many failed sign-ins. Try again in 15 minutes.');
+  /** A browser behind the proxy, at client address `ip` (the proxy's X-Forwarded-For). */
+  const viaProxy = (ip: string, headers: Record<string, string> = {}) => new Browser(app.url, { 'x-forwarded-for': ip, ...headers }, fromProxy);
 
-    // Another user from the same address is still let in (per-user limit)...
-    expect((await new Browser(app.url).login('olivia', PASSWORDS.olivia)).status).toBe(303);
-    // ...until the address itself has failed too often.
-    for (let i = 0; i < 3; i++) expect((await b.login(`nobody-${i}`, 'x')).status).toBe(401);
-    expect((await new Browser(app.url).login('adam', PASSWORDS.adam)).status).toBe(429);
+  it('sends only Secure __Host- cookies (Path=/, no Domain) and HSTS, and they work', async () => {
+    const b = viaProxy('192.0.2.30');
+    const page = await b.get('/login');
+    expect(page.headers['strict-transport-security']).toMatch(/^max-age=\d{7,}/);
+    const ok = await b.post('/login', { username: 'adam', password: PASSWORDS.adam, next: '/reports/idle' });
+    expect(ok.status).toBe(303);
+    const cookies = [...setCookies(page.headers['set-cookie']), ...setCookies(ok.headers['set-cookie'])];
+    expect(cookies.map((c) => c.name)).toEqual(expect.arrayContaining(['__Host-cloudtally.anon', '__Host-cloudtally.csrf', '__Host-cloudtally.session']));
+    for (const cookie of cookies) {
+      expect(cookie.name).toMatch(/^__Host-/);
+      expect(cookie.attributes, cookie.name).toMatchObject({ secure: true, httponly: true, path: '/', samesite: 'Lax' });
+      expect(cookie.attributes.domain, cookie.name).toBeUndefined();
+    }
+    const reports = await b.get('/reports/idle');
+    expect(reports.status).toBe(200);
+    expect(reports.body).toContain('Signed in as <strong>adam</strong> (admin)');
+
+    // The one-time message after "Collect now" follows the same rule, and shows once.
+    const collected = await b.post('/actions/collect', { return_to: '/reports/idle' });
+    expect(collected.status).toBe(303);
+    const flash = setCookies(collected.headers['set-cookie']).find((c) => c.name.endsWith('cloudtally.flash'))!;
+    expect(flash.name).toBe('__Host-cloudtally.flash');
+    expect(flash.attributes).toMatchObject({ secure: true, path: '/' });
+    const shown = await b.get('/reports/idle');
+    expect(shown.body).toContain('Collection started: run 7 (running).');
+    expect(setCookies(shown.headers['set-cookie']).find((c) => c.name === '__Host-cloudtally.flash')?.attributes.secure).toBe(true);
+    expect((await b.get('/reports/idle')).body).not.toContain('Collection started');
+  });
+
+  it('takes writes from the public URL and from the origin the trusted proxy forwards, not from elsewhere', async () => {
+    const direct = new Browser(app.url);
+    expect((await direct.login('adam', PASSWORDS.adam)).status).toBe(303);
+    await direct.get('/reports/idle');
+    const calls = app.collectCalls;
+    const collect = (b: Browser, headers: Record<string, string>) => b.post('/actions/collect', { return_to: '/' }, { headers });
+    expect((await collect(direct, { origin: PUBLIC_URL })).status).toBe(303);
+    expect((await collect(direct, { origin: 'https://evil.example' })).status).toBe(403);
+    expect((await collect(direct, { origin: 'http://cloudtally.example.com' })).status).toBe(403);
+
+    // The request's own origin is what the trusted proxy says (X-Forwarded-Proto and -Host)...
+    const forwarded = { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'tally.internal.example' };
+    const proxied = viaProxy('192.0.2.40', forwarded);
+    expect((await proxied.login('adam', PASSWORDS.adam)).status).toBe(303);
+    await proxied.get('/reports/idle');
+    expect((await collect(proxied, { origin: 'https://tally.internal.example' })).status).toBe(303);
+    // ...and nobody else's say-so counts.
+    expect((await collect(direct, { ...forwarded, origin: 'https://tally.internal.example' })).status).toBe(403);
+    expect(app.collectCalls).toBe(calls + 2);
+  });
+
+  it('keeps an attacker failing for an account from stopping its owner, who signs in from another address', async () => {
+    const attacker = viaProxy('203.0.113.9');
+    // " ADAM " and "Adam" are the same account as "adam".
+    for (const name of ['adam', ' ADAM ', 'Adam']) expect((await attacker.login(name, `guess-${name}`)).status).toBe(401);
+    const slowed = await attacker.login('adam', 'guess-4');
+    expect(slowed.status).toBe(429);
+    expect(slowed.headers['retry-after']).toBe('1');
+    expect(slowed.body).toContain('Too many failed sign-ins from your address. Try again in 1 second.');
+    // Even the right password waits at that address; a forged X-Forwarded-For hop changes nothing:
+    // the proxy appended the real client, the nearest untrusted hop.
+    expect((await attacker.login('adam', PASSWORDS.adam)).status).toBe(429);
+    expect((await viaProxy('10.9.9.9, 203.0.113.9').login('adam', PASSWORDS.adam)).status).toBe(429);
+
+    const owner = viaProxy('198.51.100.7');
+    expect((await owner.login('adam', PASSWORDS.adam)).status).toBe(303);
+    expect((await owner.get('/reports/idle')).body).toContain('Signed in as <strong>adam</strong> (admin)');
+  });
+
+  it('backs off more after each further failure (429, Retry-After doubling to the cap), and a success ends it', async () => {
+    const b = viaProxy('192.0.2.10');
+    for (let i = 0; i < 3; i++) expect((await b.login('alice', `wrong-${i}`)).status).toBe(401);
+    const waits: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const refused = await b.login('alice', PASSWORDS.alice);
+      expect(refused.status).toBe(429);
+      waits.push(String(refused.headers['retry-after']));
+      clock += Number(refused.headers['retry-after']) * 1000;
+      expect((await b.login('alice', `wrong-again-${i}`)).status).toBe(401);
+    }
+    expect(waits).toEqual(['1', '2', '4', '8', '8']);
+    const last = await b.login('alice', PASSWORDS.alice);
+    expect(last.status).toBe(429);
+    expect(last.body).toContain('Try again in 8 seconds.');
+    clock += 8_000;
+    expect((await b.login('alice', PASSWORDS.alice)).status).toBe(303);
+    // Reset: the next wrong password is one of three free ones again.
+    expect((await viaProxy('192.0.2.10').login('alice', 'typo')).status).toBe(401);
+  });
+
+  it('slows one address trying many accounts, and no other address', async () => {
+    const b = viaProxy('192.0.2.20');
+    for (let i = 0; i < 8; i++) expect((await b.login(`nobody-${i}`, 'x')).status).toBe(401);
+    const refused = await b.login('olivia', PASSWORDS.olivia);
+    expect(refused.status).toBe(429);
+    expect(refused.headers['retry-after']).toBe('1');
+    expect((await viaProxy('192.0.2.21').login('olivia', PASSWORDS.olivia)).status).toBe(303);
+  });
+
+  it('believes X-Forwarded-For only from the trusted proxy', async () => {
+    // Straight in from 127.0.0.1: a new X-Forwarded-For on every try is still the same client.
+    for (let i = 0; i < 3; i++) {
+      const direct = new Browser(app.url, { 'x-forwarded-for': `198.18.0.${i + 1}` });
+      expect((await direct.login('olivia', `wrong-${i}`)).status).toBe(401);
+    }
+    const spoofed = await new Browser(app.url, { 'x-forwarded-for': '198.18.0.99' }).login('olivia', PASSWORDS.olivia);
+    expect(spoofed.status).toBe(429);
+    // Through the proxy, 198.18.0.99 is a client of its own, with no failures.
+    expect((await viaProxy('198.18.0.99').login('olivia', PASSWORDS.olivia)).status).toBe(303);
   });
 });
 
@@ -461,5 +611,27 @@ describe.each(testDatabases())('local-only mode on $name', ({ open }) => {
       expect(page.body, path).toContain('Collect now');
     }
     expect((await b.get('/login')).status).toBe(303);
+  });
+
+  it('answers loopback Host names only (against DNS rebinding), with 421 and nothing done for any other', async () => {
+    const port = new URL(app.url).port;
+    for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, `LOCALHOST:${port}`, 'localhost']) {
+      const page = await new Browser(app.url, { host }).get('/reports/idle');
+      expect(page.status, host).toBe(200);
+    }
+    for (const host of [`evil.example:${port}`, 'evil.example', `localhost.evil.example:${port}`, `127.0.0.1.nip.io:${port}`, `[::2]:${port}`]) {
+      const page = await new Browser(app.url, { host }).get('/reports/idle');
+      expect(page.status, host).toBe(421);
+      expect(page.body, host).toContain('local-only mode');
+    }
+    // A page that rebound its own name to 127.0.0.1 gets nowhere, even holding a valid token.
+    const b = new Browser(app.url);
+    await b.get('/reports/idle');
+    const audit = await db.query('select id from audit_log');
+    sim.clearRequestLog();
+    const stop = await b.post('/actions/stop', { instance: '1:1:x', reason: 'rebinding', confirm: 'yes' }, { headers: { host: `rebind.evil.example:${port}`, origin: `http://rebind.evil.example:${port}` } });
+    expect(stop.status).toBe(421);
+    expect(await db.query('select id from audit_log')).toEqual(audit);
+    expect(sim.requestLog.filter((r) => r.method === 'POST')).toEqual([]);
   });
 });

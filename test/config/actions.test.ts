@@ -24,7 +24,7 @@ describe('users, sign-in and actions settings', () => {
   it('has sensible defaults: no users (local-only), idle rules on, no webhook, 24 h grace, owner tag "owner"', () => {
     const config = loadConfig({});
     expect(config.users).toEqual([]);
-    expect(config.auth).toEqual({ sessionSecret: null, sessionTtlHours: 12, loginRateLimit: { maxFailuresPerUser: 5, maxFailuresPerIp: 20, windowMinutes: 15 }, proxy: null });
+    expect(config.auth).toEqual({ sessionSecret: null, sessionTtlHours: 12, loginThrottle: { freeFailuresPerAccount: 5, freeFailuresPerAddress: 20, firstDelaySeconds: 1, maxDelaySeconds: 900, forgetAfterHours: 24 }, proxy: null });
     expect(config.idleRules).toEqual({
       noOwner: { enabled: true, minRunningDays: 30 },
       expired: { enabled: true, tagKey: 'expires' },
@@ -46,7 +46,7 @@ describe('users, sign-in and actions settings', () => {
         ],
         auth: {
           session_ttl_hours: 8,
-          login_rate_limit: { max_failures_per_user: 3 },
+          login_throttle: { free_failures_per_account: 3 },
           proxy: { header: 'X-Auth-Request-User', groups_header: 'X-Auth-Request-Groups', trusted_addresses: ['10.0.0.0/8', '::1'], role_map: { ops: 'operator' }, default_role: 'viewer' },
         },
         tag_aliases: { 'owner-email': 'owner', expiry: 'expires-at' },
@@ -69,7 +69,7 @@ describe('users, sign-in and actions settings', () => {
     expect(config.auth).toEqual({
       sessionSecret: SECRET,
       sessionTtlHours: 8,
-      loginRateLimit: { maxFailuresPerUser: 3, maxFailuresPerIp: 20, windowMinutes: 15 },
+      loginThrottle: { freeFailuresPerAccount: 3, freeFailuresPerAddress: 20, firstDelaySeconds: 1, maxDelaySeconds: 900, forgetAfterHours: 24 },
       proxy: { header: 'x-auth-request-user', groupsHeader: 'x-auth-request-groups', trustedAddresses: ['10.0.0.0/8', '::1'], roleMap: { ops: 'operator' }, defaultRole: 'viewer' },
     });
     // Tag keys go through the same case and aliases as the collected tags.

@@ -63,6 +63,7 @@ describe('loadConfig defaults', () => {
       cloud: { mode: 'simulator' },
       database: { driver: 'pglite', dataDir: './data' },
       server: { host: '127.0.0.1', port: 3000 },
+      web: { publicUrl: null, trustedProxies: [] },
       logLevel: 'info',
       retentionDays: 90,
       retentionHourlyDays: 7,
@@ -81,7 +82,7 @@ describe('loadConfig defaults', () => {
       collectOnStart: true,
       // Users, sign-in and actions (issue 5; detailed in actions.test.ts).
       users: [],
-      auth: { sessionSecret: null, sessionTtlHours: 12, loginRateLimit: { maxFailuresPerUser: 5, maxFailuresPerIp: 20, windowMinutes: 15 }, proxy: null },
+      auth: { sessionSecret: null, sessionTtlHours: 12, loginThrottle: { freeFailuresPerAccount: 5, freeFailuresPerAddress: 20, firstDelaySeconds: 1, maxDelaySeconds: 900, forgetAfterHours: 24 }, proxy: null },
       idleRules: expect.any(Object),
       notifications: null,
       stopGraceHours: 24,
@@ -330,6 +331,48 @@ describe('loadConfig problems', () => {
       expect(JSON.stringify(error.problems)).not.toContain(secret);
     }
     expect(error.problems.map((p) => p.path)).toEqual(expect.arrayContaining(['CLOUDTALLY_API_URL', 'DATABASE_URL', 'PORT', 'colour']));
+  });
+});
+
+describe('public URL, trusted proxies and sign-in throttling', () => {
+  it('keeps the public URL as an origin and merges the trusted proxies with the sign-in proxy', () => {
+    const config = load(
+      { CLOUDTALLY_PUBLIC_URL: ' HTTPS://CloudTally.Example.com:443/ ', CLOUDTALLY_TRUSTED_PROXIES: '10.0.0.5, 192.168.0.0/16 fd00::/8' },
+      { auth: { proxy: { header: 'x-user', trusted_addresses: ['10.0.0.5', '172.16.0.1'] } } },
+    );
+    expect(config.web).toEqual({ publicUrl: 'https://cloudtally.example.com', trustedProxies: ['10.0.0.5', '192.168.0.0/16', 'fd00::/8', '172.16.0.1'] });
+    expect(loadConfig({ CLOUDTALLY_PUBLIC_URL: 'http://10.1.2.3:8080' }).web.publicUrl).toBe('http://10.1.2.3:8080');
+  });
+
+  it('refuses a public URL that is not a bare http(s) origin, and a proxy that is not an address, each named', () => {
+    for (const [value, reason] of [
+      ['cloudtally.example.com', /absolute http\(s\) address/],
+      ['ftp://cloudtally.example.com', /absolute http\(s\) address/],
+      ['https://cloudtally.example.com/tally', /must not have a path/],
+      ['https://cloudtally.example.com/?x=1', /query/],
+      ['https://cloudtally.example.com/#top', /fragment/],
+      ['https://admin:pw@cloudtally.example.com', /user name or password/],
+    ] as const) {
+      const problems = problemsOf(() => loadConfig({ CLOUDTALLY_PUBLIC_URL: value }));
+      expect(problems, value).toEqual([{ path: 'CLOUDTALLY_PUBLIC_URL', message: expect.stringMatching(reason) }]);
+      expect(JSON.stringify(problems)).not.toContain('pw@');
+    }
+    expect(problemsOf(() => loadConfig({ CLOUDTALLY_TRUSTED_PROXIES: '10.0.0.1,proxy.internal,10.0.0.0/40' }))).toEqual([
+      { path: 'CLOUDTALLY_TRUSTED_PROXIES', message: expect.stringContaining('"proxy.internal" must be an IP address or a CIDR block') },
+      { path: 'CLOUDTALLY_TRUSTED_PROXIES', message: expect.stringContaining('"10.0.0.0/40" the prefix length must be 0 to 32') },
+    ]);
+  });
+
+  it('reads the throttle from auth.login_throttle, checks it, and points the old login_rate_limit at it', () => {
+    const config = load({}, { auth: { login_throttle: { free_failures_per_account: 3, max_delay_seconds: 60, forget_after_hours: 2 } } });
+    expect(config.auth.loginThrottle).toEqual({ freeFailuresPerAccount: 3, freeFailuresPerAddress: 20, firstDelaySeconds: 1, maxDelaySeconds: 60, forgetAfterHours: 2 });
+    expect(problemsOf(() => load({}, { auth: { login_throttle: { first_delay_seconds: 10, max_delay_seconds: 5, forget_after_hours: 0.001 } } }))).toEqual([
+      { path: 'auth.login_throttle.max_delay_seconds', message: 'must be at least first_delay_seconds' },
+      { path: 'auth.login_throttle.forget_after_hours', message: 'must be longer than max_delay_seconds' },
+    ]);
+    expect(problemsOf(() => load({}, { auth: { login_rate_limit: { max_failures_per_user: 5 } } }))).toEqual([
+      { path: 'auth.login_rate_limit', message: expect.stringContaining('was replaced by auth.login_throttle') },
+    ]);
   });
 });
 

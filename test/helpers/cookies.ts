@@ -23,3 +23,25 @@ export class Jar {
     return jar;
   }
 }
+
+export interface SetCookie {
+  name: string;
+  value: string;
+  /** Attribute names in lower case; flags (Secure, HttpOnly) are `true`. */
+  attributes: Record<string, string | true>;
+}
+
+/** The Set-Cookie lines of an answer, parsed (attribute names lower-cased). */
+export function setCookies(header: string | string[] | undefined): SetCookie[] {
+  return (Array.isArray(header) ? header : header ? [header] : []).map((line) => {
+    const [pair = '', ...rest] = line.split(';');
+    const eq = pair.indexOf('=');
+    const attributes: Record<string, string | true> = {};
+    for (const part of rest) {
+      const at = part.indexOf('=');
+      const key = (at < 0 ? part : part.slice(0, at)).trim().toLowerCase();
+      if (key) attributes[key] = at < 0 ? true : part.slice(at + 1).trim();
+    }
+    return { name: pair.slice(0, eq).trim(), value: pair.slice(eq + 1).trim(), attributes };
+  });
+}

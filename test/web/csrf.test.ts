@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
-import { Jar } from '../helpers/cookies.js';
+import { Jar, setCookies } from '../helpers/cookies.js';
 import { startTestServer, type TestServer } from './fixtures.js';
 
 let server: TestServer;
@@ -131,5 +131,45 @@ describe('collect now, protected by CSRF', () => {
     const res = await request(`${server.url}/`, { headers: { cookie: `cloudtally.flash=${encodeURIComponent(JSON.stringify({ kind: 'error', text: 'Call +1-555' }))}` } });
     const body = await res.body.text();
     expect(body).not.toContain('Call +1-555');
+  });
+});
+
+describe('CSRF cookies follow the public URL', () => {
+  const cookiesOf = async (target: TestServer) => {
+    const res = await request(`${target.url}/`);
+    await res.body.dump();
+    return { cookies: setCookies(res.headers['set-cookie']), hsts: res.headers['strict-transport-security'] };
+  };
+
+  it('are Secure with the __Host- prefix (Path=/, no Domain) and come with HSTS when it is https', async () => {
+    const https = await startTestServer({ site: { publicUrl: 'https://cloudtally.example.com', trustedProxies: [], localOnly: false } });
+    try {
+      const { cookies, hsts } = await cookiesOf(https);
+      expect(cookies.map((c) => c.name).sort()).toEqual(['__Host-cloudtally.bid', '__Host-cloudtally.csrf']);
+      for (const c of cookies) {
+        expect(c.attributes, c.name).toMatchObject({ secure: true, path: '/', httponly: true });
+        expect(c.attributes.domain).toBeUndefined();
+      }
+      expect(hsts).toMatch(/^max-age=\d+/);
+      // And the protection works with them.
+      const body = await pageAfterCollect(https);
+      expect(body).toContain('Collection started: run 42 (running).');
+    } finally {
+      await https.close();
+    }
+  });
+
+  it('are plain, without HSTS, for an http public URL or none', async () => {
+    const http = await startTestServer({ site: { publicUrl: 'http://10.1.2.3:3000', trustedProxies: [], localOnly: false } });
+    try {
+      for (const target of [server, http]) {
+        const { cookies, hsts } = await cookiesOf(target);
+        expect(cookies.map((c) => c.name).sort()).toEqual(['cloudtally.bid', 'cloudtally.csrf']);
+        for (const c of cookies) expect(c.attributes.secure, c.name).toBeUndefined();
+        expect(hsts).toBeUndefined();
+      }
+    } finally {
+      await http.close();
+    }
   });
 });

@@ -195,6 +195,8 @@ export interface TestServerOptions {
   demo?: boolean;
   status?: () => Promise<DataStatus>;
   collectNow?: (() => Promise<CollectResult>) | null;
+  /** Public URL, trusted proxies, local-only mode (default: none of them). */
+  site?: WebDeps['site'];
 }
 
 /** Starts the app on a random port with a logger whose JSON lines the test can read. */
@@ -208,6 +210,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     context: () => ({ db: null, config: null, now: NOW }),
     logger,
     demo: options.demo ?? true,
+    site: options.site,
     status: options.status ?? (async () => ({ lastGoodAt: new Date('2024-05-17T09:00:00Z'), staleScopes: ['proj-a/eu-1'], running: false })),
     collectNow:
       options.collectNow === null
