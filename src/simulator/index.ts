@@ -36,7 +36,7 @@ export interface Simulator {
   clearRequestLog(): void;
   /** Where the company is saved and whether it was restored from there; undefined when in memory only. */
   persistence?: PersistenceReport;
-  /** Stops listening; with persistence, saves the company a last time first. */
+  /** Stops listening; with persistence, first waits until every change is saved. */
   close(): Promise<void>;
 }
 
@@ -141,9 +141,10 @@ export async function startSimulator(options: SimulatorOptions = {}, persistence
         server.close((error) => (error ? reject(new Error(`simulator close failed: ${error.message}`)) : resolve()));
         server.closeAllConnections();
       });
+      // Only what is not saved yet: a simulator that changed nothing (`npm run collect` beside a
+      // running `npm start`) must not write back the company it read. Tasks already due apply first.
       if (saver) {
-        // The last save, whatever happened before (a failed save is retried here).
-        saver.changed();
+        state.settle();
         await saver.flush();
       }
     },

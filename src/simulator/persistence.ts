@@ -281,6 +281,7 @@ export async function writeFileAtomically(file: string, text: string): Promise<v
  */
 export class StateSaver {
   private dirty = false;
+  private failed = false;
   private writing: Promise<void> | null = null;
 
   constructor(
@@ -294,7 +295,9 @@ export class StateSaver {
     this.writing ??= this.drain();
   }
 
+  /** Waits for the saves under way; saves again if the last one failed. Nothing changed: nothing written. */
   async flush(): Promise<void> {
+    if (this.failed) this.dirty = true;
     if (this.dirty) this.writing ??= this.drain();
     await this.writing;
   }
@@ -306,7 +309,9 @@ export class StateSaver {
       this.dirty = false;
       try {
         await writeFileAtomically(this.file, this.snapshot());
+        this.failed = false;
       } catch (error) {
+        this.failed = true;
         this.onError(error as Error);
       }
     }

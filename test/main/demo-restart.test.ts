@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { collect } from '../../src/commands/collect.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger, silentLogger } from '../../src/logger.js';
 import { startService, type RunningService } from '../../src/main.js';
@@ -110,16 +111,23 @@ describe.each(variants)('the demo after a restart on $name', ({ database }) => {
     expect(readdirSync(dir)).toContain('demo-simulator.json');
     const restartedAt = new Date();
 
+    // `npm run collect` in between collects the same saved company.
+    expect(await collect(loadConfig({ CLOUDTALLY_DATA_DIR: dir, LOG_LEVEL: 'silent', ...env }), silentLogger())).toBe(0);
+    const collectedAt = new Date();
+
     const second = await start();
     expect(await runRates()).toEqual(ratesBefore);
     const inventoryAfter = await instances();
     expect(inventoryAfter.find((r) => r.resource_id === victim!.resource_id)?.status).toBe('SHUTOFF');
     const statuses = (rows: InventoryRow[]) => rows.map((r) => `${r.resource_id} ${r.status}`).sort();
     expect(statuses(inventoryAfter)).toEqual(statuses(inventoryBefore));
-    for (const kind of ['instances', 'clusters', 'servers', 'flavors']) {
-      const changes = await json<Summary>(`/api/reports/changes?kind=${kind}&since=${encodeURIComponent(restartedAt.toISOString())}`);
-      const count = (label: string) => changes.summary.find((s) => s.label === label)?.value;
-      expect([count('Added'), count('Removed'), count('Changed')], kind).toEqual([0, 0, 0]);
+    // Latest vs before the restart, and latest vs what `npm run collect` saw: the same company.
+    for (const since of [restartedAt, collectedAt]) {
+      for (const kind of ['instances', 'clusters', 'servers', 'flavors']) {
+        const changes = await json<Summary>(`/api/reports/changes?kind=${kind}&since=${encodeURIComponent(since.toISOString())}`);
+        const count = (label: string) => changes.summary.find((s) => s.label === label)?.value;
+        expect([count('Added'), count('Removed'), count('Changed')], `${kind} since ${since.toISOString()}`).toEqual([0, 0, 0]);
+      }
     }
     // The history was not built a second time: no new backdated run.
     expect(await backfilledRuns(startedAt)).toBe(runsBefore);

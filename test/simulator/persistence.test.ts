@@ -85,6 +85,21 @@ describe('simulator persistence', () => {
     await expect.poll(() => JSON.parse(readFileSync(file, 'utf8')).company.scopes[0].instances.find((i: { id: string }) => i.id === vm.id).status).toBe('SHUTOFF');
   });
 
+  it('writes nothing back when it changed nothing (npm run collect beside a running npm start)', async () => {
+    await (await start()).close();
+    opened.splice(0);
+    const reader = await start(); // e.g. `npm run collect`: reads the company, changes nothing
+    const writer = await start(); // `npm start`, running meanwhile: a stop is saved
+    const [scope] = writer.state.scopes();
+    const vm = writer.state.instances(scope!.project_id, scope!.region_id).find((i) => i.status === 'ACTIVE')!;
+    await stopOverHttp(writer, vm.id);
+    await writer.close();
+    await reader.close();
+    opened.splice(0);
+    const again = await start();
+    expect(again.state.instance(vm.id)!.status).toBe('SHUTOFF');
+  });
+
   it('replaces a corrupt or foreign file by a fresh company, saying why, and never fails the start', async () => {
     const fresh = text(await start({ persist: false }));
     mkdirSync(join(dir, 'nested'));
