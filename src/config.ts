@@ -9,6 +9,7 @@
  */
 import { parseSimulatorEnv, type SimulatorOptions } from './simulator/options.js';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import cron from 'node-cron';
 import { z } from 'zod';
 import { redactDatabaseUrl } from './db/url.js';
@@ -222,6 +223,11 @@ interface ConfigShape {
   costMaxGapHours: number | null;
   /** Knobs of the built-in simulator (used when cloud.mode is 'simulator', and by `npm run sim`). */
   simulator: SimulatorSettings;
+  /**
+   * Where the built-in simulator of `npm start` / `npm run collect` keeps its demo company between
+   * restarts: `demo-simulator.json` in CLOUDTALLY_DATA_DIR; null (memory only) for `memory://`.
+   */
+  demoStateFile: string | null;
   /** Empty in simulator mode unless configured: the scopes then come from the simulator's manifest. */
   scopes: Scope[];
   imageIds: string[];
@@ -649,6 +655,7 @@ export function loadConfig(
     retentionHourlyDays,
     costMaxGapHours: vars.CLOUDTALLY_COST_MAX_GAP_HOURS ?? file.cost_max_gap_hours ?? null,
     simulator: simulator.options,
+    demoStateFile: demoStateFile(vars.CLOUDTALLY_DATA_DIR ?? './data'),
     scopes,
     imageIds: file.image_ids,
     freeFeatureIds: file.free_feature_ids,
@@ -669,6 +676,10 @@ export function loadConfig(
     configFile,
   };
   return deepFreeze(config);
+}
+
+function demoStateFile(dataDir: string): string | null {
+  return dataDir === 'memory://' || dataDir === '' ? null : join(dataDir, 'demo-simulator.json');
 }
 
 type ActionSettings = Pick<ConfigShape, 'users' | 'auth' | 'idleRules' | 'notifications' | 'stopGraceHours' | 'ownerTagKey'>;

@@ -12,7 +12,8 @@ import { createCloudClient, type CloudClient } from './cloud/index.js';
 import { createCollectionService, type CollectionService, type CollectorDeps, type ProgressEvent } from './collect/index.js';
 import { DEMO_HISTORY_STEP_HOURS, scopesFromManifest, type Config } from './config.js';
 import type { Database } from './db/connection.js';
-import { backfillDemoHistory } from './demo/history.js';
+import { backfillDemoHistory, demoHistorySteps } from './demo/history.js';
+import { demoPersistence } from './demo/persistence.js';
 import type { Logger } from './logger.js';
 import {
   collectionAllowanceMs,
@@ -70,7 +71,8 @@ export async function startService(loaded: Config, logger: Logger, options: Star
     const collectorDeps: CollectorDeps = { db: database, client, config, logger, ...cloud.scopes };
     const onProgress = metrics.collectionProgressHook();
     const reports = allReports();
-    let preparingDemo = false;
+    // Set while the demo history is being built: every page's banner shows how far it is.
+    let demoHistory: DemoHistoryProgress | null = null;
     const reportContext = () => ({ db: database, config, now: now() });
     const warmer = createReportWarmer({ reports, context: reportContext, logger });
     // Scheduled and manual runs warm the dashboards for their first viewer; the demo backfill
@@ -92,7 +94,7 @@ export async function startService(loaded: Config, logger: Logger, options: Star
       context: reportContext,
       logger,
       demo: simulator !== undefined,
-      status: async () => ({ ...(await collection.status()), preparingDemo }),
+      status: async () => ({ ...(await collection.status()), preparingDemo: demoHistory !== null, ...(demoHistory ? { demoHistory } : {}) }),
       collectNow: () => collection.collectNow('manual'),
       secret,
       auth,
@@ -124,7 +126,7 @@ export async function startService(loaded: Config, logger: Logger, options: Star
     logger.info({ url, demo: simulator !== undefined, database: config.database.driver }, 'cloudtally web app listening');
 
     const starting = new AbortController();
-    const ready = startCollecting({ logger, collection, collectorDeps, simulator, database, now, days: options.demoHistoryDays ?? 7, signal: starting.signal, onProgress, onBackfill: (active) => (preparingDemo = active) });
+    const ready = startCollecting({ logger, collection, collectorDeps, simulator, database, now, days: options.demoHistoryDays ?? 7, signal: starting.signal, onProgress, onBackfill: (progress) => (demoHistory = progress) });
 
     const cloudClient = client;
     const sim = simulator;
@@ -174,7 +176,7 @@ async function connectCloud(config: Config, logger: Logger, metrics: Metrics): P
     return { client, scopes: { scopes: config.scopes, imageIds: config.imageIds, freeFeatureIds: config.freeFeatureIds } };
   }
   // Embedded: on a free port (SIM_PORT is for `npm run sim`), never reachable from elsewhere.
-  const simulator = await startSimulator({ ...config.simulator, host: '127.0.0.1', port: 0 });
+  const simulator = await startSimulator({ ...config.simulator, host: '127.0.0.1', port: 0 }, demoPersistence(config, logger));
   logger.info({ url: simulator.url }, 'no cloud credentials: using the built-in simulator with demo data');
   const client = createCloudClient({ ...clientOptions, baseUrl: simulator.url, apiKey: simulator.apiKey });
   const manifest = scopesFromManifest(simulator.manifest());
@@ -200,8 +202,13 @@ interface CollectingDeps {
   days: number;
   signal: AbortSignal;
   onProgress: (event: ProgressEvent) => void;
-  /** Told when the demo backfill starts (true) and ends (false). */
-  onBackfill: (active: boolean) => void;
+  /** Told how far the demo backfill is, as it starts and after each step; null when it ends. */
+  onBackfill: (progress: DemoHistoryProgress | null) => void;
+}
+
+interface DemoHistoryProgress {
+  done: number;
+  total: number;
 }
 
 /** Demo history first (simulator mode, empty database), then the schedules and the first run. */
@@ -210,12 +217,18 @@ async function startCollecting(deps: CollectingDeps): Promise<void> {
   try {
     if (deps.simulator && deps.days > 0 && (await isEmpty(deps.database))) {
       logger.info({ days: deps.days }, 'empty database: backfilling demo history');
-      deps.onBackfill(true);
+      deps.onBackfill({ done: 0, total: demoHistorySteps(deps.days) });
       try {
-        const steps = await backfillDemoHistory(deps.collectorDeps, deps.simulator, { now: deps.now(), days: deps.days, signal: deps.signal, onProgress: deps.onProgress });
+        const steps = await backfillDemoHistory(deps.collectorDeps, deps.simulator, {
+          now: deps.now(),
+          days: deps.days,
+          signal: deps.signal,
+          onProgress: deps.onProgress,
+          onStep: (_summary, done, total) => deps.onBackfill({ done, total }),
+        });
         logger.info({ steps }, 'demo history ready');
       } finally {
-        deps.onBackfill(false);
+        deps.onBackfill(null);
       }
     }
     if (deps.signal.aborted) return;

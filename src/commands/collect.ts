@@ -1,6 +1,7 @@
 import { createCloudClient } from '../cloud/index.js';
 import { runCollectCommand } from '../collect/index.js';
 import { scopesFromManifest, type Config } from '../config.js';
+import { demoPersistence } from '../demo/persistence.js';
 import type { Logger } from '../logger.js';
 import { openMigratedDatabase } from '../ops/startup.js';
 import { startSimulator, type Simulator } from '../simulator/index.js';
@@ -16,7 +17,7 @@ export async function collect(config: Config, logger: Logger): Promise<number> {
     if (config.cloud.mode === 'remote') {
       ({ baseUrl, apiKey } = config.cloud);
     } else {
-      simulator = await startSimulator({ ...config.simulator, host: '127.0.0.1', port: 0 });
+      simulator = await startSimulator({ ...config.simulator, host: '127.0.0.1', port: 0 }, demoPersistence(config, logger));
       ({ url: baseUrl, apiKey } = simulator);
       const manifest = scopesFromManifest(simulator.manifest());
       if (config.scopes.length === 0) scopes = manifest;

@@ -23,10 +23,14 @@ export interface DemoHistoryOptions {
 
 const HISTORY_COLLECTORS = ['flavors', 'k8s_prices', 'clusters', 'instances'] as const;
 
+/** How many collections the backfill runs (one per step). */
+export function demoHistorySteps(days = 7, stepHours = DEMO_HISTORY_STEP_HOURS): number {
+  return Math.floor((days * 24) / stepHours);
+}
+
 export async function backfillDemoHistory(deps: CollectorDeps, sim: Simulator, options: DemoHistoryOptions): Promise<number> {
-  const days = options.days ?? 7;
   const stepHours = options.stepHours ?? DEMO_HISTORY_STEP_HOURS;
-  const steps = Math.floor((days * 24) / stepHours);
+  const steps = demoHistorySteps(options.days, stepHours);
   const changes = demoChanges(sim);
   for (let i = 0; i < steps; i++) {
     if (options.signal?.aborted) return i;

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { FaultController, type SimFault } from './faults.js';
 import { createRequestListener, type RequestLogEntry, type ServerSettings } from './http/server.js';
 import { resolveOptions, validateOptionsPatch, type SimulatorOptions } from './options.js';
+import { loadCompanyFile, serializeCompany, StateSaver, type SavedCompany } from './persistence.js';
 import { buildRouter } from './routes/index.js';
 import { SimState, type SimManifest } from './state.js';
 
@@ -33,15 +34,62 @@ export interface Simulator {
   /** Every request received (path without query); status 0 for a reset connection. */
   requestLog: RequestLogEntry[];
   clearRequestLog(): void;
+  /** Where the company is saved and whether it was restored from there; undefined when in memory only. */
+  persistence?: PersistenceReport;
+  /** Stops listening; with persistence, first waits until every change is saved. */
   close(): Promise<void>;
 }
 
-export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+/** Where a simulator keeps its company across restarts (the demo of `npm start`). */
+export interface PersistenceOptions {
+  /** The JSON file holding the company; created when absent, replaced atomically. */
+  file: string;
+  /** Told when a saved file cannot be used or a save fails (pino-compatible). */
+  log?: { warn(details: object, message: string): void; info(details: object, message: string): void };
+}
+
+export interface PersistenceReport {
+  file: string;
+  /** `restored`: the saved company continues; `fresh`: none was saved; `replaced`: the saved file was unusable. */
+  outcome: 'restored' | 'fresh' | 'replaced';
+  /** Why the saved file could not be used (`replaced`). */
+  problem?: string;
+}
+
+/**
+ * Starts the simulator. Without `persistence` the company lives in memory only (tests, `npm run
+ * sim`); with it, a company saved in the file continues and every change is saved there.
+ */
+export async function startSimulator(options: SimulatorOptions = {}, persistence?: PersistenceOptions): Promise<Simulator> {
   const opts = resolveOptions(options);
   const startedAt = Date.now();
   const base = opts.now.getTime();
   const clock = () => new Date(base + (Date.now() - startedAt));
-  const state = new SimState({ seed: opts.seed, size: opts.size, now: opts.now, taskDelayMs: opts.taskDelayMs, clock });
+  let saved: SavedCompany | undefined;
+  let report: PersistenceReport | undefined;
+  if (persistence) {
+    const loaded = await loadCompanyFile(persistence.file, { seed: opts.seed, size: opts.size });
+    if (loaded.outcome === 'restored') {
+      saved = loaded;
+      report = { file: persistence.file, outcome: 'restored' };
+      persistence.log?.info({ file: persistence.file }, 'demo company restored: the simulator continues where it stopped');
+    } else if (loaded.outcome === 'absent') {
+      report = { file: persistence.file, outcome: 'fresh' };
+      persistence.log?.info({ file: persistence.file }, 'no saved demo company: a new one is generated and saved');
+    } else {
+      report = { file: persistence.file, outcome: 'replaced', problem: loaded.problem };
+      persistence.log?.warn({ file: persistence.file, problem: loaded.problem }, 'saved demo company unusable: a new one replaces it');
+    }
+  }
+  const state = new SimState({ seed: opts.seed, size: opts.size, now: opts.now, taskDelayMs: opts.taskDelayMs, clock, saved });
+  let saver: StateSaver | undefined;
+  if (persistence) {
+    const { file, log } = persistence;
+    saver = new StateSaver(file, () => serializeCompany(state.saved(), clock()), (error) => log?.warn({ err: error, file }, 'saving the demo company failed'));
+    state.onChange = () => saver?.changed();
+    // Saved at once: a new company's creation times depend on the start time, so keep them.
+    if (report?.outcome !== 'restored') saver.changed();
+  }
   const faults = new FaultController(opts.seed);
   const settings: ServerSettings = {
     latencyMs: opts.latencyMs,
@@ -87,10 +135,18 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     clearRequestLog: () => {
       requestLog.length = 0;
     },
-    close: () =>
-      new Promise<void>((resolve, reject) => {
+    persistence: report,
+    close: async () => {
+      await new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(new Error(`simulator close failed: ${error.message}`)) : resolve()));
         server.closeAllConnections();
-      }),
+      });
+      // Only what is not saved yet: a simulator that changed nothing (`npm run collect` beside a
+      // running `npm start`) must not write back the company it read. Tasks already due apply first.
+      if (saver) {
+        state.settle();
+        await saver.flush();
+      }
+    },
   };
 }

@@ -8,11 +8,15 @@ export function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
+    return mulberry32Output(a);
   };
+}
+
+function mulberry32Output(a: number): number {
+  let t = a;
+  t = Math.imul(t ^ (t >>> 15), t | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return (t ^ (t >>> 14)) >>> 0;
 }
 
 const HEX_BYTE: readonly string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
@@ -33,10 +37,24 @@ export function hashString(text: string, seed = 0): number {
 }
 
 export class Rng {
-  private readonly nextUint32: () => number;
+  /** mulberry32's whole state: one uint32 (see `position`). */
+  private a: number;
 
   constructor(seed: number) {
-    this.nextUint32 = mulberry32(seed);
+    this.a = seed >>> 0;
+  }
+
+  /**
+   * The generator's position, so that a saved demo company continues where it left off: a
+   * generator built with `new Rng(rng.position)` draws what `rng` would draw next.
+   */
+  get position(): number {
+    return this.a;
+  }
+
+  private nextUint32(): number {
+    this.a = (this.a + 0x6d2b79f5) >>> 0;
+    return mulberry32Output(this.a);
   }
 
   private next(): number {

@@ -21,6 +21,7 @@ import type {
   SimTag,
   SimVirtualCluster,
 } from './model.js';
+import type { SavedCompany } from './persistence.js';
 import { hashString, Rng } from './random.js';
 import { TaskStore, type SimTaskStart, type SimTaskView } from './tasks.js';
 import { wholeSeconds } from './timestamps.js';
@@ -69,13 +70,16 @@ export class SimState {
   private readonly groupById = new Map<string, SimSecurityGroup>();
   /** The simulator's current time (the `now` option plus the time elapsed since start). */
   readonly clock: () => Date;
+  /** Told after every change of the company (the demo saves it then). */
+  onChange: (() => void) | undefined;
 
-  constructor(options: { seed: number; size: number; now: Date; taskDelayMs: number; clock: () => Date }) {
+  /** `saved`: a company saved earlier (see persistence.ts) instead of a freshly generated one. */
+  constructor(options: { seed: number; size: number; now: Date; taskDelayMs: number; clock: () => Date; saved?: SavedCompany }) {
     this.seed = options.seed;
     this.taskDelayMs = options.taskDelayMs;
     this.clock = options.clock;
-    this.company = generateCompany(options.seed, options.size, options.now);
-    this.runtimeRng = new Rng(hashString('runtime', options.seed));
+    this.company = options.saved?.company ?? generateCompany(options.seed, options.size, options.now);
+    this.runtimeRng = new Rng(options.saved?.runtimeRngPosition ?? hashString('runtime', options.seed));
     this.tasks = new TaskStore(options.clock, () => this.runtimeRng.uuid());
     for (const scope of this.company.scopes) {
       this.scopeByKey.set(scopeKey(scope.projectId, scope.regionId), scope);
@@ -217,11 +221,22 @@ export class SimState {
     return this.tasks.get(id);
   }
 
+  /** The company and the run-time id generator's position, to be saved (tasks are not part of it). */
+  saved(): SavedCompany {
+    this.settle();
+    return { company: this.company, runtimeRngPosition: this.runtimeRng.position };
+  }
+
   // ---- changing ---------------------------------------------------------------------------
 
   /** Applies the effects of the tasks that are due. */
   settle(): void {
-    this.tasks.settle();
+    if (this.tasks.settle()) this.noteChange();
+  }
+
+  /** Something changed the company (the methods below call it; so does a route that edits a record). */
+  noteChange(): void {
+    this.onChange?.();
   }
 
   startTask(input: Omit<SimTaskStart, 'delayMs'>): SimTaskView {
@@ -235,6 +250,7 @@ export class SimState {
       throw new SimLookupError(`no instance ${instanceId} in project ${projectId} region ${regionId}`);
     }
     instance.status = 'SHUTOFF';
+    this.noteChange();
     return instance;
   }
 
@@ -243,6 +259,7 @@ export class SimState {
     const instance = this.instance(instanceId);
     if (!instance) throw new SimLookupError(`no instance ${instanceId}`);
     instance.tags = setTag(instance.tags, key, value);
+    this.noteChange();
     return instance;
   }
 
@@ -251,6 +268,7 @@ export class SimState {
     const index = scope.keypairs.findIndex((k) => k.name === name);
     if (index < 0) throw new SimLookupError(`no keypair ${name} in project ${projectId} region ${regionId}`);
     scope.keypairs.splice(index, 1);
+    this.noteChange();
   }
 
   /** Sets a flavor's hourly price (decimal text; the monthly one follows as x730), or hides it with null. */
@@ -261,6 +279,7 @@ export class SimState {
       throw new Error(`price_per_hour must be a non-negative decimal text, got ${JSON.stringify(pricePerHour)}`);
     }
     flavor.pricePerHour = pricePerHour;
+    this.noteChange();
     return flavor;
   }
 
@@ -290,6 +309,7 @@ export class SimState {
   insertCluster(scope: SimScope, cluster: SimCluster): void {
     scope.clusters.push(cluster);
     this.indexServers(cluster);
+    this.noteChange();
   }
 
   createStorageKey(name: string): SimStorageKey {
@@ -299,6 +319,7 @@ export class SimState {
       createdAt: wholeSeconds(this.clock().getTime()),
     };
     this.company.storageKeys.push(key);
+    this.noteChange();
     return key;
   }
 
@@ -308,11 +329,13 @@ export class SimState {
     const index = keys.findIndex((k) => k.id === id);
     if (index < 0) return false;
     keys.splice(index, 1);
+    this.noteChange();
     return true;
   }
 
   addInferenceDeployment(deployment: SimInferenceDeployment): void {
     this.company.inferenceDeployments.push(deployment);
+    this.noteChange();
   }
 
   private indexServers(cluster: SimCluster): void {

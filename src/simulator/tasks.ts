@@ -67,18 +67,23 @@ export class TaskStore {
     return this.view(record, createdAt);
   }
 
-  /** Applies the effects of every task that is due, oldest finish first. */
-  settle(): void {
-    if (this.pending.length === 0) return;
+  /** Applies the effects of every task that is due, oldest finish first; true when one had an effect. */
+  settle(): boolean {
+    if (this.pending.length === 0) return false;
     const now = this.clock().getTime();
     const due = this.pending.filter((t) => t.finishAt.getTime() <= now);
-    if (due.length === 0) return;
+    if (due.length === 0) return false;
     this.pending = this.pending.filter((t) => t.finishAt.getTime() > now);
     due.sort((a, b) => a.finishAt.getTime() - b.finishAt.getTime());
+    let applied = false;
     for (const task of due) {
       task.settled = true;
-      if (task.error === null) task.apply?.();
+      if (task.error === null && task.apply) {
+        task.apply();
+        applied = true;
+      }
     }
+    return applied;
   }
 
   /** Tasks not finished yet (e.g. to see a name reserved by a create in flight). */

@@ -74,7 +74,7 @@ export async function layoutView(deps: LayoutDeps, req: Request, res: Response, 
     running = status.running;
     dataAsOf = status.lastGoodAt ? formatTimestamp(status.lastGoodAt) : null;
     if (status.preparingDemo) {
-      banners.push({ kind: 'info', text: 'Preparing the demo: the simulator’s recent history is being collected; figures fill in within a minute.' });
+      banners.push({ kind: 'info', text: preparingDemoText(status.demoHistory) });
     } else if (!status.lastGoodAt) {
       banners.push({ kind: 'stale', text: status.running ? 'No data yet: the first collection is running.' : 'No data collected yet.' });
     } else if (status.staleScopes.length > 0) {
@@ -94,4 +94,9 @@ export async function layoutView(deps: LayoutDeps, req: Request, res: Response, 
     requestId: res.locals.requestId,
     user: auth?.user ?? null,
   };
+}
+
+function preparingDemoText(progress: DataStatus['demoHistory']): string {
+  const what = progress ? `Building demo history: ${progress.done} of ${progress.total} collections` : 'Preparing the demo';
+  return `${what}. The simulator’s recent history is being collected; figures grow until it ends and are incomplete until then.`;
 }

@@ -18,6 +18,8 @@ export interface DataStatus {
    * ends, so the banner says what is happening instead.
    */
   preparingDemo?: boolean;
+  /** How far the demo history is while it is being built: collections done of the total. */
+  demoHistory?: { done: number; total: number };
 }
 
 export interface CollectResult {

@@ -69,6 +69,7 @@ describe('loadConfig defaults', () => {
       retentionHourlyDays: 7,
       costMaxGapHours: null,
       simulator: { host: '127.0.0.1', port: 8088 },
+      demoStateFile: 'data/demo-simulator.json',
       scopes: [],
       imageIds: [],
       freeFeatureIds: [],
@@ -152,6 +153,12 @@ describe('loadConfig defaults', () => {
 
   it('uses CLOUDTALLY_DATA_DIR for PGlite', () => {
     expect(loadConfig({ CLOUDTALLY_DATA_DIR: '/var/lib/cloudtally' }).database).toEqual({ driver: 'pglite', dataDir: '/var/lib/cloudtally' });
+  });
+
+  it('keeps the demo company in CLOUDTALLY_DATA_DIR, also with Postgres, and nowhere for memory://', () => {
+    expect(loadConfig({ CLOUDTALLY_DATA_DIR: '/var/lib/cloudtally' }).demoStateFile).toBe('/var/lib/cloudtally/demo-simulator.json');
+    expect(loadConfig({ CLOUDTALLY_DATA_DIR: '/srv/ct', DATABASE_URL: 'postgres://u@db/ct' }).demoStateFile).toBe('/srv/ct/demo-simulator.json');
+    expect(loadConfig({ CLOUDTALLY_DATA_DIR: 'memory://' }).demoStateFile).toBeNull();
   });
 
   it('returns a deep-frozen object', () => {

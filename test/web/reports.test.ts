@@ -179,6 +179,13 @@ describe('the report page', () => {
         await other.close();
       }
     }
+    const building = await startTestServer({ status: async () => ({ ...stale, preparingDemo: true, demoHistory: { done: 12, total: 28 } }) });
+    try {
+      const body = await (await request(`${building.url}/reports/costs`)).body.text();
+      expect(body).toMatch(/<p class="banner banner-info" role="status">Building demo history: 12 of 28 collections\./);
+    } finally {
+      await building.close();
+    }
   });
 
   it('still renders when the data status cannot be read, saying so', async () => {

@@ -35,6 +35,7 @@ function updateListener(ctx: RouteContext) {
   const listener = ctx.state.listener(path.project_id, path.region_id, path.listener_id);
   if (!listener) throw notFound(`listener ${path.listener_id} not found in project ${path.project_id} region ${path.region_id}`);
   listener.name = body.name;
+  ctx.state.noteChange();
   return ok(listenerWire(listener, wire(ctx)));
 }
 
