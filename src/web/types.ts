@@ -17,6 +17,11 @@ export interface DataStatus {
    * ends, so the banner says what is happening instead.
    */
   preparingDemo?: boolean;
+  /**
+   * Collections whose latest run failed, one entry per reason ("API key not accepted (401)")
+   * with the scopes and collectors affected: a banner on every page until a later run succeeds.
+   */
+  failing?: Array<{ reason: string; scopes: string[]; collectors: string[]; runIds: number[] }>;
 }
 
 export interface CollectResult {
