@@ -9,7 +9,7 @@ import express from 'express';
 import { startDueStopsScheduler } from './actions/index.js';
 import { listenHostFor } from './auth/index.js';
 import { createCloudClient, type CloudClient } from './cloud/index.js';
-import { createCollectionService, type CollectionService, type CollectorDeps, type ProgressEvent } from './collect/index.js';
+import { createCollectionService, failingUnits, type CollectionService, type CollectorDeps, type ProgressEvent } from './collect/index.js';
 import { DEMO_HISTORY_STEP_HOURS, scopesFromManifest, type Config } from './config.js';
 import type { Database } from './db/connection.js';
 import { backfillDemoHistory, demoHistorySteps } from './demo/history.js';
@@ -111,6 +111,7 @@ export async function startService(loaded: Config, logger: Logger, options: Star
       healthRouter({
         database,
         lastGoodCollectionAt: async () => (await collection.status()).lastGoodAt,
+        collectionFailures: () => failingUnits(database),
         startedAt: new Date(),
         collectionMaxAgeMs: collectionAllowanceMs(config.schedules),
       }),

@@ -54,7 +54,7 @@ export function progressLine(event: ProgressEvent): string | null {
       return `run #${event.runId}: ${event.collectors.join(', ')} over ${event.scopes} scope(s)`;
     case 'unit-done':
       return `  ok      ${event.collector.padEnd(13)} ${event.scope.padEnd(16)} ${String(event.rows).padStart(8)} rows  ${seconds(event.durationMs)}${
-        event.itemErrors > 0 ? `  (${event.itemErrors} item error(s))` : ''
+        event.itemErrors > 0 ? `  (${event.itemErrors} item error(s) or warning(s))` : ''
       }`;
     case 'unit-failed':
       return `  FAILED  ${event.collector.padEnd(13)} ${event.scope.padEnd(16)} ${describeError(event.error)}`;
@@ -93,9 +93,15 @@ export function summaryLines(summary: RunSummary): string[] {
     .map(([kind, n]) => `${kind} ${n}`)
     .join(', ');
   if (counts) lines.push(`rows by kind: ${counts}`);
-  if (summary.errors.length > 0) {
-    lines.push('', `errors (${summary.errors.length}):`);
-    for (const e of summary.errors) lines.push(`  ${e.collector} ${e.scope}: ${describeError(e)}`);
+  const errors = summary.errors.filter((e) => e.severity !== 'warning');
+  const warnings = summary.errors.filter((e) => e.severity === 'warning');
+  if (errors.length > 0) {
+    lines.push('', `errors (${errors.length}):`);
+    for (const e of errors) lines.push(`  ${e.collector} ${e.scope}: ${describeError(e)}`);
+  }
+  if (warnings.length > 0) {
+    lines.push('', `warnings (${warnings.length}):`);
+    for (const e of warnings) lines.push(`  ${e.collector} ${e.scope}: ${describeError(e)}`);
   }
   return lines;
 }

@@ -12,6 +12,8 @@ export { pruneHistory, type PruneOptions, type PruneResult } from './retention.j
 export { createPgRunCoordinator, type PgRunCoordinator } from './coordinator.js';
 export { failDeadRuns } from './run-record.js';
 export { staleScopes } from './staleness.js';
+export { failingUnits, groupFailures, type FailureGroup, type UnitFailure } from './failures.js';
+export { failureReason } from './errors.js';
 export {
   runCollectCommand,
   EXIT_ALREADY_RUNNING,

@@ -3,8 +3,10 @@
  * inventory, then what derives from inventory), every scope of a collector concurrently within
  * the client's concurrency limit, one snapshot per collector and scope, errors and counts.
  *
- * Status: `succeeded` when nothing went wrong; `partial` when some scopes (or single configured
- * items) failed but others completed; `failed` when every scope failed or the run itself broke.
+ * Status: `succeeded` when nothing went wrong (warnings allowed: a completed snapshot that kept
+ * the last known values of a few items it could not read, e.g. the ports of some instances);
+ * `partial` when some scopes (or single configured items) failed but others completed; `failed`
+ * when every scope failed or the run itself broke.
  */
 import { hostname } from 'node:os';
 import { COLLECTOR_NAMES } from '../config.js';
@@ -257,7 +259,10 @@ async function executeRun(deps: CollectorDeps, input: ExecuteInput): Promise<Run
   const all = [...stats.values()];
   const ok = all.reduce((n, s) => n + s.ok, 0);
   const failed = all.reduce((n, s) => n + s.failed, 0);
-  const status: RunStatus = fatal || (ok === 0 && failed > 0) ? 'failed' : errors.length > 0 ? 'partial' : 'succeeded';
+  // Warnings (items of a completed snapshot that could not be read, kept at their last known
+  // values) are recorded with the errors but do not make the run partial.
+  const realErrors = errors.filter((e) => e.severity !== 'warning').length;
+  const status: RunStatus = fatal || (ok === 0 && failed > 0) ? 'failed' : realErrors > 0 ? 'partial' : 'succeeded';
   const finishedAt = input.clock();
   const finalStatus = await finishRun(db, runId, { status, finishedAt, counts, errors });
   const summary: RunSummary = {

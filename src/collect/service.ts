@@ -22,6 +22,7 @@ import { pruneHistory } from './retention.js';
 import { DEFAULT_DEAD_AFTER_MS, DEFAULT_HEARTBEAT_MS, failDeadRuns, failRun } from './run-record.js';
 import { defaultRunnerId, startCollection } from './run.js';
 import { staleScopes } from './staleness.js';
+import { failingUnits, groupFailures, type FailureGroup } from './failures.js';
 import type { ProgressEvent, CollectorDeps, CollectorName, RunSummary, RunTrigger } from './types.js';
 
 export interface CollectionServiceOptions {
@@ -51,6 +52,8 @@ export interface CollectionStatus {
   /** Scopes whose latest good inventory snapshot is missing or older than twice its schedule. */
   staleScopes: string[];
   running: boolean;
+  /** Units whose latest run failed, grouped by reason (see failures.ts); empty when none. */
+  failing: FailureGroup[];
 }
 
 export interface CollectionService {
@@ -205,8 +208,8 @@ export function createCollectionService(deps: CollectorDeps, options: Collection
     collectNow: (trigger = 'manual') => begin(trigger, COLLECTOR_NAMES),
 
     async status() {
-      // Every page's banner asks: the two reads go out together.
-      const [rows, stale] = await Promise.all([
+      // Every page's banner asks: the reads go out together.
+      const [rows, stale, failures] = await Promise.all([
         deps.db.query<{ last_good_at: Date | null; running: boolean }>(
           `SELECT (SELECT max(finished_at) FROM collection_runs WHERE status IN ('succeeded', 'partial')) AS last_good_at,
                   EXISTS (SELECT 1 FROM collection_runs
@@ -214,11 +217,13 @@ export function createCollectionService(deps: CollectorDeps, options: Collection
           [deadAfterMs],
         ),
         staleScopes(deps.db, deps.scopes, deps.config.schedules),
+        failingUnits(deps.db),
       ]);
       return {
         lastGoodAt: rows[0]?.last_good_at ?? null,
         staleScopes: stale,
         running: current !== null || rows[0]?.running === true,
+        failing: groupFailures(failures),
       };
     },
 

@@ -97,12 +97,17 @@ export class SnapshotWriter {
     return total;
   }
 
-  /** A statement on the snapshot's rows before it is finalised (e.g. merging duplicates), timed with the writes. */
-  async execute(text: string, params: readonly unknown[]): Promise<number> {
+  /**
+   * A statement on the snapshot's rows before it is finalised (e.g. merging duplicates), timed
+   * with the writes. With `countAs`, the rows it affects count as rows of that kind (rows it adds).
+   */
+  async execute(text: string, params: readonly unknown[], options: { countAs?: string } = {}): Promise<number> {
     this.assertOpen();
     const started = performance.now();
     try {
-      return (await this.db.execute(text, params)).rowCount;
+      const affected = (await this.db.execute(text, params)).rowCount;
+      if (options.countAs !== undefined) this.counts[options.countAs] = (this.counts[options.countAs] ?? 0) + affected;
+      return affected;
     } finally {
       this.dbMs += performance.now() - started;
     }

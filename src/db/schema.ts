@@ -85,7 +85,19 @@ export interface RunError {
   endpoint: string;
   status: number | null;
   message: string;
+  /** What kind of failure, from the typed error (absent in runs recorded before it existed). */
+  cause?: FailureCause;
+  /**
+   * `warning`: the unit's snapshot completed and accounts for everything, but some items could
+   * not be read (e.g. ports of a few instances, shown with their last known values). Warnings do
+   * not make a run partial. Absent: an error.
+   */
+  severity?: 'warning';
 }
+
+/** The kind of a failure, for people (banner, readiness) and for metric labels (a bounded set). */
+export const FAILURE_CAUSES = ['auth', 'network', 'timeout', 'rate_limited', 'server', 'not_found', 'client', 'response', 'stopped', 'dependency', 'internal'] as const;
+export type FailureCause = (typeof FAILURE_CAUSES)[number];
 
 /** A tag as the API returned it (output form); tags_original holds a list of these. */
 export interface OriginalTag {
@@ -278,8 +290,32 @@ export const instancePorts = pgTable(
     securityGroups: jsonb('security_groups').$type<Array<{ id: string | null; name: string | null }>>(),
     ...scopeColumns(),
     ...rawColumn(),
+    /**
+     * NULL when the ports were read for this snapshot. Set on the rows of an instance whose ports
+     * could not be read this time (see unread_instance_ports): its last known ports, carried over
+     * from the previous port snapshot, and the time they were read.
+     */
+    readAt: timestamptz('read_at'),
   },
   (t) => [primaryKey({ name: 'instance_ports_pk', columns: [t.snapshotId, t.instanceId, t.portId] })],
+);
+
+/**
+ * Instances of a port snapshot's instance list whose ports could not be read (the request failed
+ * after the client's retries). The snapshot is complete for every other instance; these carry
+ * their last known ports (instance_ports.read_at set) and none of their ports is marked gone.
+ */
+export const unreadInstancePorts = pgTable(
+  'unread_instance_ports',
+  {
+    snapshotId: snapshotId(),
+    instanceId: text('instance_id').notNull(),
+    /** HTTP status of the failed request; NULL when no answer came (network error, timeout). */
+    status: integer('status'),
+    /** The client's one-line error (never holds the API key). */
+    error: text('error').notNull(),
+  },
+  (t) => [primaryKey({ name: 'unread_instance_ports_pk', columns: [t.snapshotId, t.instanceId] })],
 );
 
 export const keypairs = pgTable(

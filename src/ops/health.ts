@@ -8,11 +8,17 @@
  *                 than its allowance. 200 or 503, with a JSON body naming each check. Use it for
  *                 readiness / alerting, not for liveness: a cloud API outage makes it 503 (the data
  *                 is getting stale) while the dashboard still serves the last good data.
+ *                 `collection` is `degraded` (still 200 while the data is within its allowance)
+ *                 when the latest run of some scope failed, with each failing unit and its
+ *                 reason (e.g. "API key not accepted (401)"): the replica can serve, so taking it
+ *                 out of a load balancer would only hide the last good data; the staleness rule
+ *                 turns it 503 if the failure lasts.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Router } from 'express';
 import type { Queryable } from '../db/connection.js';
+import type { UnitFailure } from '../collect/failures.js';
 import { MIGRATIONS_FOLDER } from '../db/migrate.js';
 import { withTimeout } from './timeout.js';
 
@@ -20,6 +26,8 @@ export interface HealthDeps {
   database: Queryable;
   /** End of the latest successful collection (e.g. the collection service's status().lastGoodAt). */
   lastGoodCollectionAt: () => Promise<Date | null>;
+  /** Units whose latest run failed (collect's failingUnits); none when not given. */
+  collectionFailures?: () => Promise<ReadonlyArray<Pick<UnitFailure, 'collector' | 'scope' | 'reason' | 'runId' | 'failedAt'>>>;
   /** When this process started; "no collection yet" is fine during the start-up grace. */
   startedAt: Date;
   /** The last good collection may be this old (see collectionAllowanceMs). */
@@ -40,6 +48,8 @@ export interface CheckResult {
 
 export interface Readiness {
   status: 'ready' | 'not_ready';
+  /** `degraded` while the latest run of some scope failed (see checks.collection.failing). */
+  collection: 'ok' | 'degraded';
   checks: { database: CheckResult; migrations: CheckResult; collection: CheckResult };
 }
 
@@ -100,12 +110,28 @@ export function createReadinessCheck(deps: HealthDeps): () => Promise<Readiness>
     const at = now();
     const uptimeMs = at.getTime() - deps.startedAt.getTime();
     const inGrace = uptimeMs < graceMs;
-    const base = { max_age_s: Math.round(deps.collectionMaxAgeMs / 1000) };
+    const base: Record<string, unknown> & { max_age_s: number } = { max_age_s: Math.round(deps.collectionMaxAgeMs / 1000), state: 'ok' };
     let last: Date | null;
+    let failures: Awaited<ReturnType<NonNullable<HealthDeps['collectionFailures']>>>;
     try {
-      last = await withTimeout(deps.lastGoodCollectionAt(), timeoutMs, 'last collection query');
+      [last, failures] = await Promise.all([
+        withTimeout(deps.lastGoodCollectionAt(), timeoutMs, 'last collection query'),
+        deps.collectionFailures ? withTimeout(deps.collectionFailures(), timeoutMs, 'failing collections query') : [],
+      ]);
     } catch (err) {
       return { ...base, ok: false, error: messageOf(err) };
+    }
+    if (failures.length > 0) {
+      const reasons = [...new Set(failures.map((f) => f.reason))];
+      base.state = 'degraded';
+      base.reason = reasons.join('; ');
+      base.failing = failures.map((f) => ({
+        collector: f.collector,
+        scope: f.scope,
+        reason: f.reason,
+        run_id: f.runId,
+        failed_at: f.failedAt?.toISOString() ?? null,
+      }));
     }
     if (last === null) {
       return inGrace
@@ -129,7 +155,11 @@ export function createReadinessCheck(deps: HealthDeps): () => Promise<Readiness>
           { ok: false, error: 'not checked: the database is unreachable' },
         ];
     const ok = database.ok && migrations.ok && collection.ok;
-    return { status: ok ? 'ready' : 'not_ready', checks: { database, migrations, collection } };
+    return {
+      status: ok ? 'ready' : 'not_ready',
+      collection: collection.state === 'degraded' ? 'degraded' : 'ok',
+      checks: { database, migrations, collection },
+    };
   };
 }
 

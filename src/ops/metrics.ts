@@ -8,6 +8,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { RequestEvent } from '../cloud/index.js';
+import { failingUnits, type UnitFailure } from '../collect/failures.js';
 import type { ProgressEvent, RunSummary } from '../collect/types.js';
 import type { Queryable } from '../db/connection.js';
 import type { Logger } from '../logger.js';
@@ -145,6 +146,49 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       } catch (err) {
         databaseUp.set(0);
         options.logger?.warn({ error: (err as Error).message }, 'metrics: snapshot age query failed');
+      }
+    },
+  });
+
+  // Units seen failing by this process: they stay as series at 0 once they recover, so a graph
+  // shows the recovery and an alert resolves (instead of the series vanishing).
+  const seenFailing = new Map<string, { collector: string; scope: string; cause: string }>();
+  // Both gauges below read the same query; collected together, they share one round trip.
+  let failuresInFlight: Promise<UnitFailure[] | null> | null = null;
+  const readFailures = (db: Queryable) =>
+    (failuresInFlight ??= withTimeout(failingUnits(db), queryTimeoutMs, 'failing collections query')
+      .catch((err: unknown) => {
+        options.logger?.warn({ error: (err as Error).message }, 'metrics: failing collections query failed');
+        return null;
+      })
+      .finally(() => {
+        failuresInFlight = null;
+      }));
+  new Gauge({
+    name: 'cloudtally_collection_failing_units',
+    help: 'Collector and scope units whose latest run failed (read from the database at scrape time); 0 when every collection is healthy.',
+    registers: database ? registers : [],
+    async collect() {
+      if (!database) return;
+      const failures = await readFailures(database);
+      if (failures) this.set(failures.length);
+    },
+  });
+  new Gauge({
+    name: 'cloudtally_collection_scope_failing',
+    help: 'Per collector, scope and cause (auth, network, timeout, server, rate_limited...): 1 while the latest run of that unit failed, 0 once a later run completed it. Scope "*": a run that failed as a whole.',
+    labelNames: ['collector', 'scope', 'cause'] as const,
+    registers: database ? registers : [],
+    async collect() {
+      if (!database) return;
+      const failures = await readFailures(database);
+      if (!failures) return;
+      this.reset();
+      for (const labels of seenFailing.values()) this.set(labels, 0);
+      for (const f of failures) {
+        const labels = { collector: f.collector, scope: f.scope, cause: f.cause };
+        seenFailing.set(`${labels.collector}\u0000${labels.scope}\u0000${labels.cause}`, labels);
+        this.set(labels, 1);
       }
     },
   });

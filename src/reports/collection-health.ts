@@ -66,7 +66,7 @@ const SCOPE_COLUMNS: Column[] = [
 function errorText(errors: readonly RunError[]): string {
   return errors
     .slice(0, 20)
-    .map((e) => `${e.collector} / ${e.scope}: ${e.status ?? 'no status'} ${e.message}`)
+    .map((e) => `${e.severity === 'warning' ? 'warning: ' : ''}${e.collector} / ${e.scope}: ${e.status ?? 'no status'} ${e.message}`)
     .join('; ')
     .concat(errors.length > 20 ? `; and ${errors.length - 20} more` : '');
 }

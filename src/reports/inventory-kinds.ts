@@ -220,7 +220,9 @@ export const KINDS: Record<InventoryKind, KindSpec> = {
         'port' as presence_kind, p.port_id as presence_id,
         p.port_id as resource_id, p.name, p.instance_id,
         coalesce(p.project_id, l.project_id) as project_id, coalesce(p.region_id, l.region_id) as region_id,
-        (select string_agg(coalesce(g ->> 'name', g ->> 'id', ''), ', ') from jsonb_array_elements(coalesce(p.security_groups, '[]'::jsonb)) g) as security_groups
+        (select string_agg(coalesce(g ->> 'name', g ->> 'id', ''), ', ') from jsonb_array_elements(coalesce(p.security_groups, '[]'::jsonb)) g) as security_groups,
+        -- Ports of an instance that the latest collection could not read are its last known ones.
+        coalesce(p.read_at, l.taken_at) as read_at, p.read_at is not null as last_known
       from latest l join instance_ports p on p.snapshot_id = l.id where l.kind = 'port'`,
     columns: [
       { key: 'resource_id', label: 'Port ID', kind: 'text', sortable: true },
@@ -228,10 +230,12 @@ export const KINDS: Record<InventoryKind, KindSpec> = {
       { key: 'instance_id', label: 'Instance', kind: 'text', sortable: true, hrefKey: 'instance_href' },
       ...SCOPE_COLUMNS,
       { key: 'security_groups', label: 'Security groups', kind: 'text' },
+      { key: 'read_at', label: 'Ports read', kind: 'timestamp', sortable: true },
+      { key: 'last_known', label: 'Last known (not read in the latest collection)', kind: 'text' },
       ...SEEN_COLUMNS,
     ],
     filters: ['project', 'region', 'q'],
-    sorts: { resource_id: text('b.resource_id'), name: text('b.name'), instance_id: text('b.instance_id'), ...SCOPE_SORTS, ...SEEN_SORTS },
+    sorts: { resource_id: text('b.resource_id'), name: text('b.name'), instance_id: text('b.instance_id'), read_at: time('b.read_at'), ...SCOPE_SORTS, ...SEEN_SORTS },
     search: ['b.resource_id', 'b.name', 'b.instance_id'],
     overridable: false,
   },

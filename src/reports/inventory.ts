@@ -14,6 +14,7 @@ import type { Column, FilterField, Row } from './report.js';
 import { detailRows, keysetRows } from './shared/batches.js';
 import { appUrl } from './shared/links.js';
 import { dirParam, idParam, repeated, tagFilterParam, tagKeyParam, textParam } from './shared/params.js';
+import { formatAge } from './shared/format.js';
 import { freshnessNotes, latestSnapshots, latestSnapshotsSql } from './shared/snapshots.js';
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
@@ -210,7 +211,7 @@ function countQuery(ctx: ReportCtx, p: InventoryParams) {
   return { sql: `with ${base} select count(*)::int as n from b ${where.length ? `where ${where.join(' and ')}` : ''}`, values: binds.values };
 }
 
-function toRow(kind: InventoryKind, r: Record<string, unknown>): Row {
+function toRow(kind: InventoryKind, r: Record<string, unknown>, now: Date): Row {
   const row: Row = {};
   for (const column of KINDS[kind].columns) row[column.key] = r[column.key] ?? null;
   if (KINDS[kind].overridable && r.stopped_since_snapshot === true) {
@@ -227,7 +228,10 @@ function toRow(kind: InventoryKind, r: Record<string, unknown>): Row {
     row.ref = formatInstanceRef(ref);
     row.stop_href = row.running === true ? stopConfirmPath(ref) : null;
   }
-  if (kind === 'ports') row.instance_href = appUrl('/reports/inventory', { kind: 'instances', q: String(r.instance_id ?? '') });
+  if (kind === 'ports') {
+    row.instance_href = appUrl('/reports/inventory', { kind: 'instances', q: String(r.instance_id ?? '') });
+    row.last_known = r.last_known === true && r.read_at instanceof Date ? `yes: read ${formatAge(now, r.read_at)} ago` : null;
+  }
   return row;
 }
 
@@ -291,7 +295,7 @@ export const inventoryReport: Report<InventoryParams> = defineReport({
       latestSnapshots(ctx.db, spec.snapshotKinds),
     ]);
     const filters = describeFilters(params);
-    const out = rows.map((r) => toRow(params.kind, r));
+    const out = rows.map((r) => toRow(params.kind, r, ctx.now));
     const overridden = rows.filter((r) => r.stopped_since_snapshot === true).length;
     // Lower case for the sentence, but not the acronyms and names (GPU, SSH, Kubernetes).
     const what = spec.label.replace(/^[A-Z][a-z]/, (w) => w.toLowerCase());
@@ -299,6 +303,7 @@ export const inventoryReport: Report<InventoryParams> = defineReport({
     if (spec.columns.some((c) => c.key === 'price_per_hour')) {
       notes.push('Cost = the flavor price of the scope while running (clusters: x running servers; Kubernetes: the pricing total); stopped resources cost 0; an empty cost means the price is unknown, never zero.');
     }
+    if (params.kind === 'ports') notes.push(...(await unreadPortsNotes(ctx.db, snapshots.map((s) => s.id))));
     if (overridden > 0) notes.push(`${overridden} row(s) on this page were stopped through cloudtally after the latest snapshot: shown as stopped; the cost reports follow at the next collection.`);
     return {
       title: `${spec.label}${filters ? `: ${filters}` : ''}`,
@@ -335,6 +340,22 @@ export const inventoryReport: Report<InventoryParams> = defineReport({
     return fields;
   },
 }, { cached: true, showsActions: true });
+
+/** What the latest port snapshots could not read: the instances whose last known ports are shown, and those with none known. */
+async function unreadPortsNotes(db: Queryable, snapshotIds: number[]): Promise<string[]> {
+  if (snapshotIds.length === 0) return [];
+  const [counts] = await db.query<{ unread: number; unknown: number }>(
+    `select count(*)::int as unread,
+       count(*) filter (where not exists (select 1 from instance_ports p where p.snapshot_id = u.snapshot_id and p.instance_id = u.instance_id))::int as unknown
+     from unread_instance_ports u where u.snapshot_id = any($1::int[])`,
+    [snapshotIds],
+  );
+  if (!counts || counts.unread === 0) return [];
+  const none = counts.unknown > 0 ? ` ${counts.unknown} of them have no ports known yet and are not listed.` : '';
+  return [
+    `The ports of ${counts.unread} instance(s) could not be read in the latest collection: their last known ports are shown, marked "last known" with the time they were read, and none of them counts as gone.${none}`,
+  ];
+}
 
 /** Keys per keyset query of an export (small rows: the keys and the sort values). */
 const EXPORT_KEY_PAGE = 20_000;
@@ -374,7 +395,7 @@ async function* exportBatches(ctx: ReportCtx, params: InventoryParams, sizes: { 
     (row) => terms.map((_, i) => keyValue(row[`__k${i}`])),
     sizes.keyPage,
   );
-  for await (const r of detailRows(keys, (chunk) => detailsInOrder(ctx.db, params, chunk), sizes.detailChunk)) yield toRow(params.kind, r);
+  for await (const r of detailRows(keys, (chunk) => detailsInOrder(ctx.db, params, chunk), sizes.detailChunk)) yield toRow(params.kind, r, ctx.now);
 }
 
 /** Keyset values travel as text and are cast back in SQL (Dates as ISO instants). */

@@ -60,6 +60,20 @@ async function readStatus(deps: LayoutDeps, log: Logger): Promise<DataStatus | '
   }
 }
 
+function listed(items: readonly string[], max = 10): string {
+  return items.slice(0, max).join(', ') + (items.length > max ? ` and ${items.length - max} more` : '');
+}
+
+/** "Collection failing for p1-r2, global: API key not accepted (401). ..." */
+function failingText(failure: NonNullable<DataStatus['failing']>[number], hasData: boolean): string {
+  const runs = failure.runIds.map((id) => `#${id}`).join(', ');
+  const what = failure.scopes.includes('*') ? 'Collection run failed' : `Collection failing for ${listed(failure.scopes)}`;
+  const collectors = failure.collectors.filter((c) => c !== '*');
+  const detail = [collectors.length > 0 ? listed(collectors, 5) : null, `last run ${runs}`].filter(Boolean).join('; ');
+  const data = hasData ? 'Reports show the last good data.' : 'No data could be collected.';
+  return `${what}: ${failure.reason} (${detail}). ${data} See Collection health.`;
+}
+
 export async function layoutView(deps: LayoutDeps, req: Request, res: Response, currentReport: string | null): Promise<LayoutView> {
   const banners: LayoutView['banners'] = [];
   const auth = deps.auth ? deps.auth(req) : null;
@@ -81,6 +95,7 @@ export async function layoutView(deps: LayoutDeps, req: Request, res: Response, 
       const scopes = status.staleScopes.slice(0, 10).join(', ') + (status.staleScopes.length > 10 ? ` and ${status.staleScopes.length - 10} more` : '');
       banners.push({ kind: 'stale', text: `Stale data: the latest good snapshot of ${scopes} is older than twice its schedule. Latest good collection: ${dataAsOf}.` });
     }
+    for (const failure of status.failing ?? []) banners.push({ kind: 'error', text: failingText(failure, status.lastGoodAt !== null) });
     if (status.running && status.lastGoodAt && !status.preparingDemo) banners.push({ kind: 'info', text: 'A collection is running; figures update when it finishes.' });
   }
   return {

@@ -20,6 +20,11 @@ export interface DataStatus {
   preparingDemo?: boolean;
   /** How far the demo history is while it is being built: collections done of the total. */
   demoHistory?: { done: number; total: number };
+  /**
+   * Collections whose latest run failed, one entry per reason ("API key not accepted (401)")
+   * with the scopes and collectors affected: a banner on every page until a later run succeeds.
+   */
+  failing?: Array<{ reason: string; scopes: string[]; collectors: string[]; runIds: number[] }>;
 }
 
 export interface CollectResult {

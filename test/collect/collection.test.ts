@@ -6,8 +6,10 @@ import { faultsSuite } from './suites/faults.js';
 import { fullCollectionSuite } from './suites/full-collection.js';
 import { historySuite } from './suites/history.js';
 import { legacySuite } from './suites/legacy.js';
+import { unreadPortsSuite } from './suites/unread-ports.js';
 
 fullCollectionSuite();
 historySuite();
 faultsSuite();
 legacySuite();
+unreadPortsSuite();

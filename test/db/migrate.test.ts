@@ -29,6 +29,7 @@ const EXPECTED_TABLES = [
   'scheduled_stops',
   'snapshots',
   'storage_ssh_keys',
+  'unread_instance_ports',
 ];
 
 describe.each(testDatabases())('migrations on $name', ({ open }) => {

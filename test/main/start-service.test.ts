@@ -66,10 +66,12 @@ describe('startService on embedded defaults', () => {
     expect((await fetch(`${service.url}/healthz`)).status).toBe(200);
     const ready = await fetch(`${service.url}/readyz`);
     expect(ready.status, await ready.clone().text()).toBe(200);
+    expect(((await ready.json()) as { collection: string }).collection).toBe('ok');
     const metrics = await (await fetch(`${service.url}/metrics`)).text();
     const runs = /cloudtally_collection_runs_total\{status="succeeded"\} (\d+)/.exec(metrics);
     expect(Number(runs?.[1])).toBeGreaterThanOrEqual(5);
     expect(metrics).toMatch(/cloudtally_api_requests_total\{[^}]*endpoint="GET \/cloud\/v1\/keypairs\/\{project_id\}\/\{region_id\}"/);
     expect(metrics).toMatch(/cloudtally_rows_written_total\{kind="instance"\} [1-9]/);
+    expect(metrics).toMatch(/^cloudtally_collection_failing_units 0$/m);
   });
 });

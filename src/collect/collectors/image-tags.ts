@@ -8,7 +8,7 @@
  */
 import type { RunError } from '../../db/schema.js';
 import { imageTags } from '../../db/schema.js';
-import { isNotFound, toRunError } from '../errors.js';
+import { isNotFound, MissingSourceError, toRunError } from '../errors.js';
 import { mapImageTag } from '../mappers.js';
 import { latestCompleteSnapshot, rowContext, scopeOf, scopeUnits, type Collector } from './collector.js';
 
@@ -20,7 +20,7 @@ export const imageTagsCollector: Collector = {
   async collect(writer, unit, ctx) {
     const { projectId, regionId } = scopeOf(unit);
     const clusters = await latestCompleteSnapshot(ctx.db, 'cluster', unit.scopeKey);
-    if (clusters === null) throw new Error('no complete cluster snapshot of this scope yet: the clusters collector has not succeeded here');
+    if (clusters === null) throw new MissingSourceError('no complete cluster snapshot of this scope yet: the clusters collector has not succeeded here');
     const seen = new Set(
       (
         await ctx.db.query<{ image_id: string }>(

@@ -3,14 +3,28 @@
  * this run just wrote), one request per instance within the run's concurrency limit. Rows are
  * buffered and written in batches by one writer at a time, which also holds fetching back when
  * the database is the slower side.
+ *
+ * One instance whose ports cannot be read (the request failed after the client's retries) does
+ * not cost the scope its port snapshot: the instance is recorded in unread_instance_ports, its
+ * last known ports are carried over from the previous port snapshot (read_at = when they were
+ * read), and presence marks none of them gone. The scope fails only when the key is refused
+ * (401/403: every request would fail alike) or when no instance could be read at all.
  */
-import { instancePorts } from '../../db/schema.js';
+import { getTableColumns, getTableName } from 'drizzle-orm';
+import { CloudError } from '../../cloud/index.js';
+import { instancePorts, unreadInstancePorts, type RunError } from '../../db/schema.js';
 import { forEachLimited, SerialQueue } from '../concurrency.js';
-import { isNotFound } from '../errors.js';
+import { isAuthFailure, isNotFound, MissingSourceError, statusOf, toRunError } from '../errors.js';
 import { mapPort, type PortRow } from '../mappers.js';
+import type { SnapshotWriter } from '../snapshot-writer.js';
 import { firstSighting, latestCompleteSnapshot, rowContext, scopeOf, scopeUnits, type Collector } from './collector.js';
 
 const FLUSH_ROWS = 2_000;
+
+interface Unread {
+  instanceId: string;
+  error: unknown;
+}
 
 export const portsCollector: Collector = {
   name: 'ports',
@@ -20,7 +34,7 @@ export const portsCollector: Collector = {
   async collect(writer, unit, ctx) {
     const { projectId, regionId } = scopeOf(unit);
     const source = await latestCompleteSnapshot(ctx.db, 'instance', unit.scopeKey);
-    if (source === null) throw new Error('no complete instance snapshot of this scope yet: the instances collector has not succeeded here');
+    if (source === null) throw new MissingSourceError('no complete instance snapshot of this scope yet: the instances collector has not succeeded here');
     const ids = (
       await ctx.db.query<{ instance_id: string }>('SELECT instance_id FROM instances WHERE snapshot_id = $1 ORDER BY instance_id', [source])
     ).map((r) => r.instance_id);
@@ -29,6 +43,7 @@ export const portsCollector: Collector = {
     const writes = new SerialQueue();
     let buffer: PortRow[] = [];
     let vanished = 0;
+    const unread: Unread[] = [];
     const flush = () => {
       // Prepared now, so the rows are garbage while the write waits its turn.
       const page = writer.prepare(instancePorts, buffer);
@@ -48,7 +63,9 @@ export const portsCollector: Collector = {
             vanished++;
             return;
           }
-          throw err;
+          if (isAuthFailure(err) || !isCloudFailure(err)) throw err;
+          unread.push({ instanceId, error: err });
+          return;
         }
         // Each instance is asked once; a port it lists twice is stored once.
         const seen = new Set<string>();
@@ -60,5 +77,59 @@ export const portsCollector: Collector = {
     if (vanished > 0) {
       ctx.logger.info({ scope: unit.scopeKey, vanished }, 'instances gone since their snapshot were skipped by the ports collector');
     }
+    if (unread.length === 0) return;
+    // Nothing read at all: the API is down for this scope, and the scope fails loudly.
+    if (unread.length === ids.length - vanished) throw unread[0]!.error;
+    const carried = await keepLastKnownPorts(writer, unread);
+    ctx.logger.warn(
+      { scope: unit.scopeKey, unread: unread.length, instances: ids.length, carried },
+      'ports of some instances could not be read: their last known ports are kept',
+    );
+    return { itemErrors: [unreadWarning(unread, ids.length, unit.scopeKey)] };
   },
 };
+
+/** Failures of the cloud API on one request (a 5xx, 429, timeout, network error, bad body); not database errors. */
+function isCloudFailure(err: unknown): boolean {
+  return err instanceof CloudError;
+}
+
+/**
+ * Records the unread instances and copies their rows from the previous complete port snapshot
+ * of the scope (itself possibly carried: read_at keeps the time they were really read).
+ * Returns the rows carried.
+ */
+async function keepLastKnownPorts(writer: SnapshotWriter, unread: readonly Unread[]): Promise<number> {
+  const ids = unread.map((u) => u.instanceId);
+  await writer.execute(
+    `INSERT INTO ${getTableName(unreadInstancePorts)} (snapshot_id, instance_id, status, error)
+     SELECT $1, u.instance_id, u.status, u.error FROM unnest($2::text[], $3::int[], $4::text[]) AS u(instance_id, status, error)`,
+    [writer.id, ids, unread.map((u) => statusOf(u.error)), unread.map((u) => toRunError(u.error, 'ports', '').message)],
+  );
+  // Every column but the snapshot and read_at, by name, so a column added later is carried too.
+  const columns = Object.values(getTableColumns(instancePorts))
+    .map((c) => c.name)
+    .filter((name) => name !== 'snapshot_id' && name !== 'read_at');
+  const list = columns.map((c) => `"${c}"`).join(', ');
+  return writer.execute(
+    `INSERT INTO ${getTableName(instancePorts)} (snapshot_id, ${list}, read_at)
+     SELECT $1, ${columns.map((c) => `p."${c}"`).join(', ')}, coalesce(p.read_at, prev.taken_at)
+       FROM (SELECT id, taken_at FROM snapshots
+              WHERE kind = 'port' AND scope_key = $2 AND complete AND taken_at <= $3
+              ORDER BY taken_at DESC, id DESC LIMIT 1) prev
+       JOIN instance_ports p ON p.snapshot_id = prev.id
+      WHERE p.instance_id = ANY($4::text[])`,
+    [writer.id, writer.target.scopeKey, writer.target.takenAt, ids],
+    { countAs: 'port' },
+  );
+}
+
+/** One warning per scope (not one per instance): how many were not read, and the first failure. */
+function unreadWarning(unread: readonly Unread[], instances: number, scopeKey: string): RunError {
+  const first = toRunError(unread[0]!.error, 'ports', scopeKey);
+  return {
+    ...first,
+    severity: 'warning',
+    message: `ports of ${unread.length} of ${instances} instance(s) could not be read; their last known ports are kept and marked as such. First failure: ${first.message}`,
+  };
+}
