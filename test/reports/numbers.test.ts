@@ -98,6 +98,11 @@ describe.each(testDatabases())('numbers for spreadsheets on $name', ({ open }) =
       expect(Number(records.at(-2)![2])).toBe(13.7);
     });
 
+    it('links the exact CSV of the same parameters from the page', async () => {
+      const page = await text(`/reports/cost?${query}`);
+      expect(page.body).toContain(`href="/api/reports/cost.csv?by=tag%3Ateam&amp;exact=1" data-export="csv-exact" download`);
+    });
+
     it('shows the totals as the table footer, rounded for people', async () => {
       expect(await footer(`/reports/cost?${query}`)).toEqual([
         ['Total', 'EUR', '13.7000 EUR', '10,001.00 EUR', '100.00%', '7', '0'],
