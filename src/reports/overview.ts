@@ -221,7 +221,7 @@ function columnsFor(dim: string): Column[] {
  * (each is in exactly one group), as on the summary cards.
  */
 function groupTotals(dim: string, figures: readonly CurrencyFigures[]): Row[] {
-  return runRateTotals(columnsFor(dim), figures, (f) => ({ month_to_date: (f as CurrencyFigures).month_to_date }));
+  return runRateTotals(columnsFor(dim), figures, (f) => ({ month_to_date: f.month_to_date }));
 }
 
 export const overviewReport: Report<OverviewParams> = defineReport({

@@ -50,7 +50,7 @@ export async function sumByCurrency(q: Queryable, rows: readonly Row[], currency
  * the group rows (each resource is in exactly one group, "(untagged)" included) and the summary
  * cards. A currency's total is 100.00 % of itself.
  */
-export function runRateTotals(columns: readonly Column[], totals: readonly CurrencyTotal[], extra: (t: CurrencyTotal) => Row = () => ({})): Row[] {
+export function runRateTotals<T extends CurrencyTotal>(columns: readonly Column[], totals: readonly T[], extra: (t: T) => Row = () => ({})): Row[] {
   const keys = new Set(columns.map((c) => c.key));
   return totals
     .filter((t) => t.currency !== null)
