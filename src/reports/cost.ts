@@ -13,6 +13,7 @@ import { inventoryHref } from './shared/links.js';
 import { dirParam, idParam, invalidParameter, sortParam } from './shared/params.js';
 import { freshnessNotes, latestSnapshots } from './shared/snapshots.js';
 import { runRateSummary, shareCharts } from './shared/summary.js';
+import { runRateTotals } from './shared/totals.js';
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
 import { pricedKindSelect, scopeFilterFields } from './shared/fields.js';
@@ -64,7 +65,7 @@ function costQuery(dimension: string, params: CostParams): { sql: string; values
         from eff group by group_value, currency
       )
       select group_value, currency, price_per_hour, price_per_month, resources, unpriced,
-        case when currency is not null then price_per_hour / nullif(sum(price_per_hour) over (partition by currency), 0) end as share,
+        case when currency is not null then round(100 * price_per_hour / nullif(sum(price_per_hour) over (partition by currency), 0), 2) end as share,
         count(*) over ()::int as total_rows
       from groups
       order by ${order}
@@ -78,7 +79,7 @@ function columns(dimension: string): Column[] {
     { key: 'group', label: dimensionLabel(dimension), kind: 'text', hrefKey: 'href', sortable: true },
     ...groupNameColumns(dimension),
     { key: 'currency', label: 'Currency', kind: 'text', sortable: true },
-    { key: 'price_per_hour', label: 'Run-rate per hour', kind: 'money', currencyKey: 'currency', hrefKey: 'href', sortable: true },
+    { key: 'price_per_hour', label: 'Run-rate per hour', kind: 'money', currencyKey: 'currency', hourly: true, hrefKey: 'href', sortable: true },
     { key: 'price_per_month', label: 'Run-rate per month', kind: 'money', currencyKey: 'currency', sortable: true },
     { key: 'share', label: 'Share of currency total', kind: 'percent', sortable: true },
     { key: 'resources', label: 'Resources', kind: 'int', sortable: true },
@@ -134,6 +135,7 @@ export const costReport: Report<CostParams> = defineReport({
       columns: columns(dimension),
       rows,
       totalRows: total,
+      totals: runRateTotals(columns(dimension), totals),
       notes: [
         ...freshnessNotes(ctx.now, snapshots, 'priced resources (instances, GPU clusters, Kubernetes clusters)'),
         'Run-rate = the sum of current hourly prices. Only running resources cost (instances and cluster servers with status ACTIVE); stopped ones are counted at 0.',
@@ -149,6 +151,7 @@ export const costReport: Report<CostParams> = defineReport({
     return {
       columns: columns(dimension),
       rows: offsetRows(async (limit, offset) => (await fetchRows(ctx, dimension, params, limit, offset)).rows),
+      totals: async () => runRateTotals(columns(dimension), await latestTotals(ctx.db, filterOf(params))),
     };
   },
 

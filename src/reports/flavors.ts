@@ -97,7 +97,7 @@ const COLUMNS: Column[] = [
   { key: 'gpu', label: 'GPU', kind: 'text' },
   { key: 'disabled', label: 'Disabled', kind: 'bool', sortable: true },
   { key: 'capacity', label: 'Capacity', kind: 'int', sortable: true },
-  { key: 'price_per_hour', label: 'Price per hour', kind: 'money', currencyKey: 'currency', sortable: true },
+  { key: 'price_per_hour', label: 'Price per hour', kind: 'money', currencyKey: 'currency', hourly: true, sortable: true },
   { key: 'price_per_month', label: 'Price per month', kind: 'money', currencyKey: 'currency', sortable: true },
   { key: 'currency', label: 'Currency', kind: 'text' },
   { key: 'price_status', label: 'Price status', kind: 'text' },
@@ -119,9 +119,9 @@ async function historyCharts(ctx: ReportCtx, p: FlavorsParams, flavor: string): 
   );
   const labels = [...new Set(rows.map((r) => r.taken_at.toISOString().slice(0, 16).replace('T', ' ')))];
   const index = new Map(labels.map((l, i) => [l, i]));
-  const series = (pick: (r: (typeof rows)[number]) => number | null, label: (scope: string, r: (typeof rows)[number]) => string) => {
+  const series = (pick: (r: (typeof rows)[number]) => number | null, label: (scope: string, r: (typeof rows)[number]) => string, only = rows) => {
     const byScope = new Map<string, Array<number | null>>();
-    for (const r of rows) {
+    for (const r of only) {
       const key = label(r.scope_key, r);
       const data = byScope.get(key) ?? labels.map(() => null);
       data[index.get(r.taken_at.toISOString().slice(0, 16).replace('T', ' '))!] = pick(r);
@@ -129,15 +129,20 @@ async function historyCharts(ctx: ReportCtx, p: FlavorsParams, flavor: string): 
     }
     return [...byScope].map(([l, data]) => ({ label: l, data }));
   };
+  // Prices: one chart per currency (scopes priced in EUR and in USD never share an axis).
+  const currencies = [...new Set(rows.map((r) => r.currency).filter((c): c is string => c !== null))].sort();
   return [
-    {
-      id: 'price-history',
-      title: `Price per hour of ${flavor}`,
-      type: 'line',
-      labels,
-      datasets: series((r) => chartNumber(r.price_per_hour), (scope, r) => `${scope}${r.currency ? ` (${r.currency})` : ''}`),
-      valueLabel: 'price per hour',
-    },
+    ...currencies.map(
+      (currency): ChartSpec => ({
+        id: `price-history-${currency}`,
+        title: `Price per hour of ${flavor} (${currency})`,
+        type: 'line',
+        labels,
+        datasets: series((r) => chartNumber(r.price_per_hour), (scope) => scope, rows.filter((r) => r.currency === currency)),
+        valueLabel: `${currency} per hour`,
+        currency,
+      }),
+    ),
     { id: 'capacity-history', title: `Capacity of ${flavor}`, type: 'line', labels, datasets: series((r) => r.capacity, (scope) => scope), valueLabel: 'available' },
   ];
 }
@@ -169,6 +174,7 @@ export const flavorsReport: Report<FlavorsParams> = defineReport({
       notes: [
         ...freshnessNotes(ctx.now, snapshots, 'GPU flavors'),
         'A flavor without a price (price hidden) leaves every resource of that flavor unpriced: counted in coverage, never priced at zero.',
+        'No totals: this is a price list, and a sum of prices is no amount anybody pays (the cost reports total what runs).',
       ],
     };
   },

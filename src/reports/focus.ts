@@ -13,6 +13,7 @@ import { freshnessNotes, latestSnapshots } from './shared/snapshots.js';
 import { dailyCostsFor, gapCapText } from './shared/time.js';
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
+import { totalRow } from './shared/totals.js';
 import { scopeFilterFields } from './shared/fields.js';
 
 export const focusParams = z.strictObject({
@@ -47,7 +48,7 @@ const ID_SOURCE: Record<PricedKind, { table: string; id: string }> = {
   k8s_price: { table: 'k8s_cluster_prices', id: 'cluster_name' },
 };
 
-const money = (key: string, label = key): Column => ({ key, label, kind: 'money', currencyKey: 'BillingCurrency' });
+const money = (key: string, hourly = false): Column => ({ key, label: key, kind: 'money', currencyKey: 'BillingCurrency', ...(hourly ? { hourly } : {}) });
 const text = (key: string): Column => ({ key, label: key, kind: 'text' });
 
 const timestamp = (key: string): Column => ({ key, label: key, kind: 'timestamp' });
@@ -113,8 +114,8 @@ export const FOCUS_COLUMNS: Column[] = [
   text('SkuId'),
   decimal('ConsumedQuantity'),
   text('ConsumedUnit'),
-  money('ListUnitPrice'),
-  money('ContractedUnitPrice'),
+  money('ListUnitPrice', true),
+  money('ContractedUnitPrice', true),
   { key: 'Tags', label: 'Tags', kind: 'tags' },
   // cloudtally's own columns (FOCUS custom columns carry the x_ prefix).
   text('x_ScopeKey'),
@@ -338,6 +339,8 @@ export const focusReport: Report<FocusParams> = defineReport({
       columns: FOCUS_COLUMNS,
       rows,
       totalRows: null,
+      // The costs of every row of the period (BilledCost = EffectiveCost = ListCost = ContractedCost).
+      totals: totals.map((t) => totalRow(FOCUS_COLUMNS, { BillingCurrency: t.currency, BilledCost: t.cost, EffectiveCost: t.cost, ListCost: t.cost, ContractedCost: t.cost })),
       notes: [
         ...freshnessNotes(ctx.now, snapshots, 'priced resources'),
         `Estimated cost, not invoice data: each resource's hourly price from the collected flavor prices, held from one snapshot to the next (${gapCapText(ctx.config)} capped, not extrapolated), summed per UTC day. BilledCost = EffectiveCost = ListCost = ContractedCost.`,
@@ -349,7 +352,9 @@ export const focusReport: Report<FocusParams> = defineReport({
 
   async export(ctx, params) {
     periodOf(ctx, params);
-    return { columns: FOCUS_COLUMNS, rows: focusRows(ctx, params) };
+    // A file for FOCUS tools: exact costs (rounded rows would not add up to the period's cost) and
+    // no "Total" rows, which a tool would load as charges and count twice.
+    return { columns: FOCUS_COLUMNS, rows: focusRows(ctx, params), exactMoney: true };
   },
 
   async filters(_ctx, params) {

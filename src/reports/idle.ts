@@ -5,6 +5,7 @@ import { describeIdleRules, evaluateIdleRules, IDLE_RULE_TITLES, IDLE_RULES, typ
 import { formatInstanceRef } from '../actions/refs.js';
 import type { Column, FilterField, Row, SummaryItem } from './report.js';
 import { listRows } from './shared/batches.js';
+import { totalRow } from './shared/totals.js';
 import { dirParam, idParam, sortParam } from './shared/params.js';
 import { freshnessNotes, latestSnapshots } from './shared/snapshots.js';
 import type { Report, ReportCtx } from './shared/types.js';
@@ -40,7 +41,7 @@ const COLUMNS: Column[] = [
   { key: 'age_days', label: 'Age (days)', kind: 'int', sortable: true },
   { key: 'created_at', label: 'Created', kind: 'timestamp' },
   { key: 'flavor', label: 'Flavor', kind: 'text' },
-  { key: 'price_per_hour', label: 'Cost per hour', kind: 'money', currencyKey: 'currency', sortable: true },
+  { key: 'price_per_hour', label: 'Cost per hour', kind: 'money', currencyKey: 'currency', hourly: true, sortable: true },
   { key: 'price_per_month', label: 'Cost per month', kind: 'money', currencyKey: 'currency' },
   { key: 'currency', label: 'Currency', kind: 'text' },
   { key: 'scheduled_stop_at', label: 'Scheduled stop', kind: 'timestamp', sortable: true },
@@ -116,13 +117,22 @@ async function allRows(ctx: ReportCtx, p: IdleParams): Promise<Row[]> {
   );
 }
 
-function summary(rows: Row[]): SummaryItem[] {
-  const { totals, unpriced } = totalsByCurrency(
+function moneyTotals(rows: readonly Row[]) {
+  return totalsByCurrency(
     rows.map((r) => ({ pricePerHour: r.price_per_hour as string | null, pricePerMonth: r.price_per_month as string | null, currency: r.currency as string | null })),
   );
+}
+
+/** The cost at stake per currency over every candidate (not the page), summed exactly as the summary's. */
+function totals(rows: readonly Row[]): Row[] {
+  return moneyTotals(rows).totals.map((t) => totalRow(COLUMNS, { currency: t.currency, price_per_hour: t.perHour, price_per_month: t.perMonth }));
+}
+
+function summary(rows: Row[]): SummaryItem[] {
+  const { totals, unpriced } = moneyTotals(rows);
   const items: SummaryItem[] = [{ label: 'Idle candidates', value: rows.length, kind: 'int' }];
   for (const t of totals) {
-    items.push({ label: `At stake per hour (${t.currency})`, value: t.perHour, kind: 'money', currency: t.currency, hint: `${t.count} priced instance${t.count === 1 ? '' : 's'}` });
+    items.push({ label: `At stake per hour (${t.currency})`, value: t.perHour, kind: 'money', currency: t.currency, hourly: true, hint: `${t.count} priced instance${t.count === 1 ? '' : 's'}` });
     items.push({ label: `At stake per month (${t.currency})`, value: t.perMonth, kind: 'money', currency: t.currency });
   }
   items.push({ label: 'Unpriced', value: unpriced, kind: 'int', hint: 'no known flavor price: counted, never as zero' });
@@ -163,11 +173,13 @@ export const idleReport: Report<IdleParams> = {
       columns: COLUMNS,
       rows: rows.slice(page.offset, page.offset + page.limit),
       totalRows: rows.length,
+      totals: totals(rows),
       notes: reportNotes,
     };
   },
   async export(ctx, p) {
-    return { columns: COLUMNS, rows: listRows(await allRows(ctx, p)) };
+    const rows = await allRows(ctx, p);
+    return { columns: COLUMNS, rows: listRows(rows), totals: async () => totals(rows) };
   },
   async filters(ctx, p): Promise<FilterField[]> {
     const scopes = await latestSnapshots(ctx.db, ['instance', 'cluster']);

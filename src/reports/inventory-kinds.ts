@@ -72,7 +72,7 @@ const SCOPE_COLUMNS: Column[] = [
 const SCOPE_SORTS: Record<string, SortSpec> = { project_id: int('b.project_id'), region_id: int('b.region_id') };
 
 const PRICE_COLUMNS: Column[] = [
-  { key: 'price_per_hour', label: 'Cost per hour', kind: 'money', currencyKey: 'currency', sortable: true },
+  { key: 'price_per_hour', label: 'Cost per hour', kind: 'money', currencyKey: 'currency', hourly: true, sortable: true },
   { key: 'price_per_month', label: 'Cost per month', kind: 'money', currencyKey: 'currency', sortable: true },
   { key: 'currency', label: 'Currency', kind: 'text', sortable: true },
 ];

@@ -18,6 +18,7 @@ import { formatAge } from './shared/format.js';
 import { freshnessNotes, latestSnapshots, latestSnapshotsSql } from './shared/snapshots.js';
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
+import { totalRow } from './shared/totals.js';
 import { ALL_SORT_KEYS, FILTER_NAMES, INVENTORY_KINDS, KINDS, type FilterName, type InventoryKind, type KindSpec, type SortSpec } from './inventory-kinds.js';
 import { optionalSelect, pricedKindSelect, repeatedTextFields, scopeFilterFields } from './shared/fields.js';
 
@@ -211,6 +212,34 @@ function countQuery(ctx: ReportCtx, p: InventoryParams) {
   return { sql: `with ${base} select count(*)::int as n from b ${where.length ? `where ${where.join(' and ')}` : ''}`, values: binds.values };
 }
 
+function hasCost(spec: KindSpec): boolean {
+  return spec.columns.some((c) => c.key === 'price_per_hour');
+}
+
+/**
+ * Cost per currency of every row matching the filters (not the page), summed in SQL, a stop
+ * through cloudtally since the snapshot counting 0 as on the rows (see toRow).
+ */
+function totalsQuery(ctx: ReportCtx, p: InventoryParams) {
+  const spec = KINDS[p.kind];
+  const binds = new Binds();
+  const base = baseSql(spec, binds);
+  const where = ['b.currency is not null', ...conditions(spec, p, ctx.config, binds)];
+  const cost = (column: string) => `sum(case when b.stopped_since_snapshot then 0 else b.${column} end) as ${column}`;
+  return {
+    sql: `with ${base} select b.currency, ${cost('price_per_hour')}, ${cost('price_per_month')} from b where ${where.join(' and ')} group by b.currency order by b.currency`,
+    values: binds.values,
+  };
+}
+
+async function costTotals(ctx: ReportCtx, p: InventoryParams): Promise<Row[]> {
+  const spec = KINDS[p.kind];
+  if (!hasCost(spec)) return [];
+  const query = totalsQuery(ctx, p);
+  const found = await ctx.db.query<Record<string, unknown>>(query.sql, query.values);
+  return found.map((r) => totalRow(spec.columns, { currency: r.currency, price_per_hour: r.price_per_hour, price_per_month: r.price_per_month }));
+}
+
 function toRow(kind: InventoryKind, r: Record<string, unknown>, now: Date): Row {
   const row: Row = {};
   for (const column of KINDS[kind].columns) row[column.key] = r[column.key] ?? null;
@@ -289,10 +318,11 @@ export const inventoryReport: Report<InventoryParams> = defineReport({
   async run(ctx, params, page) {
     const spec = KINDS[params.kind];
     const count = countQuery(ctx, params);
-    const [rows, counted, snapshots] = await Promise.all([
+    const [rows, counted, snapshots, totals] = await Promise.all([
       fetchRows(ctx.db, ctx, params, { limit: page.limit, offset: page.offset }),
       ctx.db.query<{ n: number }>(count.sql, count.values),
       latestSnapshots(ctx.db, spec.snapshotKinds),
+      costTotals(ctx, params),
     ]);
     const filters = describeFilters(params);
     const out = rows.map((r) => toRow(params.kind, r, ctx.now));
@@ -300,7 +330,7 @@ export const inventoryReport: Report<InventoryParams> = defineReport({
     // Lower case for the sentence, but not the acronyms and names (GPU, SSH, Kubernetes).
     const what = spec.label.replace(/^[A-Z][a-z]/, (w) => w.toLowerCase());
     const notes = [...freshnessNotes(ctx.now, snapshots, what)];
-    if (spec.columns.some((c) => c.key === 'price_per_hour')) {
+    if (hasCost(spec)) {
       notes.push('Cost = the flavor price of the scope while running (clusters: x running servers; Kubernetes: the pricing total); stopped resources cost 0; an empty cost means the price is unknown, never zero.');
     }
     if (params.kind === 'ports') notes.push(...(await unreadPortsNotes(ctx.db, snapshots.map((s) => s.id))));
@@ -312,12 +342,17 @@ export const inventoryReport: Report<InventoryParams> = defineReport({
       columns: columnsOf(params.kind),
       rows: out,
       totalRows: counted[0]?.n ?? 0,
+      ...(hasCost(spec) ? { totals } : {}),
       notes,
     };
   },
 
   async export(ctx, params) {
-    return { columns: columnsOf(params.kind), rows: inventoryRows(ctx, params) };
+    return {
+      columns: columnsOf(params.kind),
+      rows: inventoryRows(ctx, params),
+      ...(hasCost(KINDS[params.kind]) ? { totals: () => costTotals(ctx, params) } : {}),
+    };
   },
 
   async filters(_ctx, params) {

@@ -12,6 +12,7 @@ import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
 import { latestTotals } from './shared/costs.js';
 import { runRateItems } from './shared/summary.js';
+import { totalRow } from './shared/totals.js';
 
 const SORTS = ['cluster_name', 'scope', 'price_per_hour', 'price_per_month'] as const;
 
@@ -44,20 +45,29 @@ const ORDER: Record<(typeof SORTS)[number], string> = {
   price_per_month: 'coalesce(price_per_month, -1)',
 };
 
-async function fetchRows(ctx: ReportCtx, p: K8sPricesParams, limit: number, offset: number): Promise<{ rows: Row[]; total: number }> {
-  const dir = p.dir ?? (p.sort === 'price_per_hour' || p.sort === 'price_per_month' ? 'desc' : 'asc');
-  const order = p.sort ? `${ORDER[p.sort]} ${dir}, scope_key, cluster_name` : 'scope_key, cluster_name';
-  const found = await ctx.db.query<Record<string, unknown>>(
-    `with latest as (${latestSnapshotsSql('$1')}),
+/** The clusters of the latest pricing snapshots matching the filters, as CTEs `latest` and `rows`. */
+function rowsCte(p: K8sPricesParams): { sql: string; values: unknown[] } {
+  return {
+    sql: `latest as (${latestSnapshotsSql('$1')}),
       rows as (
         select l.scope_key, coalesce(k.project_id, l.project_id) as project_id, coalesce(k.region_id, l.region_id) as region_id,
           k.cluster_name, upper(k.currency_code) as currency, k.price_per_hour, k.price_per_month, k.price_without_discount_per_month,
           k.discount_percent, k.tax_percent, k.price_status, ${PARTS.map(partSql).join(', ')}
         from latest l join k8s_cluster_prices k on k.snapshot_id = l.id
         where ($2::int is null or coalesce(k.project_id, l.project_id) = $2) and ($3::int is null or coalesce(k.region_id, l.region_id) = $3)
-      )
+      )`,
+    values: [['k8s_price'], p.project ?? null, p.region ?? null],
+  };
+}
+
+async function fetchRows(ctx: ReportCtx, p: K8sPricesParams, limit: number, offset: number): Promise<{ rows: Row[]; total: number }> {
+  const dir = p.dir ?? (p.sort === 'price_per_hour' || p.sort === 'price_per_month' ? 'desc' : 'asc');
+  const order = p.sort ? `${ORDER[p.sort]} ${dir}, scope_key, cluster_name` : 'scope_key, cluster_name';
+  const cte = rowsCte(p);
+  const found = await ctx.db.query<Record<string, unknown>>(
+    `with ${cte.sql}
       select *, count(*) over ()::int as total_rows from rows order by ${order} limit $4 offset $5`,
-    [['k8s_price'], p.project ?? null, p.region ?? null, limit, offset],
+    [...cte.values, limit, offset],
   );
   return {
     rows: found.map((r) => {
@@ -69,22 +79,36 @@ async function fetchRows(ctx: ReportCtx, p: K8sPricesParams, limit: number, offs
   };
 }
 
+/** Money columns and item counts summed per currency over every matching cluster (not the page). */
+const SUMMED = ['price_per_hour', 'price_per_month', 'price_without_discount_per_month', ...PARTS.flatMap((part) => [`${part}_per_hour`, `${part}_items`])];
+
+async function totals(ctx: ReportCtx, p: K8sPricesParams): Promise<Row[]> {
+  const cte = rowsCte(p);
+  const found = await ctx.db.query<Record<string, unknown>>(
+    `with ${cte.sql}
+      select currency, ${SUMMED.map((k) => (k.endsWith('_items') ? `sum(${k})::int as ${k}` : `sum(${k}) as ${k}`)).join(', ')}
+      from rows where currency is not null group by currency order by currency`,
+    cte.values,
+  );
+  return found.map((r) => totalRow(COLUMNS, Object.fromEntries([['currency', r.currency], ...SUMMED.map((k) => [k, r[k] ?? null])])));
+}
+
 const COLUMNS: Column[] = [
   { key: 'cluster_name', label: 'Cluster', kind: 'text', sortable: true },
   { key: 'scope', label: 'Scope', kind: 'text', sortable: true },
   { key: 'project_id', label: 'Project', kind: 'int' },
   { key: 'region_id', label: 'Region', kind: 'int' },
-  { key: 'price_per_hour', label: 'Total per hour', kind: 'money', currencyKey: 'currency', sortable: true },
+  { key: 'price_per_hour', hourly: true, label: 'Total per hour', kind: 'money', currencyKey: 'currency', sortable: true },
   { key: 'price_per_month', label: 'Total per month', kind: 'money', currencyKey: 'currency', sortable: true },
   { key: 'price_without_discount_per_month', label: 'Per month before discount', kind: 'money', currencyKey: 'currency' },
   { key: 'discount_percent', label: 'Discount %', kind: 'decimal' },
   { key: 'tax_percent', label: 'Tax %', kind: 'decimal' },
   { key: 'currency', label: 'Currency', kind: 'text' },
-  { key: 'instances_per_hour', label: 'Instances per hour', kind: 'money', currencyKey: 'currency' },
+  { key: 'instances_per_hour', hourly: true, label: 'Instances per hour', kind: 'money', currencyKey: 'currency' },
   { key: 'instances_items', label: 'Instance items', kind: 'int' },
-  { key: 'publicips_per_hour', label: 'Public IPs per hour', kind: 'money', currencyKey: 'currency' },
+  { key: 'publicips_per_hour', hourly: true, label: 'Public IPs per hour', kind: 'money', currencyKey: 'currency' },
   { key: 'publicips_items', label: 'Public IP items', kind: 'int' },
-  { key: 'volumes_per_hour', label: 'Volumes per hour', kind: 'money', currencyKey: 'currency' },
+  { key: 'volumes_per_hour', hourly: true, label: 'Volumes per hour', kind: 'money', currencyKey: 'currency' },
   { key: 'volumes_items', label: 'Volume items', kind: 'int' },
   { key: 'price_status', label: 'Price status', kind: 'text' },
 ];
@@ -97,16 +121,17 @@ export const k8sPricesReport: Report<K8sPricesParams> = defineReport({
   params: k8sPricesParams,
 
   async run(ctx, params, page) {
-    const [{ rows, total }, snapshots, totals] = await Promise.all([
+    const [{ rows, total }, snapshots, runRates, clusterTotals] = await Promise.all([
       fetchRows(ctx, params, page.limit, page.offset),
       latestSnapshots(ctx.db, ['k8s_price']),
       // The run-rate per currency as the cost reports count it (every cluster, not the page's).
       latestTotals(ctx.db, { kind: 'k8s_price', projectId: params.project, regionId: params.region }),
+      totals(ctx, params),
     ]);
     const currencies = [...new Set(rows.map((r) => r.currency).filter((c): c is string => typeof c === 'string'))].sort();
     return {
       title: 'Kubernetes cluster prices',
-      summary: [{ label: 'Clusters', value: total, kind: 'int' }, ...runRateItems(totals)],
+      summary: [{ label: 'Clusters', value: total, kind: 'int' }, ...runRateItems(runRates)],
       charts: currencies.map((currency) => {
         const mine = rows.filter((r) => r.currency === currency);
         return {
@@ -118,11 +143,13 @@ export const k8sPricesReport: Report<K8sPricesParams> = defineReport({
           labels: mine.map((r) => `${String(r.cluster_name)} (${String(r.scope)})`),
           datasets: PARTS.map((part) => ({ label: part, data: mine.map((r) => chartNumber(r[`${part}_per_hour`])) })),
           valueLabel: `${currency} per hour`,
+          currency,
         };
       }),
       columns: COLUMNS,
       rows,
       totalRows: total,
+      totals: clusterTotals,
       notes: [
         ...freshnessNotes(ctx.now, snapshots, 'Kubernetes prices'),
         'Breakdown sums add only items in the total\'s currency; the pricing endpoint\'s own total is what the cost reports use.',
@@ -131,6 +158,6 @@ export const k8sPricesReport: Report<K8sPricesParams> = defineReport({
   },
 
   async export(ctx, params) {
-    return { columns: COLUMNS, rows: offsetRows(async (limit, offset) => (await fetchRows(ctx, params, limit, offset)).rows) };
+    return { columns: COLUMNS, rows: offsetRows(async (limit, offset) => (await fetchRows(ctx, params, limit, offset)).rows), totals: () => totals(ctx, params) };
   },
 }, { cached: true });

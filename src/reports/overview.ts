@@ -14,6 +14,7 @@ import { inventoryHref } from './shared/links.js';
 import { intParam, invalidParameter } from './shared/params.js';
 import { freshnessNotes, latestSnapshots, type SnapshotInfo } from './shared/snapshots.js';
 import { MONTHLY_RUN_RATE_HINT, shareCharts } from './shared/summary.js';
+import { runRateTotals } from './shared/totals.js';
 import { dailyCostsFor, daysBetween, gapCapText, monthToDate } from './shared/time.js';
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
@@ -80,7 +81,7 @@ function summaryOf(figures: readonly CurrencyFigures[], month: string): SummaryI
   for (const f of figures) {
     if (f.currency === null) continue;
     const c = f.currency;
-    items.push({ label: `Run-rate per hour (${c})`, value: f.price_per_hour, kind: 'money', currency: c });
+    items.push({ label: `Run-rate per hour (${c})`, value: f.price_per_hour, kind: 'money', currency: c, hourly: true });
     items.push({ label: `Run-rate per month (${c})`, value: f.price_per_month, kind: 'money', currency: c, hint: MONTHLY_RUN_RATE_HINT });
     items.push({ label: `Month to date ${month} (${c})`, value: f.month_to_date, kind: 'money', currency: c, hint: 'estimated from snapshots' });
     items.push({ label: `Projected ${month} (${c})`, value: f.projected_month, kind: 'money', currency: c, hint: 'month to date + current run-rate until month end' });
@@ -105,20 +106,28 @@ function kindDailyCosts(ctx: ReportCtx, days: number): Promise<DailyCostRow[]> {
   return dailyCostsFor(ctx.db, ctx.config, ctx.now, 'kind', from, isoDay(ctx.now));
 }
 
-/** Cost per day and currency, every day of the range on the axis. */
-function dailyChart(ctx: ReportCtx, days: number, kindDays: readonly DailyCostRow[]): ChartSpec {
+/** Cost per day, one chart per currency (never two currencies on one axis), every day of the range on the axis. */
+function dailyCharts(ctx: ReportCtx, days: number, kindDays: readonly DailyCostRow[]): ChartSpec[] {
   const toDay = isoDay(ctx.now);
   const fromDay = chartFrom(ctx, days);
   const rows = kindDays.filter((r) => r.day >= fromDay && r.day <= toDay);
   const labels = daysBetween(fromDay, toDay);
   const currencies = [...new Set(rows.map((r) => r.currency).filter((c): c is string => c !== null))].sort();
-  const datasets = currencies.map((currency) => {
+  return currencies.map((currency): ChartSpec => {
     const perDay = new Map<string, number>();
     for (const r of rows) if (r.currency === currency) perDay.set(r.day, (perDay.get(r.day) ?? 0) + (chartNumber(r.cost) ?? 0));
     // A day without any data (before the history starts, or a gap) is a gap, not a day that cost 0.
-    return { label: currency, data: labels.map((d) => perDay.get(d) ?? null) };
+    const data = labels.map((d) => perDay.get(d) ?? null);
+    return {
+      id: `cost-per-day-${currency}`,
+      title: `Cost per day, last ${days} days (${currency}, estimated)`,
+      type: 'bar',
+      labels,
+      datasets: [{ label: currency, data }],
+      valueLabel: `${currency} per day`,
+      currency,
+    };
   });
-  return { id: 'cost-per-day', title: `Cost per day, last ${days} days (estimated)`, type: 'bar', labels, datasets, valueLabel: 'cost per day' };
 }
 
 /** Unpriced resources by flavor (the `flavor` dimension's rows without a currency). */
@@ -147,7 +156,7 @@ function freshnessByScope(now: Date, snapshots: readonly SnapshotInfo[]): string
 const COLUMNS: Column[] = [
   { key: 'group', label: 'Group', kind: 'text', hrefKey: 'href' },
   { key: 'currency', label: 'Currency', kind: 'text' },
-  { key: 'price_per_hour', label: 'Run-rate per hour', kind: 'money', currencyKey: 'currency' },
+  { key: 'price_per_hour', label: 'Run-rate per hour', kind: 'money', currencyKey: 'currency', hourly: true },
   { key: 'price_per_month', label: 'Run-rate per month', kind: 'money', currencyKey: 'currency' },
   { key: 'month_to_date', label: 'Month to date', kind: 'money', currencyKey: 'currency' },
   { key: 'share', label: 'Share of currency total', kind: 'percent' },
@@ -174,7 +183,7 @@ async function groupRows(ctx: ReportCtx, dim: string, limit: number, offset: num
           case when coalesce(n.currency, m.currency) is not null then coalesce(m.cost, 0) end as month_to_date, coalesce(n.resources, 0) as resources, coalesce(n.unpriced, 0) as unpriced
         from now_groups n full join mtd m on m.group_value = n.group_value and m.currency is not distinct from n.currency
       )
-      select *, case when currency is not null then price_per_hour / nullif(sum(price_per_hour) over (partition by currency), 0) end as share,
+      select *, case when currency is not null then round(100 * price_per_hour / nullif(sum(price_per_hour) over (partition by currency), 0), 2) end as share,
         count(*) over ()::int as total_rows
       from joined
       order by currency asc nulls last, price_per_hour desc, month_to_date desc, group_value
@@ -207,6 +216,14 @@ function columnsFor(dim: string): Column[] {
   return COLUMNS.flatMap((c) => (c.key === 'group' ? [{ ...c, label: dimensionLabel(dim) }, ...groupNameColumns(dim)] : [c]));
 }
 
+/**
+ * The group table's totals per currency: the run-rate and month to date of every priced resource
+ * (each is in exactly one group), as on the summary cards.
+ */
+function groupTotals(dim: string, figures: readonly CurrencyFigures[]): Row[] {
+  return runRateTotals(columnsFor(dim), figures, (f) => ({ month_to_date: f.month_to_date }));
+}
+
 export const overviewReport: Report<OverviewParams> = defineReport({
   name: 'overview',
   title: 'Overview',
@@ -226,7 +243,7 @@ export const overviewReport: Report<OverviewParams> = defineReport({
       latestSnapshots(ctx.db, SNAPSHOT_KINDS),
     ]);
     const figures = await currencyFigures(ctx, totals, kindDays);
-    const chart = dailyChart(ctx, params.days, kindDays);
+    const daily = dailyCharts(ctx, params.days, kindDays);
     const priced = allLatest.filter((s) => (PRICED_KINDS as readonly string[]).includes(s.kind));
     const unpricedTotal = uncovered.reduce((n, c) => n + c.count, 0);
     const notes = [
@@ -241,17 +258,25 @@ export const overviewReport: Report<OverviewParams> = defineReport({
     return {
       title: `Overview, ${month.month}`,
       summary: summaryOf(figures, month.month),
-      charts: [chart, ...shareCharts('top', `Top groups by ${dimensionLabel(dim)}`, groups)],
+      charts: [...daily, ...shareCharts('top', `Top groups by ${dimensionLabel(dim)}`, groups)],
       columns: columnsFor(dim),
       rows: table.rows,
       totalRows: table.total,
+      totals: groupTotals(dim, figures),
       notes,
     };
   },
 
   async export(ctx, params) {
     const dim = dimension(ctx, params);
-    return { columns: columnsFor(dim), rows: offsetRows(async (limit, offset) => (await groupRows(ctx, dim, limit, offset)).rows) };
+    return {
+      columns: columnsFor(dim),
+      rows: offsetRows(async (limit, offset) => (await groupRows(ctx, dim, limit, offset)).rows),
+      totals: async () => {
+        const [kindDays, totals] = await Promise.all([kindDailyCosts(ctx, params.days), latestTotals(ctx.db)]);
+        return groupTotals(dim, await currencyFigures(ctx, totals, kindDays));
+      },
+    };
   },
 
   async filters(ctx, params) {

@@ -12,7 +12,10 @@ export type ColumnKind =
   /** Exact decimal text (from numeric) with a currency in `currencyKey`; rounded only for display. */
   | 'money'
   | 'decimal'
-  /** A fraction 0..1 as decimal text or number; shown as a percentage. */
+  /**
+   * Already a percentage (67.31 means 67.31 %), as decimal text with two decimals computed in SQL
+   * (`round(100 * x / total, 2)`); every format shows the same number.
+   */
   | 'percent'
   /** ISO 8601 instant text. */
   | 'timestamp'
@@ -29,6 +32,11 @@ export interface Column {
   kind: ColumnKind;
   /** For money: the row field that holds the ISO currency code. */
   currencyKey?: string;
+  /**
+   * For money: an hourly price or rate, rounded for people to two digits more than the
+   * currency's minor unit (EUR 0.0040 per hour), see src/web/money.ts.
+   */
+  hourly?: boolean;
   /** The row field that holds a link for this cell (drill-down), relative to the app root. */
   hrefKey?: string;
   /** Whether the report accepts `sort=<key>` for this column. */
@@ -43,6 +51,8 @@ export interface SummaryItem {
   value: string | number | null;
   kind: ColumnKind;
   currency?: string;
+  /** For money: an hourly amount (see Column.hourly). */
+  hourly?: boolean;
   hint?: string;
 }
 
@@ -55,6 +65,11 @@ export interface ChartSpec {
   stacked?: boolean;
   /** Axis title for the values, e.g. "EUR per hour". */
   valueLabel?: string;
+  /**
+   * For charts of money: the one currency of every value (a chart never mixes currencies: one
+   * chart per currency, its title naming it).
+   */
+  currency?: string;
 }
 
 export interface ReportPage {
@@ -104,6 +119,11 @@ export interface ReportExport {
   rows: AsyncIterable<Row>;
   /** Totals per currency as in ReportOutput.totals, written after the rows. */
   totals?: () => Promise<Row[]>;
+  /**
+   * A file for tools rather than people (FOCUS): money stays exact in CSV whatever `exact` says,
+   * since the tool sums the rows, and rounded rows would not add up to the period's cost.
+   */
+  exactMoney?: boolean;
   /** As in ReportOutput.coverage; a period not fully covered marks the CSV file name `-partial`. */
   coverage?: Coverage;
 }

@@ -9,6 +9,7 @@ import { UNTAGGED } from '../db/schema.js';
 import type { Column, Row } from './report.js';
 import { listRows } from './shared/batches.js';
 import { appUrl } from './shared/links.js';
+import { percentOf } from './shared/format.js';
 import { dirParam, sortParam } from './shared/params.js';
 import { freshnessNotes, latestSnapshots, latestSnapshotsSql } from './shared/snapshots.js';
 import { defineReport } from './shared/define.js';
@@ -76,7 +77,7 @@ async function keyFacts(ctx: ReportCtx): Promise<{ keys: KeyFacts[]; currencies:
         from eff group by dimension, group_value, currency
       )
       select g.*, case when g.group_value = $2 and g.currency is not null
-          then g.price_per_hour / nullif(sum(g.price_per_hour) over (partition by g.dimension, g.currency), 0) end as lacking_share
+          then round(100 * g.price_per_hour / nullif(sum(g.price_per_hour) over (partition by g.dimension, g.currency), 0), 2) end as lacking_share
       from g order by dimension, group_value, currency nulls last`,
     [PRICED_KINDS, UNTAGGED],
   );
@@ -107,7 +108,7 @@ function columnsFor(currencies: readonly string[]): Column[] {
     { key: 'lacking', label: 'Lacking the key', kind: 'int', hrefKey: 'href', sortable: true },
     { key: 'lacking_share', label: 'Share of resources lacking', kind: 'percent', sortable: true },
     ...currencies.flatMap((c, i): Column[] => [
-      { key: `lacking_cost_${i}`, label: `Run-rate lacking the key (${c} per hour)`, kind: 'money', currencyKey: `currency_${i}` },
+      { key: `lacking_cost_${i}`, label: `Run-rate lacking the key (${c} per hour)`, kind: 'money', currencyKey: `currency_${i}`, hourly: true },
       { key: `lacking_cost_share_${i}`, label: `Share of ${c} run-rate lacking`, kind: 'percent' },
     ]),
     { key: 'lacking_unpriced', label: 'Lacking, without price', kind: 'int' },
@@ -125,7 +126,7 @@ function toRows(keys: readonly KeyFacts[], currencies: readonly string[], params
       key: k.key,
       resources: k.resources,
       lacking: k.lacking,
-      lacking_share: k.resources === 0 ? null : k.lacking / k.resources,
+      lacking_share: k.resources === 0 ? null : percentOf(k.lacking, k.resources),
       lacking_unpriced: k.lackingUnpriced,
       values: k.values.length,
       variant_groups: groups.length,
@@ -144,8 +145,10 @@ function toRows(keys: readonly KeyFacts[], currencies: readonly string[], params
   const sort = params.sort ?? 'lacking';
   const dir = (params.dir ?? (sort === 'key' ? 'asc' : 'desc')) === 'asc' ? 1 : -1;
   return rows.sort((a, b) => {
-    const x = a[sort] as number | string | null;
-    const y = b[sort] as number | string | null;
+    // Shares are decimal text ("40.00"): compared as numbers.
+    const value = (r: Row) => (sort === 'lacking_share' && r[sort] !== null ? Number(r[sort]) : (r[sort] as number | string | null));
+    const x = value(a);
+    const y = value(b);
     if (x === y) return String(a.key).localeCompare(String(b.key));
     if (x === null) return 1;
     if (y === null) return -1;

@@ -16,6 +16,7 @@ import { freshnessNotes, latestSnapshots } from './shared/snapshots.js';
 import { dailyCostsFor, daysBetween, gapCapText } from './shared/time.js';
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
+import { sumByCurrency, totalRow } from './shared/totals.js';
 
 export const trendParams = z.strictObject({
   by: groupingParam('kind'),
@@ -98,6 +99,16 @@ async function dailyRows(ctx: ReportCtx, p: TrendParams): Promise<Row[]> {
   return p.dir === 'desc' ? out.reverse() : out;
 }
 
+/**
+ * Totals of the cost-per-day table: cost and resource hours per currency over every day and group
+ * of the range. The run-rate table has none: it lists rates at successive times, and a sum of
+ * rates over time is no amount of money (the daily cost is that integral, done right).
+ */
+async function dailyTotals(ctx: ReportCtx, p: TrendParams, dimension: string, daily: readonly Row[]): Promise<Row[]> {
+  const sums = await sumByCurrency(ctx.db, daily, 'currency', ['cost', 'resource_hours', 'unpriced_resource_hours']);
+  return sums.map((t) => totalRow(columnsFor(p, dimension), t));
+}
+
 function columnsFor(p: TrendParams, dimension: string): Column[] {
   const group: Column = { key: 'group', label: dimensionLabel(dimension), kind: 'text' };
   if (p.measure === 'daily-cost') {
@@ -114,7 +125,7 @@ function columnsFor(p: TrendParams, dimension: string): Column[] {
     { key: 'time', label: 'Time (UTC)', kind: 'timestamp', sortable: true },
     group,
     { key: 'currency', label: 'Currency', kind: 'text' },
-    { key: 'price_per_hour', label: 'Run-rate per hour', kind: 'money', currencyKey: 'currency' },
+    { key: 'price_per_hour', label: 'Run-rate per hour', kind: 'money', currencyKey: 'currency', hourly: true },
     { key: 'price_per_month', label: 'Run-rate per month', kind: 'money', currencyKey: 'currency' },
     { key: 'resources', label: 'Resources', kind: 'int' },
     { key: 'unpriced', label: 'Without price', kind: 'int' },
@@ -148,7 +159,7 @@ function seriesCharts(
       data[i] = (data[i] ?? 0) + (chartNumber(p.value) ?? 0);
     }
     const datasets = [...series].filter(([, data]) => data.some((v) => v !== null)).map(([label, data]) => ({ label, data }));
-    charts.push({ id: `${id}-${currency}`, title: `${title} (${currency})`, type, labels, datasets, stacked: type === 'bar', valueLabel: valueLabel(currency) });
+    charts.push({ id: `${id}-${currency}`, title: `${title} (${currency})`, type, labels, datasets, stacked: type === 'bar', valueLabel: valueLabel(currency), currency });
   }
   return charts;
 }
@@ -216,9 +227,11 @@ export const trendReport: Report<TrendParams> = defineReport({
       columns: columnsFor(params, dimension),
       rows,
       totalRows: total,
+      ...(params.measure === 'daily-cost' ? { totals: await dailyTotals(ctx, params, dimension, daily) } : {}),
       notes: [
         ...freshnessNotes(ctx.now, snapshots, 'priced resources'),
         `Run-rate points: per scope, the last complete snapshot in each ${bucket}; a scope missing from a ${bucket} (failed collection) is missing from that point.`,
+        ...(params.measure === 'daily-cost' ? [] : ['The run-rate table has no totals: rates at successive times do not add up to an amount (the cost per day table does, with totals per currency).']),
         `Cost per day is estimated: each snapshot's run-rate holds until the next one, ${gapCapText(ctx.config)} are capped, not extrapolated. Currencies are never added together.`,
       ],
     };
@@ -228,7 +241,7 @@ export const trendReport: Report<TrendParams> = defineReport({
     const { dimension } = resolve(ctx, params);
     if (params.measure === 'daily-cost') {
       const rows = await dailyRows(ctx, params);
-      return { columns: columnsFor(params, dimension), rows: listRows(rows) };
+      return { columns: columnsFor(params, dimension), rows: listRows(rows), totals: () => dailyTotals(ctx, params, dimension, rows) };
     }
     return { columns: columnsFor(params, dimension), rows: offsetRows(async (limit, offset) => (await runRateRows(ctx, params, limit, offset)).rows) };
   },

@@ -3,6 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Writable } from 'node:stream';
 import { stringify } from 'csv-stringify';
 import type { Column, Row } from '../reports/report.js';
+import { roundMoney } from './money.js';
 import type { RawQuery } from './query.js';
 
 /*
@@ -16,10 +17,14 @@ import type { RawQuery } from './query.js';
  *   apostrophe, so spreadsheets show it as text. The one exception: a plain number (e.g. `-12.5`)
  *   in a numeric column (int, decimal, money, percent) stays as it is, so negative amounts remain
  *   numbers in the spreadsheet; a numeric column holding anything else is neutralised too.
- * - Money is written exactly as the report gives it (decimal text, never rounded); each money
- *   column is followed by its currency unless the report already has the currency column. Percent
- *   columns keep the report's fraction (0..1). Tags and JSON columns are written as JSON text.
- *   Timestamps as ISO 8601, booleans as true/false, null as an empty cell.
+ * - Money is rounded to its currency's minor unit (hourly amounts: two digits more) by the one
+ *   rule of money.ts, written as a plain number with a dot and no thousands separators, so
+ *   Excel and Sheets read it as a number; with `exact` (the `?exact=1` parameter) it is written
+ *   exactly as the report gives it. Each money column is followed by its currency unless the
+ *   report already has the currency column. Percent columns are percentages (67.31) as the report
+ *   gives them. Tags and JSON columns are written as JSON text. Timestamps as ISO 8601, booleans
+ *   as true/false, null as an empty cell.
+ * - Totals per currency (when the report has them) follow the rows: their first cell is "Total".
  */
 
 const NUMERIC_KINDS = new Set(['int', 'decimal', 'money', 'percent']);
@@ -62,6 +67,27 @@ export interface CsvColumn {
   header: string;
   key: string;
   kind: Column['kind'];
+  /** For money: the row field holding the currency, and whether the amount is hourly. */
+  currencyKey?: string;
+  hourly?: boolean;
+}
+
+export interface CsvOptions {
+  /** Write money exactly as the report gives it, not rounded to the currency's minor unit. */
+  exact?: boolean;
+}
+
+/** The cells of one row, money rounded to each row's currency unless `exact`. */
+export function csvRecord(row: Row, columns: readonly CsvColumn[], options: CsvOptions = {}): string[] {
+  return columns.map((c) => {
+    const value = row[c.key];
+    if (c.kind === 'money' && !options.exact) {
+      const currency = c.currencyKey ? row[c.currencyKey] : undefined;
+      const rounded = roundMoney(value, typeof currency === 'string' ? currency : null, c.hourly ?? false);
+      if (rounded !== null) return csvCell(rounded, c.kind);
+    }
+    return csvCell(value, c.kind);
+  });
 }
 
 /** The report's columns plus a currency column after each money column that lacks one. */
@@ -69,7 +95,13 @@ export function csvColumns(columns: readonly Column[]): CsvColumn[] {
   const keys = new Set(columns.map((c) => c.key));
   const out: CsvColumn[] = [];
   for (const column of columns) {
-    out.push({ header: column.label, key: column.key, kind: column.kind });
+    out.push({
+      header: column.label,
+      key: column.key,
+      kind: column.kind,
+      ...(column.currencyKey ? { currencyKey: column.currencyKey } : {}),
+      ...(column.hourly ? { hourly: true } : {}),
+    });
     if (column.kind === 'money' && column.currencyKey && !keys.has(column.currencyKey)) {
       out.push({ header: `${column.label} currency`, key: column.currencyKey, kind: 'text' });
       keys.add(column.currencyKey);
@@ -78,11 +110,32 @@ export function csvColumns(columns: readonly Column[]): CsvColumn[] {
   return out;
 }
 
-async function* csvRecords(columns: CsvColumn[], rows: AsyncIterable<Row>): AsyncGenerator<string[]> {
+async function* csvRecords(columns: CsvColumn[], rows: AsyncIterable<Row>, options: CsvStreamOptions): AsyncGenerator<string[]> {
   yield columns.map((c) => neutraliseFormula(c.header));
   for await (const row of rows) {
-    yield columns.map((c) => csvCell(row[c.key], c.kind));
+    yield csvRecord(row, columns, options);
   }
+  // Asked for only once every row is out: the totals query runs after the rows, not beside them.
+  if (options.totals) for (const row of await options.totals()) yield totalRecord(row, columns, options);
+}
+
+/**
+ * A totals row: its first cell says "Total" whatever the first column is (a spreadsheet filters
+ * on it), and the report's own "Total" label further right is left empty.
+ */
+function totalRecord(row: Row, columns: readonly CsvColumn[], options: CsvOptions): string[] {
+  const record = csvRecord(row, columns, options);
+  const label = columns.findIndex((c) => c.kind === 'text' && row[c.key] === TOTAL_CELL);
+  if (label > 0) record[label] = '';
+  if (record.length > 0) record[0] = TOTAL_CELL;
+  return record;
+}
+
+const TOTAL_CELL = 'Total';
+
+export interface CsvStreamOptions extends CsvOptions {
+  /** Totals per currency, written after the rows. */
+  totals?: () => Promise<Row[]>;
 }
 
 /**
@@ -90,8 +143,8 @@ async function* csvRecords(columns: CsvColumn[], rows: AsyncIterable<Row>): Asyn
  * the socket has taken the previous ones, so memory stays flat however many rows there are.
  * If the client goes away, the report's iterator is closed (its `finally` runs).
  */
-export async function streamCsv(out: Writable, columns: readonly Column[], rows: AsyncIterable<Row>): Promise<void> {
-  const source = Readable.from(csvRecords(csvColumns(columns), rows));
+export async function streamCsv(out: Writable, columns: readonly Column[], rows: AsyncIterable<Row>, options: CsvStreamOptions = {}): Promise<void> {
+  const source = Readable.from(csvRecords(csvColumns(columns), rows, options));
   const stringifier = stringify({ bom: true, record_delimiter: 'windows', quote_record_delimiter: true });
   await pipeline(source, stringifier, out);
 }

@@ -1,29 +1,17 @@
 import type { Column, ColumnKind, Row } from '../reports/report.js';
+import { decimalText, roundMoney } from './money.js';
 
 /*
  * Display formatting for HTML. Money and decimals arrive as exact decimal text; they are rounded
  * here, for display only, with decimal-string arithmetic (no binary floats), and the exact value
- * stays available as the cell's title.
+ * stays available as the cell's title. Money follows the one rounding rule of money.ts (the
+ * currency's minor unit, half away from zero) and is then grouped in thousands for reading.
  */
 
 const DECIMAL = /^([+-]?)(\d*)(?:\.(\d*))?$/;
 
 function groupThousands(digits: string): string {
   return digits.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
-}
-
-/** Decimal text or a number as text in plain notation, or null when it is not a number. */
-function decimalText(value: unknown): string | null {
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value)) return null;
-    const text = String(value);
-    if (!/e/i.test(text)) return text;
-    // Plain notation for tiny floats (String() gives 1e-7); display rounds them anyway.
-    return Math.abs(value) < 1e21 ? value.toFixed(20).replace(/\.?0+$/, '') : null;
-  }
-  if (typeof value === 'bigint') return value.toString();
-  if (typeof value === 'string' && DECIMAL.test(value.trim()) && /\d/.test(value)) return value.trim();
-  return null;
 }
 
 /**
@@ -45,15 +33,13 @@ export function formatDecimalText(text: string, minDigits: number, maxDigits: nu
   return sign === '-' && !isZero ? `-${out}` : out;
 }
 
-/**
- * Money for display: 2 decimals, or up to 4 for amounts under 1 (hourly prices of small
- * resources would otherwise all show as 0.00).
- */
-export function formatMoney(value: unknown, currency: string | undefined): string {
-  const text = decimalText(value);
-  if (text === null) return value === null || value === undefined ? 'n/a' : String(value);
-  const small = /^[+-]?0*(\.|$)/.test(text);
-  const amount = formatDecimalText(text, 2, small ? 4 : 2);
+/** Money for display: rounded as in money.ts (the currency's minor unit), thousands grouped. */
+export function formatMoney(value: unknown, currency: string | undefined, hourly = false): string {
+  const rounded = roundMoney(value, currency, hourly);
+  if (rounded === null) return value === null || value === undefined ? 'n/a' : String(value);
+  const negative = rounded.startsWith('-');
+  const [whole = '', fraction] = (negative ? rounded.slice(1) : rounded).split('.');
+  const amount = `${negative ? '-' : ''}${groupThousands(whole)}${fraction !== undefined ? `.${fraction}` : ''}`;
   return currency ? `${amount} ${currency}` : amount;
 }
 
@@ -62,16 +48,11 @@ export function formatNumber(value: unknown, maxDigits = 4): string {
   return text === null ? String(value) : formatDecimalText(text, 0, maxDigits);
 }
 
+/** A percentage (67.31 means 67.31 %, see the `percent` column kind) with two decimals. */
 export function formatPercent(value: unknown): string {
   const text = decimalText(value);
   if (text === null) return String(value);
-  // Shift the decimal point two places in text, so 0.125 shows as 12.5% exactly.
-  const match = DECIMAL.exec(text)!;
-  const [, sign = '', intPart = '', fracPart = ''] = match;
-  const digits = (intPart || '0') + fracPart.padEnd(2, '0');
-  const shifted = `${sign}${digits.slice(0, (intPart || '0').length + 2)}.${digits.slice((intPart || '0').length + 2)}`;
-  // Always one decimal, so shares line up in a column (6.0% beside 81.6%).
-  return `${formatDecimalText(shifted.replace(/\.$/, ''), 1, 1)}%`;
+  return `${formatDecimalText(text, 2, 2)}%`;
 }
 
 export function formatTimestamp(value: unknown): string {
@@ -114,12 +95,12 @@ function jsonText(value: unknown): string {
   return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)) ?? '';
 }
 
-export function formatValue(value: unknown, kind: ColumnKind, currency?: string): CellView {
+export function formatValue(value: unknown, kind: ColumnKind, currency?: string, hourly = false): CellView {
   const className = NUMERIC.has(kind) ? `num ${kind}` : kind;
   if (value === null || value === undefined || value === '') return { text: kind === 'money' ? 'n/a' : '', className: `${className} empty` };
   switch (kind) {
     case 'money': {
-      const text = formatMoney(value, currency);
+      const text = formatMoney(value, currency, hourly);
       return { text, title: `${String(value)}${currency ? ` ${currency}` : ''}`, className: String(value).startsWith('-') ? `${className} negative` : className };
     }
     case 'int':
@@ -157,7 +138,7 @@ export function formatCell(row: Row, column: Column): CellView {
     if (value !== null && value !== undefined && value !== '') return { text: String(value), className: 'num int id' };
   }
   const currency = column.currencyKey ? (row[column.currencyKey] as string | undefined) ?? undefined : undefined;
-  const cell = formatValue(row[column.key], column.kind, typeof currency === 'string' ? currency : undefined);
+  const cell = formatValue(row[column.key], column.kind, typeof currency === 'string' ? currency : undefined, column.hourly ?? false);
   const href = column.hrefKey ? safeAppHref(row[column.hrefKey]) : undefined;
   return href ? { ...cell, href } : cell;
 }

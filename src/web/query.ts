@@ -14,7 +14,7 @@ export const HTML_PAGING: PagingLimits = { defaultLimit: 50, maxLimit: 500 };
 export const API_PAGING: PagingLimits = { defaultLimit: 100, maxLimit: 10_000 };
 
 /** Parameters the web layer owns; they never reach a report's `params` schema. */
-export const WEB_PARAMS = ['limit', 'offset', 'page', 'format'] as const;
+export const WEB_PARAMS = ['limit', 'offset', 'page', 'format', 'exact'] as const;
 export type OutputFormat = 'html' | 'json' | 'csv';
 
 /**
@@ -84,7 +84,18 @@ export function parseFormat(query: RawQuery, route: OutputFormat, errors: FieldE
   return route;
 }
 
-/** Maps zod issues to query fields, one entry per unknown key for strict schemas. */
+/**
+ * `exact=1` writes money in CSV with every decimal the database holds instead of rounded to the
+ * currency's minor unit (JSON is always exact, HTML always rounded); `exact=0` is the default.
+ */
+export function parseExact(query: RawQuery, errors: FieldError[]): boolean {
+  const value = query.exact;
+  if (value === undefined || value === '0') return false;
+  if (value === '1') return true;
+  errors.push({ field: 'query.exact', message: 'exact must be 1 (exact decimals in CSV) or 0 (rounded to the currency\'s minor unit)' });
+  return false;
+}
+
 /** Issues a value given several times causes in a parameter that takes one. */
 const ONE_VALUE_ISSUES = new Set(['invalid_type', 'invalid_value', 'invalid_format', 'invalid_union']);
 
@@ -115,6 +126,8 @@ export interface ParsedReportQuery<P> {
   params: P;
   page: ReportPage;
   format: OutputFormat;
+  /** CSV money with exact decimals (`exact=1`). */
+  exact: boolean;
   /** The query without the web layer's own parameters: what the report saw. */
   reportQuery: RawQuery;
 }
@@ -129,9 +142,10 @@ export async function parseReportQuery<P>(
   const errors: FieldError[] = [];
   const page = parsePaging(rawQuery, limits, errors);
   const format = parseFormat(rawQuery, route, errors);
+  const exact = parseExact(rawQuery, errors);
   const reportQuery = withoutWebParams(rawQuery);
   const parsed = await report.params.safeParseAsync(reportQuery);
   if (!parsed.success) errors.push(...zodFieldErrors(parsed.error.issues, reportQuery));
   if (errors.length > 0 || !parsed.success) throw invalidParameters(errors);
-  return { params: parsed.data, page, format, reportQuery };
+  return { params: parsed.data, page, format, exact, reportQuery };
 }

@@ -49,7 +49,7 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
     return report;
   };
 
-  const sendCsv = async (req: Request, res: Response, report: AnyReport, params: unknown, reportQuery: RawQuery): Promise<void> => {
+  const sendCsv = async (req: Request, res: Response, report: AnyReport, params: unknown, reportQuery: RawQuery, exact: boolean): Promise<void> => {
     const ctx = deps.context();
     const exported = await report.export(ctx, params);
     res.status(200);
@@ -62,7 +62,7 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
       res.end();
       return;
     }
-    await streamCsv(res, exported.columns, exported.rows);
+    await streamCsv(res, exported.columns, exported.rows, { exact: exact || exported.exactMoney === true, totals: exported.totals });
   };
 
   // The reports' own prefix without a name: where the navigation starts.
@@ -80,14 +80,14 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
   // Before /api/reports/:name, which would otherwise take "x.csv" as a name.
   router.get('/api/reports/:name.csv', async (req, res) => {
     const report = find(req, res);
-    const { params, reportQuery } = await parseReportQuery(report, toRawQuery(req.query), 'csv', API_PAGING);
-    await sendCsv(req, res, report, params, reportQuery);
+    const { params, reportQuery, exact } = await parseReportQuery(report, toRawQuery(req.query), 'csv', API_PAGING);
+    await sendCsv(req, res, report, params, reportQuery, exact);
   });
 
   router.get('/api/reports/:name', async (req, res) => {
     const report = find(req, res);
-    const { params, page, format, reportQuery } = await parseReportQuery(report, toRawQuery(req.query), 'json', API_PAGING);
-    if (format === 'csv') return sendCsv(req, res, report, params, reportQuery);
+    const { params, page, format, reportQuery, exact } = await parseReportQuery(report, toRawQuery(req.query), 'json', API_PAGING);
+    if (format === 'csv') return sendCsv(req, res, report, params, reportQuery, exact);
     const ctx = deps.context();
     const output = await report.run(ctx, params, page);
     res.setHeader('Cache-Control', 'no-store');
@@ -101,6 +101,8 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
         charts: output.charts,
         columns: output.columns,
         rows: output.rows,
+        // Per currency over every matching row (not only this page), exact like the rows.
+        totals: output.totals ?? [],
         notes: output.notes,
         // When the figures were computed: a result served from the report cache is older than the request.
         generated_at: (output.computedAt ?? ctx.now).toISOString(),

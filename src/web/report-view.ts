@@ -63,6 +63,8 @@ export interface ReportPageView {
   title: string;
   headers: HeaderView[];
   rows: CellView[][];
+  /** Totals per currency over every matching row, for the table's footer. */
+  totals: CellView[][];
   summary: SummaryView[];
   charts: ChartView[];
   filters: FiltersView | null;
@@ -70,7 +72,7 @@ export interface ReportPageView {
   notes: string[];
   /** When the figures were computed, for the page head (cached results are older than the request). */
   computedAt: { iso: string; text: string } | null;
-  urls: { self: string; json: string; csv: string };
+  urls: { self: string; json: string; csv: string; csvExact: string };
   /** The raw output, for custom views that lay things out their own way. */
   output: ReportOutput;
 }
@@ -105,7 +107,7 @@ function headerViews(columns: Column[], path: string, query: RawQuery): HeaderVi
 
 function summaryViews(items: SummaryItem[]): SummaryView[] {
   return items.map((item) => {
-    const cell = item.value === null ? { text: 'n/a' } : formatValue(item.value, item.kind, item.currency);
+    const cell = item.value === null ? { text: 'n/a' } : formatValue(item.value, item.kind, item.currency, item.hourly ?? false);
     return { label: item.label, text: cell.text || 'n/a', title: 'title' in cell ? cell.title : undefined, hint: item.hint, kind: item.kind };
   });
 }
@@ -209,6 +211,8 @@ export function buildReportView(input: ReportViewInput): ReportPageView {
     title: output.title,
     headers: headerViews(output.columns, urls.html, query),
     rows: output.rows.map((row) => output.columns.map((column) => formatCell(row, column))),
+    // A column the totals leave out (not summable, e.g. a unit price) is blank, not "n/a".
+    totals: (output.totals ?? []).map((row) => output.columns.map((column) => (row[column.key] === undefined ? { text: '', className: 'empty' } : formatCell(row, column)))),
     summary: summaryViews(output.summary),
     charts: chartViews(output.charts),
     filters: filtersView(input.filters, urls.html, query, page, defaultLimit),
@@ -221,6 +225,8 @@ export function buildReportView(input: ReportViewInput): ReportPageView {
       json: urlWith(urls.json, pageQuery),
       // ...and the CSV of every row behind it.
       csv: urlWith(urls.csv, reportQuery),
+      // The same with money unrounded (exact decimals), for those who round in their own sheet.
+      csvExact: urlWith(urls.csv, { ...reportQuery, exact: '1' }),
     },
     output,
   };

@@ -54,7 +54,11 @@ describe.skipIf(skipBrowserTests)('the demo overview in headless Chromium', () =
     const file = readFileSync((await download.path())!);
     expect([...file.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
     const lines = file.toString('utf8').slice(1).split('\r\n').filter(Boolean);
-    expect(lines.length).toBe(groups.length + 1);
+    // The header, the groups, then the table footer's totals (one per currency) as "Total" rows.
+    const totals = await page.locator('table.report-table tfoot tr').count();
+    expect(totals).toBeGreaterThan(0);
+    expect(lines.length).toBe(groups.length + 1 + totals);
+    expect(lines.slice(-totals).every((line) => line.startsWith('Total,'))).toBe(true);
 
     // Drill down: the resources behind the `ml` group, in the inventory.
     await page.locator('table.report-table tbody').getByRole('link', { name: 'ml', exact: true }).first().click();

@@ -60,20 +60,24 @@ describe.each(testDatabases())('reports on $name', ({ open }) => {
 
     it('lists the top groups of the team tag with month to date, coverage and freshness', async () => {
       const out = await run(overviewReport, ctx);
-      expect(pick(out.rows, ['group', 'currency', 'price_per_hour', 'month_to_date', 'share', 'resources', 'unpriced'], ['price_per_hour', 'month_to_date', 'share'])).toEqual([
-        ['ml', 'EUR', 7.5, 36.25, dec(7.5 / 13.7), 2, 0], // i1 + cluster; MTD i1 2.50 on 03-09 + 33.75
-        ['(untagged)', 'EUR', 3.7, 20.25, dec(3.7 / 13.7), 2, 0], // i5 + Kubernetes
-        ['data', 'EUR', 2.5, 3.75, dec(2.5 / 13.7), 1, 0],
-        ['ML ', 'EUR', 0, 12, 0, 1, 0], // i2 ran 3 h before it was stopped
-        ['web', 'EUR', 0, 0, 0, 1, 0],
-        ['web', 'USD', 3, 13.5, 1, 1, 0],
+      // Shares are percentages with two decimals: 7.5 / 13.7 = 54.74 %, 3.7 / 13.7 = 27.01 %, 2.5 / 13.7 = 18.25 %.
+      expect(pick(out.rows, ['group', 'currency', 'price_per_hour', 'month_to_date', 'share', 'resources', 'unpriced'], ['price_per_hour', 'month_to_date'])).toEqual([
+        ['ml', 'EUR', 7.5, 36.25, '54.74', 2, 0], // i1 + cluster; MTD i1 2.50 on 03-09 + 33.75
+        ['(untagged)', 'EUR', 3.7, 20.25, '27.01', 2, 0], // i5 + Kubernetes
+        ['data', 'EUR', 2.5, 3.75, '18.25', 1, 0],
+        ['ML ', 'EUR', 0, 12, '0.00', 1, 0], // i2 ran 3 h before it was stopped
+        ['web', 'EUR', 0, 0, '0.00', 1, 0],
+        ['web', 'USD', 3, 13.5, '100.00', 1, 0],
         ['(untagged)', null, null, null, null, 2, 2], // no known price: n/a, never 0
       ]);
       expect(out.notes.join('\n')).toMatch(/2 resources without a known price.*g-hidden \(1\), g-zzz \(1\)/);
       expect(out.notes.join('\n')).toMatch(/p1-r1: 30 min old/);
-      const daily = out.charts.find((c) => c.id === 'cost-per-day')!;
+      // One chart per currency: EUR and USD never share an axis.
+      expect(out.charts.filter((c) => c.id.startsWith('cost-per-day')).map((c) => [c.id, c.currency])).toEqual([['cost-per-day-EUR', 'EUR'], ['cost-per-day-USD', 'USD']]);
+      const daily = out.charts.find((c) => c.id === 'cost-per-day-EUR')!;
       expect(daily.labels).toHaveLength(30);
-      const eur = daily.datasets.find((d) => d.label === 'EUR')!.data;
+      expect(daily.datasets.map((d) => d.label)).toEqual(['EUR']);
+      const eur = daily.datasets[0]!.data;
       expect(eur.slice(-2)).toEqual([2.5, 69.75]);
       // Days before the history starts are gaps, not days that cost 0.
       expect(eur.slice(0, -2).every((v) => v === null)).toBe(true);
@@ -84,13 +88,13 @@ describe.each(testDatabases())('reports on $name', ({ open }) => {
     it('groups by a tag key through the alias map, with (untagged) and shares per currency', async () => {
       const out = await run(costReport, ctx, { by: 'tag:Owner-Team' });
       expect(out.title).toBe('Cost by tag team');
-      expect(pick(out.rows, ['group', 'currency', 'price_per_hour', 'price_per_month', 'share', 'resources'], ['price_per_hour', 'price_per_month', 'share'])).toEqual([
-        ['ml', 'EUR', 7.5, 5475, dec(7.5 / 13.7), 2],
-        ['(untagged)', 'EUR', 3.7, 2701, dec(3.7 / 13.7), 2], // 1825 + 876
-        ['data', 'EUR', 2.5, 1825, dec(2.5 / 13.7), 1],
-        ['ML ', 'EUR', 0, 0, 0, 1],
-        ['web', 'EUR', 0, 0, 0, 1],
-        ['web', 'USD', 3, 2190, 1, 1],
+      expect(pick(out.rows, ['group', 'currency', 'price_per_hour', 'price_per_month', 'share', 'resources'], ['price_per_hour', 'price_per_month'])).toEqual([
+        ['ml', 'EUR', 7.5, 5475, '54.74', 2],
+        ['(untagged)', 'EUR', 3.7, 2701, '27.01', 2], // 1825 + 876
+        ['data', 'EUR', 2.5, 1825, '18.25', 1],
+        ['ML ', 'EUR', 0, 0, '0.00', 1],
+        ['web', 'EUR', 0, 0, '0.00', 1],
+        ['web', 'USD', 3, 2190, '100.00', 1],
         ['(untagged)', null, null, null, null, 2], // no known price: n/a, never 0
       ]);
       expect(out.totalRows).toBe(7);
@@ -181,7 +185,7 @@ describe.each(testDatabases())('reports on $name', ({ open }) => {
       const team = byKey.get('team')!;
       // Lacking team: i4, i5, j2 and the Kubernetes cluster (no tags at all); EUR 2.50 + 1.20.
       expect([team.resources, team.lacking, team.lacking_unpriced, dec(team[eurKey])]).toEqual([10, 4, 2, 3.7]);
-      expect(team.lacking_share).toBe(0.4);
+      expect(team.lacking_share).toBe('40.00'); // 4 of 10, as a percentage
       expect(team.variants).toBe('"ML " ~ "ml"');
       expect(team.variant_groups).toBe(1);
       const env = byKey.get('env')!;
@@ -348,8 +352,12 @@ describe.each(testDatabases())('reports on $name', ({ open }) => {
         expect(summaryValue(paged, 'Without a price')).toBe(unpricedHere);
       }
       const history = await run(flavorsReport, ctx, { flavor: 'g-a100', days: '3' });
-      const price = history.charts.find((c) => c.id === 'price-history')!;
-      expect(price.datasets.map((d) => d.label).sort()).toEqual(['p1-r1 (EUR)', 'p2-r2 (USD)']);
+      // One price chart per currency: the EUR and the USD scope never share an axis.
+      const prices = history.charts.filter((c) => c.id.startsWith('price-history'));
+      expect(prices.map((c) => [c.id, c.currency, c.title, c.datasets.map((d) => d.label)])).toEqual([
+        ['price-history-EUR', 'EUR', 'Price per hour of g-a100 (EUR)', ['p1-r1']],
+        ['price-history-USD', 'USD', 'Price per hour of g-a100 (USD)', ['p2-r2']],
+      ]);
     });
 
     it('breaks Kubernetes prices into instances, public IPs and volumes', async () => {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/connection.js';
 import { dataReports, operationsReports } from '../../src/reports/index.js';
 import type { Column, Row } from '../../src/reports/report.js';
-import { csvCell, csvColumns } from '../../src/web/csv.js';
+import { csvCell, csvColumns, csvRecord } from '../../src/web/csv.js';
 import { testDatabases } from '../helpers/databases.js';
 import { parseCsv } from '../web/fixtures.js';
 import { NOW, seedKnownDataset } from './fixture.js';
@@ -57,8 +57,9 @@ describe.each(testDatabases())('reports over HTTP on $name', ({ open }) => {
 
     const json = await get(`/api/reports/${name}?${query}${query ? '&' : ''}limit=10000`);
     expect(json.status, json.body.slice(0, 500)).toBe(200);
-    const body = JSON.parse(json.body) as { rows: Row[]; columns: Column[] };
+    const body = JSON.parse(json.body) as { rows: Row[]; columns: Column[]; totals: Row[] };
     expect(body.rows.length).toBeGreaterThan(0);
+    expect(Array.isArray(body.totals)).toBe(true);
 
     const csv = await get(`/api/reports/${name}.csv${query ? `?${query}` : ''}`);
     expect(csv.status, csv.body.slice(0, 500)).toBe(200);
@@ -67,7 +68,12 @@ describe.each(testDatabases())('reports over HTTP on $name', ({ open }) => {
     const [header, ...records] = parseCsv(csv.body);
     const columns = csvColumns(body.columns);
     expect(header).toEqual(columns.map((c) => csvCell(c.header, 'text')));
-    expect(records).toEqual(body.rows.map((row) => columns.map((c) => csvCell(row[c.key], c.kind))));
+    // The rows (money rounded to each row's currency), then one "Total" row per currency, unless
+    // the file is for tools (FOCUS: exact money, no total rows).
+    const exactMoney = name === 'focus';
+    const totalRows = exactMoney ? 0 : body.totals.length;
+    expect(records.slice(0, records.length - totalRows)).toEqual(body.rows.map((row) => csvRecord(row, columns, { exact: exactMoney })));
+    expect(records.slice(records.length - totalRows).map((r) => r[0])).toEqual(Array.from({ length: totalRows }, () => 'Total'));
   });
 
   it.each(operationsReports().map((r) => r.name))('serves the operations report %s as HTML, JSON and CSV', async (name) => {
@@ -77,12 +83,12 @@ describe.each(testDatabases())('reports over HTTP on $name', ({ open }) => {
     expect(html.body).toContain(report.title);
     const json = await get(`/api/reports/${name}`);
     expect(json.status, json.body.slice(0, 500)).toBe(200);
-    const body = JSON.parse(json.body) as { columns: Column[]; rows: Row[] };
+    const body = JSON.parse(json.body) as { columns: Column[]; rows: Row[]; totals: Row[] };
     const csv = await get(`/api/reports/${name}.csv`);
     expect(csv.status).toBe(200);
     const [header, ...records] = parseCsv(csv.body);
     expect(header).toEqual(csvColumns(body.columns).map((c) => csvCell(c.header, 'text')));
-    expect(records.length).toBe(body.rows.length);
+    expect(records.length).toBe(body.rows.length + body.totals.length);
   });
 
   it('switches the inventory kind by links that start afresh, and keeps every tag filter in the form', async () => {

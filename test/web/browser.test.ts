@@ -55,7 +55,7 @@ describe.skipIf(skipBrowserTests)('in headless Chromium', () => {
     expect(download.suggestedFilename()).toBe('cloudtally-costs-team-gamma-2024-05-17.csv');
     const file = readFileSync((await download.path())!);
     expect([...file.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
-    expect(file.toString('utf8').split('\r\n')[1]).toMatch(/^'-2,gamma,100,EUR,/);
+    expect(file.toString('utf8').split('\r\n')[1]).toMatch(/^'-2,gamma,100\.00,EUR,/);
 
     // Collect now: a real form POST with its CSRF token, back to the same view with a message.
     const before = server.collectCalls;

@@ -24,11 +24,11 @@ export interface CostRow extends Row {
 }
 
 export const COST_ROWS: CostRow[] = [
-  { name: '=HYPERLINK("x")', team: 'alpha', amount: '-12.5', currency: 'EUR', share: '0.1', count: 1, 'cost.center': 'cc-1', 'team/sub': 'a/b', 'Ünï code': 'ü', tags: { 'cost.center': 'cc-1', 'team/sub': 'a/b', 'Ünï code': 'ü' }, href: '/reports/costs?team=alpha' },
-  { name: '+1', team: 'beta', amount: '1234.5678', currency: 'USD', share: '0.25', count: 2, 'cost.center': null, 'team/sub': null, 'Ünï code': null, tags: {}, href: '/reports/costs?team=beta' },
-  { name: '@cmd', team: 'alpha', amount: '0.0035', currency: 'EUR', share: '0.125', count: 3, 'cost.center': '=1+1', 'team/sub': null, 'Ünï code': null, tags: { 'cost.center': '=1+1' }, href: '/reports/costs?team=alpha' },
-  { name: '-2', team: 'gamma', amount: '100', currency: 'EUR', share: '0.5', count: 4, 'cost.center': 'cc-2', 'team/sub': 'x', 'Ünï code': 'é', tags: { team: 'gamma', note: 'says "hi", then\nleaves' }, href: '/reports/costs?team=gamma' },
-  { name: 'web-1, "quoted"', team: 'beta', amount: '99999999.995', currency: 'USD', share: '0.025', count: 5, 'cost.center': 'cc-1', 'team/sub': 'b/c', 'Ünï code': 'ø', tags: { 'cost.center': 'cc-1' }, href: 'javascript:alert(1)' },
+  { name: '=HYPERLINK("x")', team: 'alpha', amount: '-12.5', currency: 'EUR', share: '10.00', count: 1, 'cost.center': 'cc-1', 'team/sub': 'a/b', 'Ünï code': 'ü', tags: { 'cost.center': 'cc-1', 'team/sub': 'a/b', 'Ünï code': 'ü' }, href: '/reports/costs?team=alpha' },
+  { name: '+1', team: 'beta', amount: '1234.5678', currency: 'USD', share: '25.00', count: 2, 'cost.center': null, 'team/sub': null, 'Ünï code': null, tags: {}, href: '/reports/costs?team=beta' },
+  { name: '@cmd', team: 'alpha', amount: '0.0035', currency: 'EUR', share: '12.50', count: 3, 'cost.center': '=1+1', 'team/sub': null, 'Ünï code': null, tags: { 'cost.center': '=1+1' }, href: '/reports/costs?team=alpha' },
+  { name: '-2', team: 'gamma', amount: '100', currency: 'EUR', share: '50.00', count: 4, 'cost.center': 'cc-2', 'team/sub': 'x', 'Ünï code': 'é', tags: { team: 'gamma', note: 'says "hi", then\nleaves' }, href: '/reports/costs?team=gamma' },
+  { name: 'web-1, "quoted"', team: 'beta', amount: '99999999.995', currency: 'USD', share: '2.50', count: 5, 'cost.center': 'cc-1', 'team/sub': 'b/c', 'Ünï code': 'ø', tags: { 'cost.center': 'cc-1' }, href: 'javascript:alert(1)' },
 ];
 
 export const COST_COLUMNS: Column[] = [

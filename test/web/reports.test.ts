@@ -83,9 +83,9 @@ describe('the report page', () => {
     expect(body).toContain('<input type="hidden" name="sort" value="amount">');
     // Money rounded for display only, with currency; exact value as title.
     expect(body).toContain('<td class="num money negative" title="-12.5 EUR">-12.50 EUR</td>');
-    expect(body).toContain('<td class="num money" title="0.0035 EUR">0.0035 EUR</td>');
+    expect(body).toContain('<td class="num money" title="0.0035 EUR">0.00 EUR</td>');
     expect(body).toContain('title="100001234.5628 USD">100,001,234.56 USD</p>');
-    expect(body).toContain('12.5%');
+    expect(body).toContain('12.50%');
     // Formula-looking names are plain escaped text in HTML, links for drill-down.
     expect(body).toContain('<a href="/reports/costs?team=alpha">=HYPERLINK(&quot;x&quot;)</a>');
     // Sortable headers are links that set sort/dir; the current one shows its direction.
@@ -117,7 +117,7 @@ describe('the report page', () => {
     expect(htmlRows).toHaveLength(4);
     const unescape = (s: string) => s.replace(/&quot;/g, '"').replace(/&amp;/g, '&');
     expect(htmlRows.map((r) => unescape(r[0]!))).toEqual(json.rows.map((r: { name: string }) => r.name));
-    expect(htmlRows.map((r) => r[2])).toEqual(['0.0035 EUR', '100.00 EUR', '1,234.57 USD', '100,000,000.00 USD']);
+    expect(htmlRows.map((r) => r[2])).toEqual(['0.00 EUR', '100.00 EUR', '1,234.57 USD', '100,000,000.00 USD']);
     expect(json.rows.map((r: { amount: string }) => r.amount)).toEqual(['0.0035', '100', '1234.5678', '99999999.995']);
   });
 
@@ -235,7 +235,7 @@ describe('JSON', () => {
 });
 
 describe('CSV', () => {
-  it('parses back to the same rows as the JSON, with labels, currency, exact money and tags as JSON', async () => {
+  it('parses back to the same rows as the JSON, with labels, currency, money rounded to the currency (exact with exact=1) and tags as JSON', async () => {
     const res = await request(`${server.url}/api/reports/costs.csv?sort=name`);
     const buffer = Buffer.from(await res.body.arrayBuffer());
     expect(res.statusCode).toBe(200);
@@ -247,11 +247,15 @@ describe('CSV', () => {
     expect(records[0]).toEqual(['Name', 'Team', 'Monthly cost', 'Monthly cost currency', 'Share', 'Resources', 'cost.center', 'team/sub', 'Ünï code', 'Tags']);
     expect(records).toHaveLength(json.rows.length + 1);
     const unneutralise = (s: string) => (s.startsWith("'") ? s.slice(1) : s);
+    // Rounded half away from zero to cents, by hand: -12.5, 0.0035, 100, 1234.5678, 99999999.995.
+    const rounded: Record<string, string> = { '-12.5': '-12.50', '0.0035': '0.00', '100': '100.00', '1234.5678': '1234.57', '99999999.995': '100000000.00' };
+    const exact = parseCsv((await (await request(`${server.url}/api/reports/costs.csv?sort=name&exact=1`)).body.text()).replace(/^\uFEFF/, ''));
     json.rows.forEach((row: Record<string, any>, i: number) => {
       const record = records[i + 1]!;
       expect(unneutralise(record[0]!)).toBe(row.name);
       expect(record[1]).toBe(row.team);
-      expect(record[2]).toBe(row.amount);
+      expect(record[2]).toBe(rounded[row.amount]);
+      expect(exact[i + 1]![2]).toBe(row.amount);
       expect(record[3]).toBe(row.currency);
       expect(record[4]).toBe(row.share);
       expect(record[5]).toBe(String(row.count));
@@ -271,13 +275,13 @@ describe('CSV', () => {
     expect(byName.has("'+1")).toBe(true);
     expect(byName.has("'@cmd")).toBe(true);
     expect(byName.has("'-2")).toBe(true);
-    expect(byName.get(`'=HYPERLINK("x")`)![2]).toBe('-12.5');
+    expect(byName.get(`'=HYPERLINK("x")`)![2]).toBe('-12.50');
     expect(byName.get("'@cmd")![6]).toBe("'=1+1");
-    expect(byName.get('web-1, "quoted"')![2]).toBe('99999999.995');
+    expect(byName.get('web-1, "quoted"')![2]).toBe('100000000.00');
     // The exact text on the wire: RFC 4180 quoting, CRLF, a newline inside a quoted JSON cell.
     expect(text.startsWith('Name,Team,Monthly cost,Monthly cost currency,Share,Resources,cost.center,team/sub,Ünï code,Tags\r\n')).toBe(true);
-    expect(text).toContain(`"'=HYPERLINK(""x"")",alpha,-12.5,EUR,0.1,1,cc-1,a/b,ü,"{""cost.center"":""cc-1"",""team/sub"":""a/b"",""Ünï code"":""ü""}"\r\n`);
-    expect(text).toContain(`'-2,gamma,100,EUR,0.5,4,cc-2,x,é,"{""team"":""gamma"",""note"":""says \\""hi\\"", then\\nleaves""}"\r\n`);
+    expect(text).toContain(`"'=HYPERLINK(""x"")",alpha,-12.50,EUR,10.00,1,cc-1,a/b,ü,"{""cost.center"":""cc-1"",""team/sub"":""a/b"",""Ünï code"":""ü""}"\r\n`);
+    expect(text).toContain(`'-2,gamma,100.00,EUR,50.00,4,cc-2,x,é,"{""team"":""gamma"",""note"":""says \\""hi\\"", then\\nleaves""}"\r\n`);
     expect(text.endsWith('\r\n')).toBe(true);
   });
 

@@ -16,20 +16,23 @@ describe('display formatting (rounding only for display, in decimal text)', () =
     expect(formatDecimalText('720', 2, 2)).toBe('720.00');
   });
 
-  it('shows small money with up to 4 decimals and the currency', () => {
-    expect(formatMoney('0.0035', 'EUR')).toBe('0.0035 EUR');
+  it('shows money at the currency\'s minor unit (hourly amounts two digits more), with the currency', () => {
+    expect(formatMoney('0.0035', 'EUR')).toBe('0.00 EUR');
+    expect(formatMoney('0.0035', 'EUR', true)).toBe('0.0035 EUR');
     expect(formatMoney('0.1', 'EUR')).toBe('0.10 EUR');
     expect(formatMoney(720, 'USD')).toBe('720.00 USD');
+    expect(formatMoney('1234567.5', 'JPY')).toBe('1,234,568 JPY');
+    expect(formatMoney('-1234.005', 'EUR')).toBe('-1,234.01 EUR');
     expect(formatMoney('12.345', undefined)).toBe('12.35');
     expect(formatMoney(null, 'EUR')).toBe('n/a');
   });
 
-  it('shows fractions as percentages', () => {
-    expect(formatPercent('0.125')).toBe('12.5%');
-    expect(formatPercent(1)).toBe('100.0%');
-    expect(formatPercent('0.06')).toBe('6.0%');
-    expect(formatPercent('0.33333')).toBe('33.3%');
-    expect(formatPercent('-0.5')).toBe('-50.0%');
+  it('shows percentages (already multiplied by 100) with two decimals', () => {
+    expect(formatPercent('67.31')).toBe('67.31%');
+    expect(formatPercent('12.5')).toBe('12.50%');
+    expect(formatPercent(100)).toBe('100.00%');
+    expect(formatPercent('0.00')).toBe('0.00%');
+    expect(formatPercent('-50')).toBe('-50.00%');
   });
 
   it('formats the other kinds', () => {

@@ -56,3 +56,19 @@ export function isoDay(date: Date): string {
 export function addDays(day: string, days: number): string {
   return isoDay(new Date(Date.parse(`${day}T00:00:00Z`) + days * 86_400_000));
 }
+
+/**
+ * `part` of `whole` (counts) as a percentage with two decimals, exact (integer arithmetic, half
+ * away from zero): percentOf(2, 3) === '66.67'. The `percent` column kind's form, for shares
+ * counted outside SQL.
+ */
+export function percentOf(part: number, whole: number): string {
+  if (!Number.isSafeInteger(part) || !Number.isSafeInteger(whole) || whole === 0) throw new Error(`percentOf needs integer counts and a non-zero whole (got ${part} of ${whole})`);
+  const negative = part < 0 !== whole < 0 && part !== 0;
+  const p = BigInt(Math.abs(part));
+  const w = BigInt(Math.abs(whole));
+  // Hundredths of a percent, rounded half away from zero: floor((2 * 10000 * p + w) / (2 * w)).
+  const hundredths = (2n * 10_000n * p + w) / (2n * w);
+  const text = `${hundredths / 100n}.${(hundredths % 100n).toString().padStart(2, '0')}`;
+  return negative && hundredths > 0n ? `-${text}` : text;
+}

@@ -12,7 +12,7 @@ export function runRateItems(totals: readonly CurrencyTotal[]): SummaryItem[] {
     t.currency === null
       ? []
       : [
-          { label: `Run-rate per hour (${t.currency})`, value: t.price_per_hour, kind: 'money', currency: t.currency },
+          { label: `Run-rate per hour (${t.currency})`, value: t.price_per_hour, kind: 'money', currency: t.currency, hourly: true },
           { label: `Run-rate per month (${t.currency})`, value: t.price_per_month, kind: 'money', currency: t.currency, hint: MONTHLY_RUN_RATE_HINT },
         ],
   );
@@ -57,6 +57,7 @@ export function shareCharts(idPrefix: string, title: string, groups: readonly Gr
       labels,
       datasets: [{ label: `${currency} per hour`, data }],
       valueLabel: `${currency} per hour`,
+      currency,
     });
   }
   return charts;
