@@ -215,6 +215,22 @@ describe.each(testDatabases())('report parameters at their bounds on $name', ({ 
     expect(last.status, last.body.slice(0, 300)).toBe(200);
   });
 
+  it('answers dates before 1970 (year 0000 is no year in Postgres) with 400 naming the parameter, on HTML, JSON and CSV', async () => {
+    const dateMessage = (name: string) => `${name} must be a date from 1970-01-01 to 9999-12-31`;
+    for (const [route, prefix] of [['html', '/reports/'], ['json', '/api/reports/'], ['csv', '/api/reports/']] as const) {
+      const suffix = route === 'csv' ? '.csv' : '';
+      await expectNamed400(`${prefix}audit${suffix}?from=0000-01-01`, route, 'from', dateMessage('from'));
+      await expectNamed400(`${prefix}audit${suffix}?to=1969-12-31`, route, 'to', dateMessage('to'));
+      await expectNamed400(`${prefix}focus${suffix}?from=0000-01-01&to=0000-01-02`, route, 'from', dateMessage('from'));
+      await expectNamed400(`${prefix}changes${suffix}?since=0000-01-01T00:00:00Z`, route, 'since', 'since must be a time from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z');
+    }
+    // The bounds themselves are answered.
+    for (const path of ['/api/reports/audit?from=1970-01-01&to=9999-12-31', '/api/reports/audit.csv?from=9999-12-31', '/api/reports/changes?since=1970-01-01']) {
+      const res = await get(path);
+      expect(res.status, `${path}: ${res.body.slice(0, 300)}`).toBe(200);
+    }
+  });
+
   // Per report, so each gets the same share of requests and a failure names the report.
   it.each(allReports().map((r) => r.name))(
     'answers random and extreme values for every parameter of %s without a 5xx, and a 400 names a parameter',
