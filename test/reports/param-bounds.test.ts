@@ -37,7 +37,7 @@ function paramInfo(name: string, accepted: string[]): ParamInfo {
   return { name, accepted, boundaries: boundariesOf(accepted) };
 }
 
-/** Unwraps optional / default / pipe / refinement wrappers down to what parses the raw value. */
+/** Unwraps optional / default / nullable and pipes (transforms) down to the schema that reads the raw value. */
 function innerSchema(schema: z.core.$ZodType): z.core.$ZodType {
   let current = schema;
   for (let depth = 0; depth < 20; depth++) {
