@@ -42,14 +42,23 @@ export function withoutWebParams(query: RawQuery): RawQuery {
   return rest;
 }
 
-function readInteger(query: RawQuery, name: string, min: number, max: number, errors: FieldError[]): number | undefined {
+/**
+ * The furthest row a page may start at: a billion rows is far beyond any real report, and
+ * offset + limit (at most 10,000) stays within Postgres `integer`, which some reports' SQL casts
+ * the offset to. `page` is bounded so that (page - 1) * limit stays within it too.
+ */
+export const MAX_OFFSET = 1_000_000_000;
+
+/** An integer from min to max, or an error naming the parameter and its range (`hint` says why the bound). */
+function readInteger(query: RawQuery, name: string, min: number, max: number, errors: FieldError[], hint = ''): number | undefined {
   const value = query[name];
   if (value === undefined) return undefined;
-  const range = max === Number.MAX_SAFE_INTEGER ? `an integer >= ${min}` : `an integer from ${min} to ${max}`;
+  const range = `an integer from ${min} to ${max}${hint}`;
   if (Array.isArray(value)) {
     errors.push({ field: `query.${name}`, message: `${name} must be given once, as ${range}` });
     return undefined;
   }
+  // At most 16 digits: anything longer is out of range anyway, and never a float like 1e308.
   const n = /^\d{1,16}$/.test(value) ? Number(value) : NaN;
   if (!Number.isSafeInteger(n) || n < min || n > max) {
     errors.push({ field: `query.${name}`, message: `${name} must be ${range} (got ${JSON.stringify(value.slice(0, 40))})` });
@@ -59,12 +68,14 @@ function readInteger(query: RawQuery, name: string, min: number, max: number, er
 }
 
 /**
- * limit (1..max, default per output), offset (>= 0) or page (1-based, an alternative to offset).
+ * limit (1..max, default per output), offset (0..MAX_OFFSET) or page (1-based, an alternative to
+ * offset, up to the page that starts at MAX_OFFSET for this limit).
  */
 export function parsePaging(query: RawQuery, limits: PagingLimits, errors: FieldError[]): ReportPage {
   const limit = readInteger(query, 'limit', 1, limits.maxLimit, errors) ?? limits.defaultLimit;
-  const offset = readInteger(query, 'offset', 0, Number.MAX_SAFE_INTEGER, errors);
-  const page = readInteger(query, 'page', 1, Number.MAX_SAFE_INTEGER, errors);
+  const offset = readInteger(query, 'offset', 0, MAX_OFFSET, errors);
+  const lastPage = Math.floor(MAX_OFFSET / limit) + 1;
+  const page = readInteger(query, 'page', 1, lastPage, errors, ` at limit ${limit}`);
   if (offset !== undefined && page !== undefined) {
     errors.push({ field: 'query.page', message: 'give either page or offset, not both' });
   }

@@ -337,7 +337,7 @@ describe('errors', () => {
 
     const csv = await getJson('/api/reports/costs.csv?offset=abc');
     expect(csv.status).toBe(400);
-    expect(csv.json.errors).toEqual([{ field: 'query.offset', message: 'offset must be an integer >= 0 (got "abc")' }]);
+    expect(csv.json.errors).toEqual([{ field: 'query.offset', message: 'offset must be an integer from 0 to 1000000000 (got "abc")' }]);
 
     expect((await getJson('/api/reports/big?limit=10001')).status).toBe(400);
     expect((await getJson('/api/reports/big?limit=2&limit=3')).json.errors[0].field).toBe('query.limit');

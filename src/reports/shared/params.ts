@@ -37,7 +37,18 @@ export const intParam = (name: string, min: number, max: number) =>
 export const textParam = (name: string, max = 255) =>
   z.string().max(max, { error: `${name} must be at most ${max} characters` }).optional();
 
-/** A UTC date YYYY-MM-DD that exists. */
+/**
+ * The dates and instants a report accepts: from the Unix epoch to the last day of year 9999. No
+ * data is older, and the bounds keep every date (and a day either side of it) a year that
+ * Postgres and JavaScript both hold and write alike (Postgres has no year 0000; JavaScript writes
+ * years after 9999 as +010000).
+ */
+export const EARLIEST_DATE = '1970-01-01';
+export const LATEST_DATE = '9999-12-31';
+const EARLIEST_INSTANT = Date.parse(`${EARLIEST_DATE}T00:00:00Z`);
+const END_OF_LATEST_DATE = Date.parse(`${LATEST_DATE}T00:00:00Z`) + 86_400_000;
+
+/** A UTC date YYYY-MM-DD that exists, from EARLIEST_DATE to LATEST_DATE. */
 export const dateParam = (name: string) =>
   z
     .string()
@@ -46,18 +57,23 @@ export const dateParam = (name: string) =>
     .refine((s) => {
       const d = new Date(`${s}T00:00:00Z`);
       return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s;
-    }, { error: `${name} must be a real calendar date YYYY-MM-DD` })
+    }, { error: `${name} must be a real calendar date YYYY-MM-DD`, abort: true })
+    .refine((s) => s >= EARLIEST_DATE && s <= LATEST_DATE, { error: `${name} must be a date from ${EARLIEST_DATE} to ${LATEST_DATE}` })
     .optional();
 
-/** An instant: ISO 8601 with a zone, or a date (midnight UTC). */
+/** An instant: ISO 8601 with a zone, or a date (midnight UTC); from EARLIEST_DATE to the end of LATEST_DATE (UTC). */
 export const instantParam = (name: string) =>
   z
     .string()
     .max(40)
     .refine((s) => /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2}))?$/.test(s) && !Number.isNaN(Date.parse(s.length === 10 ? `${s}T00:00:00Z` : s)), {
       error: `${name} must be an ISO 8601 time with a zone (e.g. 2025-03-01T12:00:00Z) or a date`,
+      abort: true,
     })
     .transform((s) => new Date(s.length === 10 ? `${s}T00:00:00Z` : s))
+    .refine((d) => d.getTime() >= EARLIEST_INSTANT && d.getTime() < END_OF_LATEST_DATE, {
+      error: `${name} must be a time from ${EARLIEST_DATE}T00:00:00Z to ${LATEST_DATE}T23:59:59Z`,
+    })
     .optional();
 
 /** One or more values of a repeated parameter (each parsed by `item`), as an array. */
