@@ -6,27 +6,8 @@ import type { Queryable } from '../db/connection.js';
  * row, dry runs and failures included.
  */
 
-export const AUDIT_ACTIONS = {
-  stop: 'stop',
-  scheduleStop: 'schedule_stop',
-  cancelScheduledStop: 'cancel_scheduled_stop',
-} as const;
-export type AuditAction = (typeof AUDIT_ACTIONS)[keyof typeof AUDIT_ACTIONS];
-
-/** Results written to audit_log.result. `stopped` rows also drive instance_status_overrides. */
-export const AUDIT_RESULTS = ['stopped', 'already_stopped', 'not_found', 'failed', 'would_stop', 'scheduled', 'cancelled'] as const;
-export type AuditResult = (typeof AUDIT_RESULTS)[number];
-
-/** What each result means, for people (pages and the audit report's Outcome column). */
-export const AUDIT_RESULT_LABELS: Record<AuditResult, string> = {
-  stopped: 'Stopped',
-  already_stopped: 'Already stopped (no-op)',
-  not_found: 'No longer exists (no-op)',
-  failed: 'Failed',
-  would_stop: 'Would be stopped (dry run)',
-  scheduled: 'Stop scheduled',
-  cancelled: 'Scheduled stop cancelled',
-};
+export { AUDIT_ACTIONS, AUDIT_RESULTS, AUDIT_RESULT_LABELS, type AuditAction, type AuditResult } from '../read-models/audit-vocabulary.js';
+import type { AuditAction, AuditResult } from '../read-models/audit-vocabulary.js';
 
 export interface AuditEntry {
   at: Date;

@@ -1,6 +1,6 @@
 export { AUDIT_ACTIONS, AUDIT_RESULTS, appendAudit, type AuditAction, type AuditEntry, type AuditResult } from './audit.js';
-export { instanceDataAge, loadIdleCandidates, loadInstancesByRef, type CurrentInstance } from './current-instances.js';
-export { addDecimal, compareDecimal, totalsByCurrency, type MoneyTotal } from './decimal.js';
+export { instanceDataAge, loadIdleCandidates, loadInstancesByRef, type CurrentInstance } from '../read-models/current-instances.js';
+export { addDecimal, compareDecimal, totalsByCurrency, type MoneyTotal } from '../read-models/decimal.js';
 export {
   describeIdleRules,
   evaluateIdleRules,
@@ -13,10 +13,10 @@ export {
   type IdleRuleSettings,
   type IdleSubject,
   type RuleMatch,
-} from './idle-rules.js';
+} from '../read-models/idle-rules.js';
 export { sendWebhook, type WebhookResult } from './notify.js';
 export { DUE_STOPS_SCHEDULE, startDueStopsScheduler, type DueStopsScheduler } from './scheduler.js';
-export { formatInstanceRef, MAX_REFS_PER_REQUEST, parseInstanceRef, parseInstanceRefs, type InstanceRef } from './refs.js';
+export { formatInstanceRef, MAX_REFS_PER_REQUEST, parseInstanceRef, parseInstanceRefs, type InstanceRef } from '../read-models/refs.js';
 export {
   cancelScheduledStop,
   getScheduledStop,
@@ -42,8 +42,3 @@ export {
   type StopRequest,
   type StopResult,
 } from './stop.js';
-
-/** Link to the stop confirmation of one instance (for inventory rows): operators only. */
-export function stopConfirmPath(ref: { projectId: number; regionId: number; instanceId: string }): string {
-  return `/actions/stop/confirm?instance=${encodeURIComponent(`${ref.projectId}:${ref.regionId}:${ref.instanceId}`)}`;
-}

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AUDIT_ACTIONS, AUDIT_RESULT_LABELS, AUDIT_RESULTS, type AuditResult } from '../actions/audit.js';
+import { AUDIT_ACTIONS, AUDIT_RESULT_LABELS, AUDIT_RESULTS, type AuditResult } from '../read-models/audit-vocabulary.js';
 import type { Queryable } from '../db/connection.js';
 import type { Column, FilterField, Row } from './report.js';
 import { keysetRows } from './shared/batches.js';

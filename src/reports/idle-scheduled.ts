@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { toScheduledStop, type ScheduledStop } from '../actions/scheduled-stops.js';
+import { toScheduledStop, type ScheduledStop } from '../read-models/scheduled-stops.js';
 import type { Queryable } from '../db/connection.js';
 import { SCHEDULED_STOP_STATUSES } from '../db/schema.js';
 import type { Column, FilterField, Row } from './report.js';

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { loadIdleCandidates, type CurrentInstance } from '../actions/current-instances.js';
-import { compareDecimal, totalsByCurrency } from '../actions/decimal.js';
-import { describeIdleRules, evaluateIdleRules, IDLE_RULE_TITLES, IDLE_RULES, type IdleRuleId, type RuleMatch } from '../actions/idle-rules.js';
-import { formatInstanceRef } from '../actions/refs.js';
+import { loadIdleCandidates, type CurrentInstance } from '../read-models/current-instances.js';
+import { compareDecimal, totalsByCurrency } from '../read-models/decimal.js';
+import { describeIdleRules, evaluateIdleRules, IDLE_RULE_TITLES, IDLE_RULES, type IdleRuleId, type RuleMatch } from '../read-models/idle-rules.js';
+import { formatInstanceRef } from '../read-models/refs.js';
 import type { Column, FilterField, Row, SummaryItem } from './report.js';
 import { listRows } from './shared/batches.js';
 import { totalRow } from './shared/totals.js';

@@ -5,14 +5,13 @@
  * and last seen per resource, and each priced resource's hourly and monthly cost.
  */
 import { z } from 'zod';
-import { stopConfirmPath } from '../actions/index.js';
-import { formatInstanceRef } from '../actions/refs.js';
+import { formatInstanceRef } from '../read-models/refs.js';
 import { PRICED_KINDS } from '../db/cost-model.js';
 import type { Queryable } from '../db/connection.js';
 import { normaliseTagKey, normaliseTagValue, type Config } from '../config.js';
 import type { Column, FilterField, Row } from './report.js';
 import { detailRows, keysetRows } from './shared/batches.js';
-import { appUrl } from './shared/links.js';
+import { appUrl, stopConfirmPath } from './shared/links.js';
 import { dirParam, idParam, repeated, tagFilterParam, tagKeyParam, textParam } from './shared/params.js';
 import { formatAge } from './shared/format.js';
 import { freshnessNotes, latestSnapshots, latestSnapshotsSql } from './shared/snapshots.js';

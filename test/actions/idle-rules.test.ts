@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evaluateIdleRules, executeStop, localTime, parseExpiry, scheduleStops, type IdleSubject } from '../../src/actions/index.js';
-import { addDecimal } from '../../src/actions/decimal.js';
+import { addDecimal } from '../../src/read-models/decimal.js';
 import type { CloudClient } from '../../src/cloud/client.js';
 import type { Database } from '../../src/db/connection.js';
 import { idleReport, type IdleParams } from '../../src/reports/idle.js';

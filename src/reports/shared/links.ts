@@ -41,3 +41,8 @@ export function inventoryHref(dimension: string, groupValue: string, currency: s
   }
   return appUrl('/reports/inventory', params);
 }
+
+/** Link to the stop confirmation page of one instance (inventory rows; the page itself checks the role). */
+export function stopConfirmPath(ref: { projectId: number; regionId: number; instanceId: string }): string {
+  return appUrl('/actions/stop/confirm', { instance: `${ref.projectId}:${ref.regionId}:${ref.instanceId}` });
+}
