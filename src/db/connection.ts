@@ -18,6 +18,7 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
 import { from as copyFromStdin } from 'pg-copy-streams';
+import { lockDataDir, type DataDirLock } from './data-dir-lock.js';
 import * as schema from './schema.js';
 import { describeDatabaseTarget } from './url.js';
 
@@ -235,14 +236,20 @@ const pgliteParsers = {
 
 async function openPglite(dataDir: string, loadDataDir: Blob | undefined): Promise<Database> {
   const inMemory = dataDir === 'memory://' || dataDir === '';
-  if (!inMemory) mkdirSync(dataDir, { recursive: true });
+  let dirLock: DataDirLock | null = null;
+  if (!inMemory) {
+    mkdirSync(dataDir, { recursive: true });
+    // Before PGlite touches the folder: a second process must not even open it.
+    dirLock = lockDataDir(dataDir);
+  }
   let client: PGlite;
   try {
     client = await PGlite.create(inMemory ? 'memory://' : dataDir, { parsers: pgliteParsers, loadDataDir });
+    await client.query("SET TIME ZONE 'UTC'");
   } catch (err) {
+    dirLock?.release();
     throw new Error(`cannot open PGlite database in ${inMemory ? 'memory' : dataDir}: ${(err as Error).message}`, { cause: err });
   }
-  await client.query("SET TIME ZONE 'UTC'");
 
   const session = (conn: PGlite | PGliteTransaction): Queryable => ({
     driver: 'pglite',
@@ -282,7 +289,11 @@ async function openPglite(dataDir: string, loadDataDir: Blob | undefined): Promi
     async close() {
       if (closed) return;
       closed = true;
-      await client.close();
+      try {
+        await client.close();
+      } finally {
+        dirLock?.release();
+      }
     },
   };
 }
