@@ -10,7 +10,7 @@ export {
 } from './service.js';
 export { pruneHistory, type PruneOptions, type PruneResult } from './retention.js';
 export { createPgRunCoordinator, type PgRunCoordinator } from './coordinator.js';
-export { failDeadRuns } from './run-record.js';
+export { failDeadRuns, failRun, runLockName } from './run-record.js';
 export { staleScopes } from './staleness.js';
 export {
   runCollectCommand,

@@ -65,7 +65,19 @@ export interface Database extends Queryable {
     fn: (session: Queryable) => Promise<T>,
     options?: { wait?: boolean },
   ): Promise<{ acquired: true; value: T } | { acquired: false }>;
+  /**
+   * Takes the advisory lock `name` without waiting and holds it until `release()`, or answers null
+   * when it is held elsewhere. Postgres: a session-level lock on a connection of its own, so the
+   * server releases it the moment this process dies; PGlite: an in-process lock (the data folder
+   * lock keeps other processes out). withAdvisoryLock on the same name sees it as held.
+   */
+  holdAdvisoryLock(name: string): Promise<HeldLock | null>;
   close(): Promise<void>;
+}
+
+export interface HeldLock {
+  /** Lets the lock go (idempotent). */
+  release(): Promise<void>;
 }
 
 export interface OpenDatabaseOptions {
@@ -207,6 +219,45 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
       }
     },
 
+    async holdAdvisoryLock(name) {
+      const client = await pool.connect();
+      // A checked-out connection that breaks emits 'error'; without a listener that would crash.
+      let broken = false;
+      const onError = (err: Error) => {
+        broken = true;
+        onPoolError(err);
+      };
+      client.on('error', onError);
+      const giveBack = () => {
+        client.off('error', onError);
+        client.release(broken);
+      };
+      try {
+        const res = await client.query<{ ok: boolean }>('select pg_try_advisory_lock(hashtextextended($1, 0)) as ok', [name]);
+        if (!res.rows[0]?.ok) {
+          giveBack();
+          return null;
+        }
+      } catch (err) {
+        broken = true;
+        giveBack();
+        throw err;
+      }
+      let released: Promise<void> | null = null;
+      return {
+        release: () =>
+          (released ??= (async () => {
+            if (!broken) {
+              await client.query('select pg_advisory_unlock(hashtextextended($1, 0))', [name]).catch((err: unknown) => {
+                broken = true; // a dropped connection released the lock anyway; make sure it is not reused
+                onPoolError(err as Error);
+              });
+            }
+            giveBack();
+          })()),
+      };
+    },
+
     async close() {
       if (closed) return;
       closed = true;
@@ -284,6 +335,21 @@ async function openPglite(dataDir: string, loadDataDir: Blob | undefined): Promi
         held.delete(name);
         release();
       }
+    },
+
+    async holdAdvisoryLock(name) {
+      if (held.has(name)) return null;
+      let release!: () => void;
+      held.set(name, new Promise<void>((resolve) => (release = resolve)));
+      let released = false;
+      return {
+        release: async () => {
+          if (released) return;
+          released = true;
+          held.delete(name);
+          release();
+        },
+      };
     },
 
     async close() {
