@@ -14,6 +14,7 @@ export { failDeadRuns, failRun, runLockName } from './run-record.js';
 export { staleScopes } from './staleness.js';
 export {
   runCollectCommand,
+  DEFAULT_STOP_TIMEOUT_MS,
   EXIT_ALREADY_RUNNING,
   EXIT_FAILED,
   EXIT_PARTIAL,

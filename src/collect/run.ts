@@ -255,7 +255,7 @@ async function executeRun(deps: CollectorDeps, input: ExecuteInput): Promise<Run
       scope: '*',
       endpoint: '',
       status: null,
-      message: `run stopped before ${notStarted} scope collection(s) started (service shutting down)`,
+      message: `run stopped before ${notStarted} scope collection(s) started (asked to stop: shutdown or signal)`,
     });
   }
   const all = [...stats.values()];
