@@ -9,7 +9,7 @@ export function onShutdownSignal(logger: Logger, shutdown: () => Promise<void>, 
   const handle = (signal: NodeJS.Signals) => {
     if (stopping) {
       logger.warn({ signal }, 'second signal: exiting now');
-      process.exit(130);
+      process.exit(signalExitCode(signal));
     }
     stopping = true;
     logger.info({ signal, graceMs }, 'shutting down');
