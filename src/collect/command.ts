@@ -47,7 +47,7 @@ export async function runCollectCommand(deps: CollectorDeps, options: CollectCom
     if (ended === 'timed out') {
       const timeoutMs = options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS;
       await failRun(deps.db, started.runId, `collection did not stop within ${timeoutMs} ms of being told to; marked failed and its unfinished snapshots deleted`);
-      write(`run #${started.runId} did not stop within ${seconds(timeoutMs)}: marked failed, its unfinished snapshots deleted`);
+      write(`run #${started.runId} did not stop within ${timeoutMs} ms: marked failed, its unfinished snapshots deleted`);
       return EXIT_FAILED;
     }
     summary = ended;

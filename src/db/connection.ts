@@ -172,6 +172,7 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
   });
 
   let closed = false;
+  const heldLocks = new Set<HeldLock>();
   return {
     ...session(pool),
 
@@ -244,9 +245,10 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
         throw err;
       }
       let released: Promise<void> | null = null;
-      return {
+      const held: HeldLock = {
         release: () =>
           (released ??= (async () => {
+            heldLocks.delete(held);
             if (!broken) {
               await client.query('select pg_advisory_unlock(hashtextextended($1, 0))', [name]).catch((err: unknown) => {
                 broken = true; // a dropped connection released the lock anyway; make sure it is not reused
@@ -256,11 +258,16 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
             giveBack();
           })()),
       };
+      heldLocks.add(held);
+      return held;
     },
 
     async close() {
       if (closed) return;
       closed = true;
+      // pool.end() waits for every checked-out connection: a held lock (a run that has not ended
+      // yet, e.g. one that did not stop in time) would keep it waiting. Closing ends the session anyway.
+      await Promise.all([...heldLocks].map((lock) => lock.release()));
       await pool.end();
     },
   };

@@ -124,6 +124,22 @@ describe.each(testDatabases())('database on $name', ({ name, open }) => {
     });
   });
 
+  it(`holds an advisory lock until released, seen as held by withAdvisoryLock, and close() lets it go (${name})`, async () => {
+    const extra = await open();
+    try {
+      const held = await extra.holdAdvisoryLock('held-lock');
+      expect(held).not.toBeNull();
+      expect(await extra.holdAdvisoryLock('held-lock')).toBeNull();
+      expect(await extra.withAdvisoryLock('held-lock', async () => 'no', { wait: false })).toEqual({ acquired: false });
+      await held!.release();
+      expect(await extra.withAdvisoryLock('held-lock', async () => 'free', { wait: false })).toEqual({ acquired: true, value: 'free' });
+      // A lock still held when the database closes (a run that has not ended) does not keep close() waiting.
+      expect(await extra.holdAdvisoryLock('held-at-close')).not.toBeNull();
+    } finally {
+      await extra.close();
+    }
+  });
+
   it(`closes idempotently (${name})`, async () => {
     const extra = await open();
     await extra.close();

@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCloudClient } from '../../src/cloud/index.js';
-import { createCollectionService } from '../../src/collect/index.js';
+import { Writable } from 'node:stream';
+import { createCollectionService, runCollectCommand, runLockName } from '../../src/collect/index.js';
 import { loadConfig } from '../../src/config.js';
 import { openDatabase, type Database } from '../../src/db/connection.js';
 import { shutdownService } from '../../src/ops/lifecycle.js';
@@ -89,6 +90,51 @@ describe.each(testDatabases())('shutdown during a collection ($name)', ({ open }
       expect(table, snapshot.kind).toBeDefined();
       const [row] = await database.query<{ n: string }>(`SELECT count(*) AS n FROM ${table} WHERE snapshot_id = $1`, [snapshot.id]);
       expect(Number(row!.n), `${snapshot.kind} snapshot ${snapshot.id}`).toBe(snapshot.row_count);
+    }
+  });
+
+  it('collect command: a run that does not stop in time after the signal is marked failed (exit 1), nothing half-written', async () => {
+    const manifest = sim.manifest();
+    const config = loadConfig(
+      { CLOUDTALLY_API_URL: sim.url, CLOUDTALLY_API_KEY: sim.apiKey, CLOUDTALLY_CONFIG: '/virtual.json' },
+      { readFile: () => JSON.stringify({ scopes: manifest.scopes, image_ids: manifest.image_ids, free_feature_ids: manifest.free_feature_ids, collect_on_start: false }) },
+    );
+    const { logger } = memoryLogger('info');
+    const client = createCloudClient({ baseUrl: sim.url, apiKey: sim.apiKey, retry: { baseDelayMs: 1, maxDelayMs: 5 } });
+    // Every flavors request hangs for a while: the run is inside one when it is told to stop.
+    sim.injectFaults({ match: { path: /\/ai\/flavors\// }, kind: 'delay', ms: 3_000, count: 100 });
+    const stop = new AbortController();
+    let lines = '';
+    const out = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines += chunk.toString();
+        if (/^run #\d+:/m.test(lines) && !stop.signal.aborted) setTimeout(() => stop.abort(), 100);
+        done();
+      },
+    });
+    try {
+      const code = await runCollectCommand(
+        { db: database, client, config, scopes: config.scopes, logger },
+        { out, collectors: ['flavors'], signal: stop.signal, stopTimeoutMs: 50 },
+      );
+      expect(code, lines).toBe(1);
+      const runId = Number(/run #(\d+):/.exec(lines)?.[1]);
+      expect(lines).toContain(`run #${runId} did not stop within 50 ms: marked failed, its unfinished snapshots deleted`);
+      const [run] = await database.query<{ status: string; errors: Array<{ message: string }> }>('SELECT status, errors FROM collection_runs WHERE id = $1', [runId]);
+      expect(run!.status).toBe('failed');
+      expect(run!.errors.at(-1)!.message).toMatch(/did not stop within 50 ms/);
+      expect(await database.query('SELECT id FROM snapshots WHERE NOT complete AND run_id = $1', [runId])).toEqual([]);
+
+      // The late run ends by itself (its lock is let go) without changing what was recorded.
+      for (let i = 0; !(await database.withAdvisoryLock(runLockName(runId), async () => true, { wait: false })).acquired; i++) {
+        if (i > 600) throw new Error('the stopped run never ended');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const [after] = await database.query<{ status: string }>('SELECT status FROM collection_runs WHERE id = $1', [runId]);
+      expect(after!.status).toBe('failed');
+      expect(await database.query('SELECT id FROM snapshots WHERE NOT complete AND run_id = $1', [runId])).toEqual([]);
+    } finally {
+      await client.close();
     }
   });
 });
