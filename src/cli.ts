@@ -20,7 +20,8 @@ const USAGE = `Usage: cloudtally <command>
 
 Commands:
   start      run the service: migrations, collections on schedules, web app on PORT (default 3000)
-  collect    run one collection now and print a summary (exit 0 ok, 2 partial, 1 failed)
+  collect    run one collection now and print a summary (exit 0 ok, 2 partial, 1 failed,
+             3 another collection is running, 130/143 stopped by SIGINT/SIGTERM)
   simulate   run the cloud API simulator alone (SIM_PORT, default 8088; SIM_API_KEY)
   migrate    apply database migrations and exit
   recompute-rollups
@@ -28,8 +29,11 @@ Commands:
              kept snapshots' tags and cost rollups (exit 0 ok, 1 some snapshots failed: run it
              again, 75 a collection is running)
 
+Exit codes of start-up problems: 78 configuration, 69 database unreachable, 70 migrations failed,
+73 PORT cannot be bound, 75 the PGlite data folder is used by another process.
+
 Configuration comes from the environment and the JSON file named by CLOUDTALLY_CONFIG;
-see README.md.`;
+see README.md and docs/production.md.`;
 
 type Command = (config: Config, logger: Logger) => Promise<number | 'running'>;
 

@@ -18,10 +18,13 @@ import type { Logger } from './logger.js';
 import {
   collectionAllowanceMs,
   createMetrics,
+  ensureCanListen,
   healthRouter,
+  listenError,
   metricsRouter,
   shutdownService,
   type Metrics,
+  type Stoppable,
 } from './ops/index.js';
 import { openMigratedDatabase } from './ops/startup.js';
 import { allReports } from './reports/index.js';
@@ -59,11 +62,15 @@ export async function startService(loaded: Config, logger: Logger, options: Star
   const now = options.now ?? (() => new Date());
   // Refuse a non-loopback HOST in local-only mode before anything is opened.
   const host = listenHostFor(config);
+  // A port that is taken stops the start before the database (a PGlite folder) is opened.
+  await ensureCanListen(host, config.server.port);
   const database = await openMigratedDatabase(config.database, { logger, attempts: 10, delayMs: 2_000 });
   const metrics = createMetrics({ database, logger });
 
   let simulator: Simulator | undefined;
   let client: CloudClient | undefined;
+  // Started parts, stopped again when the start fails later on.
+  const started: Stoppable[] = [];
   try {
     const cloud = await connectCloud(config, logger, metrics);
     simulator = cloud.simulator;
@@ -85,6 +92,8 @@ export async function startService(loaded: Config, logger: Logger, options: Star
     });
     const actionClient = observedStops(client, metrics);
     const dueStops = startDueStopsScheduler({ db: database, client: actionClient, config, logger });
+
+    started.push(collection, dueStops);
 
     const secret = config.auth.sessionSecret ?? undefined;
     const site = siteSettingsOf(config);
@@ -121,7 +130,9 @@ export async function startService(loaded: Config, logger: Logger, options: Star
 
     const httpServer = createServer(app);
     answerClientErrors(httpServer, logger);
-    const server = await listen(httpServer, host, config.server.port);
+    const server = await listen(httpServer, host, config.server.port).catch((err: unknown) => {
+      throw listenError(err, host, config.server.port);
+    });
     const address = server.address() as AddressInfo;
     const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
     logger.info({ url, demo: simulator !== undefined, database: config.database.driver }, 'cloudtally web app listening');
@@ -150,6 +161,8 @@ export async function startService(loaded: Config, logger: Logger, options: Star
       },
     };
   } catch (error) {
+    // Whatever was started is stopped, so a failed start exits instead of hanging on a timer.
+    for (const part of started) await Promise.resolve(part.stop()).catch(() => undefined);
     await client?.close().catch(() => undefined);
     await simulator?.close().catch(() => undefined);
     await database.close().catch(() => undefined);

@@ -5,8 +5,11 @@
  *   2  partial: some scopes or configured items failed, the others were stored (errors listed)
  *   1  failed: nothing could be collected, or the run itself broke
  *   3  not started: another collection is running (its run id is printed)
+ *   130 / 143  stopped by SIGINT / SIGTERM (set by the command, see commands/collect.ts): the run
+ *      is recorded as partial or failed, its unfinished snapshots deleted
  */
-import { runCollection } from './run.js';
+import { failRun } from './run-record.js';
+import { startCollection } from './run.js';
 import type { CollectorDeps, CollectorName, ProgressEvent, RunSummary } from './types.js';
 
 export const EXIT_SUCCEEDED = 0;
@@ -17,21 +20,37 @@ export const EXIT_ALREADY_RUNNING = 3;
 export interface CollectCommandOptions {
   out: NodeJS.WritableStream;
   collectors?: readonly CollectorName[];
+  /** Aborting stops the run at its next page or item (SIGINT/SIGTERM). */
+  signal?: AbortSignal;
+  /** After an abort, how long the run may take to stop before it is marked failed (default 15 s). */
+  stopTimeoutMs?: number;
 }
+
+export const DEFAULT_STOP_TIMEOUT_MS = 15_000;
 
 export async function runCollectCommand(deps: CollectorDeps, options: CollectCommandOptions): Promise<number> {
   const { out } = options;
   const write = (line: string) => out.write(`${line}\n`);
   let summary: RunSummary;
   try {
-    summary = await runCollection(deps, {
+    const started = await startCollection(deps, {
       trigger: 'manual',
       ...(options.collectors ? { collectors: options.collectors } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
       onProgress: (event) => {
         const line = progressLine(event);
         if (line !== null) write(line);
       },
     });
+    const stopped = options.signal ? stoppedInTime(started.done, options.signal, options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS) : started.done;
+    const ended = await stopped;
+    if (ended === 'timed out') {
+      const timeoutMs = options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS;
+      await failRun(deps.db, started.runId, `collection did not stop within ${timeoutMs} ms of being told to; marked failed and its unfinished snapshots deleted`);
+      write(`run #${started.runId} did not stop within ${timeoutMs} ms: marked failed, its unfinished snapshots deleted`);
+      return EXIT_FAILED;
+    }
+    summary = ended;
   } catch (err) {
     write(`collection failed: ${(err as Error).message}`);
     return EXIT_FAILED;
@@ -42,6 +61,22 @@ export async function runCollectCommand(deps: CollectorDeps, options: CollectCom
   }
   for (const line of summaryLines(summary)) write(line);
   return summary.status === 'succeeded' ? EXIT_SUCCEEDED : summary.status === 'partial' ? EXIT_PARTIAL : EXIT_FAILED;
+}
+
+/** The run's summary, or 'timed out' when it has not ended `timeoutMs` after the signal aborted. */
+function stoppedInTime(done: Promise<RunSummary>, signal: AbortSignal, timeoutMs: number): Promise<RunSummary | 'timed out'> {
+  let timer: NodeJS.Timeout | undefined;
+  const onAbort = () => {
+    timer = setTimeout(() => resolveTimeout('timed out'), timeoutMs);
+  };
+  let resolveTimeout!: (value: 'timed out') => void;
+  const timeout = new Promise<'timed out'>((resolve) => (resolveTimeout = resolve));
+  if (signal.aborted) onAbort();
+  else signal.addEventListener('abort', onAbort, { once: true });
+  return Promise.race([done, timeout]).finally(() => {
+    clearTimeout(timer);
+    signal.removeEventListener('abort', onAbort);
+  });
 }
 
 function seconds(ms: number): string {

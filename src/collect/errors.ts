@@ -4,7 +4,7 @@ import type { FailureCause, RunError } from '../db/schema.js';
 
 /** The run was asked to stop (service shutdown): the unit in progress is rolled back. */
 export class CollectionStoppedError extends Error {
-  constructor(reason = 'collection stopped before this scope finished (service shutting down)') {
+  constructor(reason = 'collection stopped before this scope finished (asked to stop: shutdown or signal)') {
     super(reason);
     this.name = 'CollectionStoppedError';
   }

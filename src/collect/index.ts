@@ -10,12 +10,13 @@ export {
 } from './service.js';
 export { pruneHistory, type PruneOptions, type PruneResult } from './retention.js';
 export { createPgRunCoordinator, type PgRunCoordinator } from './coordinator.js';
-export { failDeadRuns } from './run-record.js';
+export { failDeadRuns, failRun, runLockName } from './run-record.js';
 export { staleScopes } from './staleness.js';
 export { failingUnits, groupFailures, type FailureGroup, type UnitFailure } from './failures.js';
 export { failureReason } from './errors.js';
 export {
   runCollectCommand,
+  DEFAULT_STOP_TIMEOUT_MS,
   EXIT_ALREADY_RUNNING,
   EXIT_FAILED,
   EXIT_PARTIAL,

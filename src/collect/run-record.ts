@@ -1,8 +1,15 @@
 /**
  * The collection_runs row of a run: guarded start (one running run at a time across every
  * process on the database), heartbeat, finish, and the clean-up of runs whose process died.
+ *
+ * A running run holds its own advisory lock (runLockName) for its whole life, on a connection of
+ * its own: when its process dies, Postgres drops the connection and the lock with it, so the next
+ * start sees at once that the run is dead (no waiting for its heartbeat to go stale). On PGlite
+ * the lock is in-process, and the data folder lock guarantees there is no other process: a
+ * running run that no one here holds is dead. A run whose process lives but hangs (lock held,
+ * heartbeat stale) is still ended by its heartbeat.
  */
-import type { Database, Queryable } from '../db/connection.js';
+import type { Database, HeldLock, Queryable } from '../db/connection.js';
 import type { RunError, RunStatus, RunTrigger } from '../db/schema.js';
 import type { CollectorName, RowCounts } from './types.js';
 
@@ -20,7 +27,12 @@ export interface RunningRun {
   startedAt: Date;
 }
 
-export type BeginResult = { started: true; runId: number } | { started: false; running: RunningRun };
+export type BeginResult = { started: true; runId: number; lock: HeldLock } | { started: false; running: RunningRun };
+
+/** The advisory lock a running run holds until it has ended. */
+export function runLockName(runId: number): string {
+  return `cloudtally:collection-run:${runId}`;
+}
 
 /**
  * Inserts a `running` run unless one is already running (anywhere): then answers with that run.
@@ -32,7 +44,7 @@ export async function beginRun(
   input: { trigger: RunTrigger; collectors: readonly CollectorName[]; runnerId: string; startedAt: Date; deadAfterMs: number },
 ): Promise<BeginResult> {
   const locked = await db.withAdvisoryLock(START_LOCK, async (session): Promise<BeginResult> => {
-    await failDeadRuns(session, input.deadAfterMs);
+    await failDeadRunsLocked(db, session, input.deadAfterMs);
     const running = await session.query<{ id: number; trigger: RunTrigger; runner_id: string; started_at: Date }>(
       `SELECT id, trigger, runner_id, started_at FROM collection_runs WHERE status = 'running' ORDER BY id LIMIT 1`,
     );
@@ -48,7 +60,20 @@ export async function beginRun(
        VALUES ($1, $2, $3, $4, now(), 'running') RETURNING id`,
       [input.trigger, input.collectors, input.runnerId, input.startedAt],
     );
-    return { started: true, runId: inserted[0]!.id };
+    const runId = inserted[0]!.id;
+    // Taken before the start lock is let go, so no other start can see the run without its lock.
+    const lock = await db.holdAdvisoryLock(runLockName(runId)).catch((err: unknown) => err as Error);
+    if (!lock || lock instanceof Error) {
+      const reason = lock instanceof Error ? lock.message : 'held elsewhere';
+      await session.execute(
+        `UPDATE collection_runs SET status = 'failed', finished_at = now(),
+                errors = jsonb_build_array(jsonb_build_object('collector', '*', 'scope', '*', 'endpoint', '', 'status', NULL, 'message', $2::text))
+          WHERE id = $1`,
+        [runId, `could not take the run lock: ${reason}`],
+      );
+      throw new Error(`could not take the lock of collection run #${runId}: ${reason}`);
+    }
+    return { started: true, runId, lock };
   });
   if (!locked.acquired) throw new Error('could not take the collection start lock');
   return locked.value;
@@ -96,11 +121,19 @@ export async function failRun(db: Database, runId: number, message: string): Pro
 }
 
 /**
- * Marks failed every running run whose heartbeat is older than deadAfterMs (its process died or
- * hangs), then deletes every incomplete snapshot that no running run owns. Returns the dead run ids.
+ * Marks failed every running run whose process is gone (its run lock is free) or hangs (its
+ * heartbeat is older than deadAfterMs), then deletes every incomplete snapshot that no running run
+ * owns. Runs under the start lock, so a run being started is never taken for a dead one. Returns
+ * the dead run ids.
  */
-export async function failDeadRuns(db: Queryable, deadAfterMs: number): Promise<number[]> {
-  const dead = await db.query<{ id: number }>(
+export async function failDeadRuns(db: Database, deadAfterMs: number): Promise<number[]> {
+  const locked = await db.withAdvisoryLock(START_LOCK, (session) => failDeadRunsLocked(db, session, deadAfterMs));
+  if (!locked.acquired) throw new Error('could not take the collection start lock');
+  return locked.value;
+}
+
+async function failDeadRunsLocked(db: Database, session: Queryable, deadAfterMs: number): Promise<number[]> {
+  const silent = await session.query<{ id: number }>(
     `UPDATE collection_runs
         SET status = 'failed', finished_at = now(),
             errors = errors || jsonb_build_array(jsonb_build_object(
@@ -111,10 +144,30 @@ export async function failDeadRuns(db: Queryable, deadAfterMs: number): Promise<
       RETURNING id`,
     [deadAfterMs],
   );
-  await db.execute(
+  const running = await session.query<{ id: number }>(`SELECT id FROM collection_runs WHERE status = 'running' ORDER BY id`);
+  const abandoned: number[] = [];
+  for (const { id } of running) {
+    // Free means no live process holds it: the run's process ended without ending the run.
+    const probe = await db.withAdvisoryLock(runLockName(id), async () => undefined, { wait: false });
+    if (probe.acquired) abandoned.push(id);
+  }
+  const ended =
+    abandoned.length === 0
+      ? []
+      : await session.query<{ id: number }>(
+          `UPDATE collection_runs
+              SET status = 'failed', finished_at = now(),
+                  errors = errors || jsonb_build_array(jsonb_build_object(
+                    'collector', '*', 'scope', '*', 'endpoint', '', 'status', NULL,
+                    'message', 'run died: its process (runner ' || runner_id || ') ended without finishing it; its unfinished snapshots were deleted'))
+            WHERE status = 'running' AND id = ANY($1::int[])
+            RETURNING id`,
+          [abandoned],
+        );
+  await session.execute(
     `DELETE FROM snapshots s
       WHERE NOT s.complete
         AND NOT EXISTS (SELECT 1 FROM collection_runs r WHERE r.id = s.run_id AND r.status = 'running')`,
   );
-  return dead.map((r) => r.id);
+  return [...silent, ...ended].map((r) => r.id);
 }

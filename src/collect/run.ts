@@ -82,7 +82,11 @@ export async function startCollection(deps: CollectorDeps, opts: RunCollectionOp
     };
     return { runId: running.runId, alreadyRunning: true, done: Promise.resolve(summary) };
   }
-  const done = executeRun(deps, { ...opts, runId: begun.runId, trigger, collectors, clock, startedAt });
+  const { lock } = begun;
+  const done = executeRun(deps, { ...opts, runId: begun.runId, trigger, collectors, clock, startedAt }).finally(() =>
+    // Only once the run's end is recorded: a free lock tells other processes the run is dead.
+    lock.release().catch((err: unknown) => deps.logger.warn({ err, runId: begun.runId }, 'could not release the run lock')),
+  );
   return { runId: begun.runId, alreadyRunning: false, done };
 }
 
@@ -253,7 +257,7 @@ async function executeRun(deps: CollectorDeps, input: ExecuteInput): Promise<Run
       scope: '*',
       endpoint: '',
       status: null,
-      message: `run stopped before ${notStarted} scope collection(s) started (service shutting down)`,
+      message: `run stopped before ${notStarted} scope collection(s) started (asked to stop: shutdown or signal)`,
     });
   }
   const all = [...stats.values()];

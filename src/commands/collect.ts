@@ -1,13 +1,35 @@
 import { createCloudClient } from '../cloud/index.js';
-import { runCollectCommand } from '../collect/index.js';
+import { DEFAULT_STOP_TIMEOUT_MS, runCollectCommand } from '../collect/index.js';
 import { scopesFromManifest, type Config } from '../config.js';
 import { demoPersistence } from '../demo/persistence.js';
 import type { Logger } from '../logger.js';
 import { openMigratedDatabase } from '../ops/startup.js';
 import { startSimulator, type Simulator } from '../simulator/index.js';
+import { abortOnSignal, signalExitCode } from './signals.js';
 
-/** `npm run collect`: one collection now, progress and a summary on the terminal. */
+/** Time after a stop signal for the run to stop (DEFAULT_STOP_TIMEOUT_MS) plus closing everything. */
+const STOP_GRACE_MS = DEFAULT_STOP_TIMEOUT_MS + 10_000;
+
+/**
+ * `npm run collect`: one collection now, progress and a summary on the terminal. SIGINT/SIGTERM
+ * stop the run at its next page or item (finished snapshots stay, unfinished ones are deleted,
+ * the run is recorded as partial or failed) and the command exits 130/143; a second signal exits
+ * at once.
+ */
 export async function collect(config: Config, logger: Logger): Promise<number> {
+  const stop = abortOnSignal(logger, STOP_GRACE_MS);
+  try {
+    const code = await collectUntilStopped(config, logger, stop.signal);
+    const signal = stop.received();
+    if (!signal) return code;
+    process.stdout.write(`stopped by ${signal}: finished snapshots kept, unfinished ones deleted; exit ${signalExitCode(signal)}\n`);
+    return signalExitCode(signal);
+  } finally {
+    stop.dispose();
+  }
+}
+
+async function collectUntilStopped(config: Config, logger: Logger, signal: AbortSignal): Promise<number> {
   const database = await openMigratedDatabase(config.database, { logger, attempts: 5, delayMs: 2_000 });
   let simulator: Simulator | undefined;
   try {
@@ -23,6 +45,10 @@ export async function collect(config: Config, logger: Logger): Promise<number> {
       if (config.scopes.length === 0) scopes = manifest;
       process.stdout.write('No cloud credentials: collecting the built-in simulator (demo data).\n');
     }
+    if (signal.aborted) {
+      process.stdout.write('stopped before the collection started\n');
+      return 1;
+    }
     const client = createCloudClient({
       baseUrl,
       apiKey,
@@ -32,7 +58,7 @@ export async function collect(config: Config, logger: Logger): Promise<number> {
       logger: logger.child({ component: 'cloud' }),
     });
     try {
-      return await runCollectCommand({ db: database, client, config, logger, ...scopes }, { out: process.stdout });
+      return await runCollectCommand({ db: database, client, config, logger, ...scopes }, { out: process.stdout, signal });
     } finally {
       await client.close();
     }

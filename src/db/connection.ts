@@ -18,6 +18,7 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
 import { from as copyFromStdin } from 'pg-copy-streams';
+import { lockDataDir, type DataDirLock } from './data-dir-lock.js';
 import * as schema from './schema.js';
 import { describeDatabaseTarget } from './url.js';
 
@@ -64,7 +65,19 @@ export interface Database extends Queryable {
     fn: (session: Queryable) => Promise<T>,
     options?: { wait?: boolean },
   ): Promise<{ acquired: true; value: T } | { acquired: false }>;
+  /**
+   * Takes the advisory lock `name` without waiting and holds it until `release()`, or answers null
+   * when it is held elsewhere. Postgres: a session-level lock on a connection of its own, so the
+   * server releases it the moment this process dies; PGlite: an in-process lock (the data folder
+   * lock keeps other processes out). withAdvisoryLock on the same name sees it as held.
+   */
+  holdAdvisoryLock(name: string): Promise<HeldLock | null>;
   close(): Promise<void>;
+}
+
+export interface HeldLock {
+  /** Lets the lock go (idempotent). */
+  release(): Promise<void>;
 }
 
 export interface OpenDatabaseOptions {
@@ -159,6 +172,7 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
   });
 
   let closed = false;
+  const heldLocks = new Set<HeldLock>();
   return {
     ...session(pool),
 
@@ -206,9 +220,54 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
       }
     },
 
+    async holdAdvisoryLock(name) {
+      const client = await pool.connect();
+      // A checked-out connection that breaks emits 'error'; without a listener that would crash.
+      let broken = false;
+      const onError = (err: Error) => {
+        broken = true;
+        onPoolError(err);
+      };
+      client.on('error', onError);
+      const giveBack = () => {
+        client.off('error', onError);
+        client.release(broken);
+      };
+      try {
+        const res = await client.query<{ ok: boolean }>('select pg_try_advisory_lock(hashtextextended($1, 0)) as ok', [name]);
+        if (!res.rows[0]?.ok) {
+          giveBack();
+          return null;
+        }
+      } catch (err) {
+        broken = true;
+        giveBack();
+        throw err;
+      }
+      let released: Promise<void> | null = null;
+      const held: HeldLock = {
+        release: () =>
+          (released ??= (async () => {
+            heldLocks.delete(held);
+            if (!broken) {
+              await client.query('select pg_advisory_unlock(hashtextextended($1, 0))', [name]).catch((err: unknown) => {
+                broken = true; // a dropped connection released the lock anyway; make sure it is not reused
+                onPoolError(err as Error);
+              });
+            }
+            giveBack();
+          })()),
+      };
+      heldLocks.add(held);
+      return held;
+    },
+
     async close() {
       if (closed) return;
       closed = true;
+      // pool.end() waits for every checked-out connection: a held lock (a run that has not ended
+      // yet, e.g. one that did not stop in time) would keep it waiting. Closing ends the session anyway.
+      await Promise.all([...heldLocks].map((lock) => lock.release()));
       await pool.end();
     },
   };
@@ -235,14 +294,20 @@ const pgliteParsers = {
 
 async function openPglite(dataDir: string, loadDataDir: Blob | undefined): Promise<Database> {
   const inMemory = dataDir === 'memory://' || dataDir === '';
-  if (!inMemory) mkdirSync(dataDir, { recursive: true });
+  let dirLock: DataDirLock | null = null;
+  if (!inMemory) {
+    mkdirSync(dataDir, { recursive: true });
+    // Before PGlite touches the folder: a second process must not even open it.
+    dirLock = lockDataDir(dataDir);
+  }
   let client: PGlite;
   try {
     client = await PGlite.create(inMemory ? 'memory://' : dataDir, { parsers: pgliteParsers, loadDataDir });
+    await client.query("SET TIME ZONE 'UTC'");
   } catch (err) {
+    dirLock?.release();
     throw new Error(`cannot open PGlite database in ${inMemory ? 'memory' : dataDir}: ${(err as Error).message}`, { cause: err });
   }
-  await client.query("SET TIME ZONE 'UTC'");
 
   const session = (conn: PGlite | PGliteTransaction): Queryable => ({
     driver: 'pglite',
@@ -279,10 +344,29 @@ async function openPglite(dataDir: string, loadDataDir: Blob | undefined): Promi
       }
     },
 
+    async holdAdvisoryLock(name) {
+      if (held.has(name)) return null;
+      let release!: () => void;
+      held.set(name, new Promise<void>((resolve) => (release = resolve)));
+      let released = false;
+      return {
+        release: async () => {
+          if (released) return;
+          released = true;
+          held.delete(name);
+          release();
+        },
+      };
+    },
+
     async close() {
       if (closed) return;
       closed = true;
-      await client.close();
+      try {
+        await client.close();
+      } finally {
+        dirLock?.release();
+      }
     },
   };
 }

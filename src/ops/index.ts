@@ -12,8 +12,11 @@ export {
   type StepReport,
   type Stoppable,
 } from './lifecycle.js';
+export { ensureCanListen, formatAddress, listenError } from './port.js';
 export {
+  EX_CANTCREAT,
   EX_SOFTWARE,
+  EX_TEMPFAIL,
   EX_UNAVAILABLE,
   StartupError,
   connectWithRetry,

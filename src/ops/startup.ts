@@ -4,12 +4,17 @@
  * no such database) is not; a failing migration stops the start with the migration's error.
  * Messages name the database as `host:port/db as user`, never with its password.
  */
+import { DataDirLockedError } from '../db/data-dir-lock.js';
 import { openDatabase, type Database, type DatabaseConfig, type OpenDatabaseOptions } from '../db/connection.js';
 import { migrateDatabase } from '../db/migrate.js';
 import { describeDatabaseTarget } from '../db/url.js';
 import type { Logger } from '../logger.js';
 
-/** A start-up failure an operator must fix; `exitCode` follows sysexits (69 unavailable, 70 software). */
+/**
+ * A start-up failure an operator must fix; `exitCode` follows sysexits: 69 database unavailable,
+ * 70 migrations failed, 73 the web port cannot be bound, 75 the PGlite folder is held by another
+ * process (try again when it has stopped).
+ */
 export class StartupError extends Error {
   readonly exitCode: number;
 
@@ -22,6 +27,8 @@ export class StartupError extends Error {
 
 export const EX_UNAVAILABLE = 69;
 export const EX_SOFTWARE = 70;
+export const EX_CANTCREAT = 73;
+export const EX_TEMPFAIL = 75;
 
 export interface ConnectRetryOptions {
   /** Attempts in all, the first included. Default 10. */
@@ -46,6 +53,7 @@ export async function connectWithRetry<T>(open: () => Promise<T>, options: Conne
     try {
       return await open();
     } catch (err) {
+      if (err instanceof StartupError) throw err;
       const reason = reasonOf(err);
       const permanent = isPermanent(err);
       if (permanent || attempt >= attempts) {
@@ -78,7 +86,13 @@ export async function openMigratedDatabase(
 ): Promise<Database> {
   const target = databaseTargetOf(settings);
   const attempts = settings.driver === 'pg' ? options.attempts : 1;
-  const database = await connectWithRetry(() => openDatabase(settings, options.open), { ...options, attempts, target });
+  const open = () =>
+    openDatabase(settings, options.open).catch((err: unknown) => {
+      // Waiting does not help, and the message already names the folder and the holder.
+      if (err instanceof DataDirLockedError) throw new StartupError(err.message, EX_TEMPFAIL, { cause: err });
+      throw err;
+    });
+  const database = await connectWithRetry(open, { ...options, attempts, target });
   try {
     await migrateOrFail(() => migrateDatabase(database), { logger: options.logger, target });
   } catch (err) {

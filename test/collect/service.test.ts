@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { CloudClient } from '../../src/cloud/index.js';
 import type { Database } from '../../src/db/connection.js';
-import { createCollectionService, createPgRunCoordinator, type CollectionService, type CollectorDeps } from '../../src/collect/index.js';
+import { createCollectionService, createPgRunCoordinator, runLockName, type CollectionService, type CollectorDeps } from '../../src/collect/index.js';
 import type { Simulator } from '../../src/simulator/index.js';
 import { testDatabases } from '../helpers/databases.js';
 import { startTestSimulator, testClient, testConfig, testDeps } from './helpers.js';
@@ -121,8 +121,15 @@ describe.each(testDatabases())('the collection service ($name)', ({ open }) => {
     const [alive] = await db.query<{ id: number }>(
       `INSERT INTO collection_runs (trigger, collectors, runner_id) VALUES ('manual', '{keypairs}', 'live-host:1') RETURNING id`,
     );
+    // A live runner holds its run's lock (here on a connection of this test).
+    const aliveLock = await db.holdAdvisoryLock(runLockName(alive!.id));
+    expect(aliveLock).not.toBeNull();
 
-    await service().start();
+    try {
+      await service().start();
+    } finally {
+      await aliveLock!.release();
+    }
 
     const all = await runs();
     const deadRun = all.find((r) => r.id === dead!.id)!;
@@ -132,6 +139,42 @@ describe.each(testDatabases())('the collection service ($name)', ({ open }) => {
     expect(await db.query('SELECT id FROM snapshots WHERE id = $1', [half!.id])).toEqual([]);
     expect(await db.query('SELECT 1 FROM instances WHERE snapshot_id = $1', [half!.id])).toEqual([]);
     expect(await db.query('SELECT id FROM snapshots WHERE id = $1', [done!.id])).toHaveLength(1);
+  });
+
+  it('ends at once a run whose process is gone (its run lock is free), though its heartbeat is fresh', async () => {
+    // What a `kill -9` of `npm run collect` leaves: a running run with a fresh heartbeat, no lock holder.
+    const [orphan] = await db.query<{ id: number }>(
+      `INSERT INTO collection_runs (trigger, collectors, runner_id) VALUES ('manual', '{instances}', 'killed-host:99') RETURNING id`,
+    );
+    const [half] = await db.query<{ id: number }>(
+      `INSERT INTO snapshots (run_id, kind, scope_key, complete) VALUES ($1, 'instance', 'p1-r1', false) RETURNING id`,
+      [orphan!.id],
+    );
+    const s = service();
+    const started = await s.collectNow();
+    expect(started.alreadyRunning).toBe(false);
+    expect(started.runId).not.toBe(orphan!.id);
+    await s.idle();
+    const all = await runs();
+    const dead = all.find((r) => r.id === orphan!.id)!;
+    expect(dead.status).toBe('failed');
+    expect(dead.errors.at(-1)!.message).toMatch(/run died: its process \(runner killed-host:99\) ended without finishing it/);
+    expect(all.find((r) => r.id === started.runId)!.status).toBe('succeeded');
+    expect(await db.query('SELECT id FROM snapshots WHERE id = $1', [half!.id])).toEqual([]);
+  });
+
+  it('still refuses to start while a live process holds the running run', async () => {
+    const [other] = await db.query<{ id: number }>(
+      `INSERT INTO collection_runs (trigger, collectors, runner_id) VALUES ('manual', '{instances}', 'replica-c:7') RETURNING id`,
+    );
+    const lock = await db.holdAdvisoryLock(runLockName(other!.id));
+    try {
+      const started = await service().collectNow();
+      expect(started).toMatchObject({ runId: other!.id, alreadyRunning: true });
+      expect((await runs()).find((r) => r.id === other!.id)!.status).toBe('running');
+    } finally {
+      await lock!.release();
+    }
   });
 
   it('stop() during a run rolls back the snapshots in progress and ends the run', async () => {

@@ -1,4 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { eq } from 'drizzle-orm';
@@ -7,6 +9,7 @@ import { openDatabase, type Database } from '../../src/db/connection.js';
 import { migrateDatabase } from '../../src/db/migrate.js';
 import { redactDatabaseUrl } from '../../src/db/url.js';
 import { collectionRuns } from '../../src/db/schema.js';
+import { spawnCli } from '../helpers/cli.js';
 import { testDatabases } from '../helpers/databases.js';
 
 describe.each(testDatabases())('database on $name', ({ name, open }) => {
@@ -121,6 +124,22 @@ describe.each(testDatabases())('database on $name', ({ name, open }) => {
     });
   });
 
+  it(`holds an advisory lock until released, seen as held by withAdvisoryLock, and close() lets it go (${name})`, async () => {
+    const extra = await open();
+    try {
+      const held = await extra.holdAdvisoryLock('held-lock');
+      expect(held).not.toBeNull();
+      expect(await extra.holdAdvisoryLock('held-lock')).toBeNull();
+      expect(await extra.withAdvisoryLock('held-lock', async () => 'no', { wait: false })).toEqual({ acquired: false });
+      await held!.release();
+      expect(await extra.withAdvisoryLock('held-lock', async () => 'free', { wait: false })).toEqual({ acquired: true, value: 'free' });
+      // A lock still held when the database closes (a run that has not ended) does not keep close() waiting.
+      expect(await extra.holdAdvisoryLock('held-at-close')).not.toBeNull();
+    } finally {
+      await extra.close();
+    }
+  });
+
   it(`closes idempotently (${name})`, async () => {
     const extra = await open();
     await extra.close();
@@ -148,6 +167,54 @@ describe('PGlite in a folder', () => {
       rmSync(dirname(dirname(dir)), { recursive: true, force: true });
     }
   });
+});
+
+describe('PGlite folder lock: one process per data folder', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = join(mkdtempSync(join(tmpdir(), 'cloudtally-lock-')), 'data');
+  });
+  afterAll(() => {
+    rmSync(dirname(dir), { recursive: true, force: true });
+  });
+  const lockFile = () => join(dir, 'cloudtally.lock');
+
+  it('refuses a second open in the same process, and frees the folder on close', async () => {
+    const first = await openDatabase({ driver: 'pglite', dataDir: dir });
+    try {
+      expect(JSON.parse(readFileSync(lockFile(), 'utf8'))).toMatchObject({ pid: process.pid, host: hostname() });
+      const error = await openDatabase({ driver: 'pglite', dataDir: dir }).catch((err: unknown) => err);
+      expect((error as Error).message).toContain(`the data folder ${dir} is in use by another cloudtally process (pid ${process.pid} on ${hostname()}`);
+    } finally {
+      await first.close();
+    }
+    expect(existsSync(lockFile())).toBe(false);
+  });
+
+  it('a second process (npm start) exits at once with exit 75, naming the folder and the holding pid', async () => {
+    const holder = await openDatabase({ driver: 'pglite', dataDir: dir });
+    try {
+      const second = spawnCli(['start'], { CLOUDTALLY_DATA_DIR: dir, PORT: '0' });
+      const { code } = await second.exited;
+      expect(code, second.stdout()).toBe(75);
+      const lines = second.stderr().trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(new RegExp(`^cloudtally: the data folder ${dir} is in use by another cloudtally process \\(pid ${process.pid} on `));
+      // The holder's lock is untouched.
+      expect(JSON.parse(readFileSync(lockFile(), 'utf8'))).toMatchObject({ pid: process.pid });
+    } finally {
+      await holder.close();
+    }
+  }, 120_000);
+
+  it('takes over the lock of a process that died without releasing it', async () => {
+    const gone = spawnSync(process.execPath, ['-e', '']).pid!;
+    writeFileSync(lockFile(), JSON.stringify({ pid: gone, host: hostname(), startedAt: '2020-01-01T00:00:00.000Z' }));
+    const migrate = spawnCli(['migrate'], { CLOUDTALLY_DATA_DIR: dir });
+    const { code } = await migrate.exited;
+    expect(code, migrate.stderr()).toBe(0);
+    expect(existsSync(lockFile())).toBe(false);
+  }, 120_000);
 });
 
 describe('connection errors', () => {

@@ -112,3 +112,21 @@ async function dropStaleTestDatabases(client: pg.Client): Promise<void> {
     }
   }
 }
+
+/**
+ * A fresh, empty Postgres database for a child process that needs its URL (migrated by that
+ * process); drop() removes it again. Named like the others, so a crashed run's leftovers go too.
+ */
+export async function freshPostgresDatabase(baseUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `${TEST_DB_PREFIX}${Date.now()}_${randomBytes(4).toString('hex')}`;
+  await withMaintenance(baseUrl, async (client) => {
+    await dropStaleTestDatabases(client);
+    await client.query(`CREATE DATABASE ${name}`);
+  });
+  const url = new URL(baseUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: () => withMaintenance(baseUrl, async (client) => void (await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))),
+  };
+}

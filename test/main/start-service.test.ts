@@ -1,7 +1,12 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { silentLogger } from '../../src/logger.js';
 import { startService, type RunningService } from '../../src/main.js';
+import { spawnCli } from '../helpers/cli.js';
 
 /**
  * `npm start` on embedded defaults, in-process: PGlite in memory, the built-in simulator with a
@@ -74,4 +79,25 @@ describe('startService on embedded defaults', () => {
     expect(metrics).toMatch(/cloudtally_rows_written_total\{kind="instance"\} [1-9]/);
     expect(metrics).toMatch(/^cloudtally_collection_failing_units 0$/m);
   });
+});
+
+describe('npm start on a port that is taken', () => {
+  it('exits 73 with one line naming host and port, before opening the database', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as AddressInfo;
+    const parent = mkdtempSync(join(tmpdir(), 'ct-port-taken-'));
+    const dataDir = join(parent, 'data');
+    try {
+      const start = spawnCli(['start'], { CLOUDTALLY_DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(port) });
+      // Before: an EADDRINUSE stack after opening (and migrating) the data folder, and no exit.
+      const { code } = await start.exited;
+      expect(code, start.stdout()).toBe(73);
+      expect(start.stderr()).toBe(`cloudtally: cannot listen on 127.0.0.1:${port}: the port is already in use (is cloudtally or another program running there?); set PORT or HOST\n`);
+      expect(existsSync(dataDir)).toBe(false);
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+      rmSync(parent, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

@@ -4,7 +4,7 @@ import type { CloudClient } from '../../../src/cloud/index.js';
 import type { Config } from '../../../src/config.js';
 import type { Database } from '../../../src/db/connection.js';
 import type { RunError } from '../../../src/db/schema.js';
-import { runCollectCommand, runCollection, type CollectorDeps } from '../../../src/collect/index.js';
+import { runCollectCommand, runCollection, runLockName, type CollectorDeps } from '../../../src/collect/index.js';
 import type { Simulator } from '../../../src/simulator/index.js';
 import { testDatabases } from '../../helpers/databases.js';
 import { latestSnapshots, startTestSimulator, testClient, testConfig, testDeps } from '../helpers.js';
@@ -125,8 +125,14 @@ export function faultsSuite(): void {
         const [running] = await db.query<{ id: number }>(
           `INSERT INTO collection_runs (trigger, collectors, runner_id) VALUES ('schedule', '{clusters}', 'other-replica:1') RETURNING id`,
         );
+        // The other replica is alive: it holds its run's lock.
+        const held = await db.holdAdvisoryLock(runLockName(running!.id));
         const busy = output();
-        expect(await runCollectCommand(deps, { out: busy.stream })).toBe(3);
+        try {
+          expect(await runCollectCommand(deps, { out: busy.stream })).toBe(3);
+        } finally {
+          await held?.release();
+        }
         expect(busy.text()).toContain(`run #${running!.id}`);
         await db.execute(`UPDATE collection_runs SET status = 'failed' WHERE id = $1`, [running!.id]);
 
