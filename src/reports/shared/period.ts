@@ -60,21 +60,17 @@ function toDayOf(s: string): string {
   return s.length === 7 ? addDays(addMonths(`${s}-01`, 1), -1) : s;
 }
 
-/**
- * Checks of the period parameters that need no "now" (for a schema's superRefine): period and
- * from/to are not mixed, from is not after to, and a range spans at most 3 years.
- */
+/** For a schema's superRefine: period and from/to are not mixed (period=custom uses from/to). */
 export function checkPeriodParams(p: PeriodParams, ctx: z.RefinementCtx): void {
   if (p.period !== undefined && p.period !== 'custom' && (p.from !== undefined || p.to !== undefined)) {
     ctx.addIssue({ code: 'custom', path: ['period'], message: 'give either period or from/to, not both (period=custom uses from/to)' });
-    return;
   }
-  if (p.from !== undefined && p.to !== undefined) {
-    const fromDay = fromDayOf(p.from);
-    const toDay = toDayOf(p.to);
-    if (fromDay > toDay) ctx.addIssue({ code: 'custom', path: ['to'], message: `to (${p.to}) must not be before from (${p.from})` });
-    else if (toDay >= addYears(fromDay, MAX_PERIOD_YEARS)) ctx.addIssue({ code: 'custom', path: ['to'], message: `a period spans at most ${MAX_PERIOD_YEARS} years` });
-  }
+}
+
+/** A range's order and length (answered like a schema error: 400 naming `to`). */
+function checkRange(range: DayRange): void {
+  if (range.fromDay > range.toDay) throw invalidParameter('to', `to (${range.toDay}) must not be before from (${range.fromDay})`);
+  if (range.toDay >= addYears(range.fromDay, MAX_PERIOD_YEARS)) throw invalidParameter('to', `a period spans at most ${MAX_PERIOD_YEARS} years (from ${range.fromDay} to ${range.toDay} is longer)`);
 }
 
 export function addMonths(day: string, months: number): string {
@@ -178,6 +174,7 @@ function shapeOf(p: PeriodParams, today: string, fallback: DefaultPeriod): Shape
 export function resolvePeriod(p: PeriodParams, now: Date, fallback: DefaultPeriod = 'mtd'): ResolvedPeriod {
   const today = isoDay(now);
   const { label, range, previous } = shapeOf(p, today, fallback);
+  checkRange(range);
   if (range.fromDay > today) {
     const name = p.period !== undefined && p.period !== 'custom' ? 'period' : 'from';
     throw invalidParameter(name, `the period starts ${range.fromDay}, after today (${today}): there are no figures for it yet`);
