@@ -64,11 +64,11 @@ async function runRateRows(ctx: ReportCtx, p: TrendParams, limit: number, offset
         select id, kind, scope_key, project_id, region_id, taken_at, date_trunc($3, taken_at) as bucket,
           row_number() over (partition by kind, scope_key, date_trunc($3, taken_at) order by taken_at desc, id desc) as rn
         from snapshots
-        where complete and kind = any($1::text[]) and taken_at >= $2::date and taken_at <= $4::timestamptz
+        where complete and kind = any($1::text[]) and taken_at >= $2::date and taken_at < $4::timestamptz
           and ($7::text is null or kind = $7) and ($8::int is null or project_id = $8) and ($9::int is null or region_id = $9)
       ),
       picked as (select * from ranked where rn = 1),
-      eff as (${effectiveRollupsSql('picked', '$5', '$6', ['bucket'], 'r.taken_at >= $2::date and r.taken_at <= $4::timestamptz')}),
+      eff as (${effectiveRollupsSql('picked', '$5', '$6', ['bucket'], 'r.taken_at >= $2::date and r.taken_at < $4::timestamptz')}),
       g as (
         select e.bucket, e.group_value, e.currency, sum(e.price_per_hour) as price_per_hour, sum(e.price_per_month) as price_per_month,
           sum(e.resource_count)::int as resources, sum(e.unpriced_count)::int as unpriced
@@ -78,7 +78,8 @@ async function runRateRows(ctx: ReportCtx, p: TrendParams, limit: number, offset
       select g.*, count(*) over ()::int as total_rows from g
       order by bucket ${p.dir === 'desc' ? 'desc' : 'asc'}, currency nulls last, price_per_hour desc, group_value
       limit $10 offset $11`,
-    [PRICED_KINDS, fromDay, bucket, period.end, dimension, UNTAGGED, filter.kind ?? null, filter.projectId ?? null, filter.regionId ?? null, limit, offset],
+    // Up to the period's end (exclusive), or now (inclusive, as before periods).
+    [PRICED_KINDS, fromDay, bucket, period.end.getTime() === ctx.now.getTime() ? new Date(ctx.now.getTime() + 1) : period.end, dimension, UNTAGGED, filter.kind ?? null, filter.projectId ?? null, filter.regionId ?? null, limit, offset],
   );
   return {
     rows: found.map((r) => ({
