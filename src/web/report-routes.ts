@@ -104,6 +104,7 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
         columns: output.columns,
         rows: output.rows,
         notes: output.notes,
+        ...(output.totals ? { totals: output.totals } : {}),
         ...(output.coverage ? { coverage: output.coverage } : {}),
         // When the figures were computed: a result served from the report cache is older than the request.
         generated_at: (output.computedAt ?? ctx.now).toISOString(),

@@ -148,7 +148,8 @@ function shapeOf(p: PeriodParams, today: string, fallback: DefaultPeriod): Shape
     return { label: `${start.slice(0, 7)} to ${today.slice(0, 7)}`, range, previous: { fromDay: addMonths(start, -fallback.lastMonths), toDay: addDays(start, -1) } };
   }
   if (period === undefined) {
-    const toDay = p.to !== undefined ? toDayOf(p.to) : today;
+    // from alone runs to today; to alone starts on the first of its month.
+    const toDay = p.to !== undefined ? toDayOf(p.to) : p.from !== undefined && fromDayOf(p.from) > today ? fromDayOf(p.from) : today;
     const fromDay = p.from !== undefined ? fromDayOf(p.from) : `${toDay.slice(0, 7)}-01`;
     const range = { fromDay, toDay };
     const n = daysIn(range);
