@@ -433,7 +433,7 @@ function checkDayRange(fn: string, fromDay: string, toDay: string): void {
 }
 
 /**
- * CTE text (`win`, `intervals`, `pieces`) cutting the complete priced snapshots' run-rates into
+ * CTE text (`live_from`, `win`, `intervals`, `pieces`) cutting the complete priced snapshots' run-rates into
  * per-UTC-day pieces for days [$1, $2] not sealed: each snapshot's rate holds from its taken_at
  * until the next complete snapshot of the same (kind, scope), at most the kind's cap ($3 instance,
  * $4 cluster, $5 k8s_price, in seconds); the newest until $6 (now), capped alike.
@@ -441,12 +441,18 @@ function checkDayRange(fn: string, fromDay: string, toDay: string): void {
 function piecesCte(): string {
   const kinds = PRICED_KINDS.map(sqlText).join(', ');
   const cap = `make_interval(secs => (case kind when 'instance' then $3::int when 'cluster' then $4::int else $5::int end))`;
-  return `win as (
+  // Pieces are only ever made for days not sealed: snapshots that end before the first such day
+  // (their rate holds at most the cap) are not read at all, so a year of sealed history costs nothing here.
+  return `live_from as (
+    select min(d)::date as day from generate_series($1::date, $2::date, interval '1 day') d
+    where d::date not in (select day from cost_daily_sealed_days)
+  ),
+  win as (
     select id, kind, scope_key, project_id, region_id, taken_at,
       lead(taken_at) over (partition by kind, scope_key order by taken_at, id) as next_at
     from snapshots
     where complete and kind in (${kinds})
-      and taken_at >= $1::date - make_interval(secs => greatest($3::int, $4::int, $5::int))
+      and taken_at >= (select day from live_from) - make_interval(secs => greatest($3::int, $4::int, $5::int))
       and taken_at < $2::date + 1 + make_interval(secs => greatest($3::int, $4::int, $5::int))
   ),
   intervals as (
