@@ -207,7 +207,7 @@ describe.each(testDatabases())('reports over periods on $name', ({ open }) => {
       ['cost', 'period=lastmonth', 'query.period'],
       ['monthly', 'period=2099', 'query.period'],
       ['cost', 'from=2025-02-30', 'query.from'],
-      ['cost', 'from=2025-03-01&to=2025-02-01', 'query.to'],
+      ['cost', 'from=2025-03-01&to=2025-02-01', 'query.from'],
       ['overview', 'from=2021-01-01&to=2025-01-01', 'query.to'],
       ['trend', 'period=2025-02&from=2025-02-01', 'query.period'],
       ['trend', 'period=2025-02&days=7', 'query.days'],

@@ -69,7 +69,7 @@ export function checkPeriodParams(p: PeriodParams, ctx: z.RefinementCtx): void {
 
 /** A range's order and length (answered like a schema error: 400 naming `to`). */
 function checkRange(range: DayRange): void {
-  if (range.fromDay > range.toDay) throw invalidParameter('to', `to (${range.toDay}) must not be before from (${range.fromDay})`);
+  if (range.fromDay > range.toDay) throw invalidParameter('from', `from (${range.fromDay}) must not be after to (${range.toDay})`);
   if (range.toDay >= addYears(range.fromDay, MAX_PERIOD_YEARS)) throw invalidParameter('to', `a period spans at most ${MAX_PERIOD_YEARS} years (from ${range.fromDay} to ${range.toDay} is longer)`);
 }
 
@@ -177,8 +177,8 @@ export function resolvePeriod(p: PeriodParams, now: Date, fallback: DefaultPerio
   const { label, range, previous } = shapeOf(p, today, fallback);
   checkRange(range);
   if (range.fromDay > today) {
-    const name = p.period !== undefined && p.period !== 'custom' ? 'period' : 'from';
-    throw invalidParameter(name, `the period starts ${range.fromDay}, after today (${today}): there are no figures for it yet`);
+    if (p.period !== undefined && p.period !== 'custom') throw invalidParameter('period', `period ${p.period} starts ${range.fromDay}, after today (${today}): there are no figures for it yet`);
+    throw invalidParameter('from', `from (${range.fromDay}) must not be after today (${today})`);
   }
   const periodEnd = new Date(Date.parse(`${range.toDay}T00:00:00Z`) + 86_400_000);
   return {
