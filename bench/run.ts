@@ -6,6 +6,7 @@
 const BENCHMARKS: Record<string, () => Promise<{ main(args: string[]): Promise<void> }>> = {
   collect: () => import('./collect.js'),
   reports: () => import('./reports.js'),
+  periods: () => import('./periods.js'),
 };
 
 async function run(argv: string[]): Promise<void> {

@@ -433,7 +433,7 @@ function checkDayRange(fn: string, fromDay: string, toDay: string): void {
 }
 
 /**
- * CTE text (`win`, `intervals`, `pieces`) cutting the complete priced snapshots' run-rates into
+ * CTE text (`live_from`, `win`, `intervals`, `pieces`) cutting the complete priced snapshots' run-rates into
  * per-UTC-day pieces for days [$1, $2] not sealed: each snapshot's rate holds from its taken_at
  * until the next complete snapshot of the same (kind, scope), at most the kind's cap ($3 instance,
  * $4 cluster, $5 k8s_price, in seconds); the newest until $6 (now), capped alike.
@@ -441,12 +441,18 @@ function checkDayRange(fn: string, fromDay: string, toDay: string): void {
 function piecesCte(): string {
   const kinds = PRICED_KINDS.map(sqlText).join(', ');
   const cap = `make_interval(secs => (case kind when 'instance' then $3::int when 'cluster' then $4::int else $5::int end))`;
-  return `win as (
+  // Pieces are only ever made for days not sealed: snapshots that end before the first such day
+  // (their rate holds at most the cap) are not read at all, so a year of sealed history costs nothing here.
+  return `live_from as (
+    select min(d)::date as day from generate_series($1::date, $2::date, interval '1 day') d
+    where d::date not in (select day from cost_daily_sealed_days)
+  ),
+  win as (
     select id, kind, scope_key, project_id, region_id, taken_at,
       lead(taken_at) over (partition by kind, scope_key order by taken_at, id) as next_at
     from snapshots
     where complete and kind in (${kinds})
-      and taken_at >= $1::date - make_interval(secs => greatest($3::int, $4::int, $5::int))
+      and taken_at >= (select day from live_from) - make_interval(secs => greatest($3::int, $4::int, $5::int))
       and taken_at < $2::date + 1 + make_interval(secs => greatest($3::int, $4::int, $5::int))
   ),
   intervals as (
@@ -588,11 +594,46 @@ export interface DailyCostQuery extends CostOverTimeOptions {
  */
 export async function dailyCosts(q: Queryable, query: DailyCostQuery): Promise<DailyCostRow[]> {
   checkDayRange('dailyCosts', query.fromDay, query.toDay);
-  const params = [...pieceParams(query.fromDay, query.toDay, query), query.dimension, UNTAGGED, query.kind ?? null, query.projectId ?? null, query.regionId ?? null];
+  const rows = await q.query<DailyCostRow & { bucket: string } & Record<string, unknown>>(costOverDaysSql('day'), costOverDaysParams(query));
+  return rows.map(({ bucket, ...r }) => ({ ...r, day: bucket }));
+}
+
+/** How costOverDays sums the days: per day (YYYY-MM-DD), per calendar month (YYYY-MM) or all together (''). */
+export type CostBucket = 'day' | 'month' | 'all';
+
+export interface BucketCostRow {
+  /** The day, the month, or '' for the whole range. */
+  bucket: string;
+  group_value: string;
+  currency: string | null;
+  cost: string | null;
+  resource_hours: string;
+  unpriced_resource_hours: string;
+}
+
+/**
+ * The same figures as dailyCosts summed per month or over the whole range in SQL (so a year is
+ * a few rows per group, not one per day): sealed days from cost_daily, the others integrated live.
+ */
+export async function costOverDays(q: Queryable, query: DailyCostQuery, bucket: CostBucket): Promise<BucketCostRow[]> {
+  checkDayRange('costOverDays', query.fromDay, query.toDay);
+  return q.query<BucketCostRow & Record<string, unknown>>(costOverDaysSql(bucket), costOverDaysParams(query));
+}
+
+function costOverDaysParams(query: DailyCostQuery): unknown[] {
+  return [...pieceParams(query.fromDay, query.toDay, query), query.dimension, UNTAGGED, query.kind ?? null, query.projectId ?? null, query.regionId ?? null];
+}
+
+const BUCKET_SQL: Record<CostBucket, string> = {
+  day: `to_char(day, 'YYYY-MM-DD')`,
+  month: `to_char(day, 'YYYY-MM')`,
+  all: `''::text`,
+};
+
+function costOverDaysSql(bucket: CostBucket): string {
   const filter = (t: string) =>
     `($9::text is null or ${t}.kind = $9) and ($10::int is null or ${t}.project_id = $10) and ($11::int is null or ${t}.region_id = $11)`;
-  return q.query<DailyCostRow & Record<string, unknown>>(
-    `with ${piecesCte()},
+  return `with ${piecesCte()},
     effective as (${effectiveRollupsSql('(select distinct id from pieces)', '$7', '$8', [], WINDOW_TIME_RANGE)}),
     live as (
       select p.day, e.group_value, e.currency, sum(e.price_per_hour * p.secs) / 3600 as cost,
@@ -612,7 +653,7 @@ export async function dailyCosts(q: Queryable, query: DailyCostQuery): Promise<D
         and d.day in (select day from cost_daily_sealed_days) and ${filter('d')}
         and not exists (select 1 from cost_daily x where x.day = d.day and x.dimension = $7 and x.kind = d.kind and x.scope_key = d.scope_key)
     )
-    select to_char(day, 'YYYY-MM-DD') as day, group_value, currency,
+    select ${BUCKET_SQL[bucket]} as bucket, group_value, currency,
       trim_scale(sum(cost))::text as cost, trim_scale(sum(resource_hours))::text as resource_hours,
       trim_scale(sum(unpriced_resource_hours))::text as unpriced_resource_hours
     from (
@@ -620,10 +661,8 @@ export async function dailyCosts(q: Queryable, query: DailyCostQuery): Promise<D
       union all
       select day, group_value, currency, cost, resource_hours, unpriced_resource_hours from sealed
     ) u
-    group by day, group_value, currency
-    order by day, group_value, currency nulls last`,
-    params,
-  );
+    group by 1, group_value, currency
+    order by 1, group_value, currency nulls last`;
 }
 
 // ---------------------------------------------------------------------------------------------

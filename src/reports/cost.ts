@@ -1,39 +1,49 @@
 /**
- * Cost grouped by a tag key, project, region, resource kind, flavor or state: the current
- * run-rate per group and currency with its share of the currency's total, each number linking to
- * the inventory rows behind it.
+ * Cost grouped by a tag key, project, region, resource kind, flavor or state: per group and
+ * currency the spend in a period (default month to date), the spend in the period before and the
+ * change, beside the current run-rate and its share of the currency's total, each number linking
+ * to the inventory rows behind it.
  */
 import { z } from 'zod';
 import { PRICED_KINDS, type PricedKind } from '../db/cost-model.js';
-import type { Column, Row } from './report.js';
+import type { Column, Coverage, Row, SummaryItem } from './report.js';
 import { offsetRows } from './shared/batches.js';
-import { dimensionOf, GROUPING_HELP, groupingField, groupingParam, latestEffectiveCte, groupNameColumns, groupNames, latestEffectiveParams, latestGroupCosts, latestTotals, type CostFilter } from './shared/costs.js';
+import { dimensionOf, GROUPING_HELP, groupingField, groupingParam, groupNameColumns, groupNames, latestGroupCosts, latestTotals, type CostFilter } from './shared/costs.js';
+import { collectedBy, periodCoverage } from './shared/coverage.js';
+import { checkPeriodParams, periodField, periodParamShape, resolvePeriod, type ResolvedPeriod } from './shared/period.js';
+import { periodGroups, type PeriodGroups } from './shared/period-groups.js';
+import { gapCapText } from './shared/time.js';
 import { dimensionLabel, kindLabel } from './shared/format.js';
 import { inventoryHref } from './shared/links.js';
 import { dirParam, idParam, invalidParameter, sortParam } from './shared/params.js';
 import { freshnessNotes, latestSnapshots } from './shared/snapshots.js';
 import { runRateSummary, shareCharts } from './shared/summary.js';
-import { runRateTotals } from './shared/totals.js';
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
 import { pricedKindSelect, scopeFilterFields } from './shared/fields.js';
 
-const SORTS = ['group', 'currency', 'price_per_hour', 'price_per_month', 'share', 'resources', 'unpriced'] as const;
+const SORTS = ['group', 'currency', 'cost', 'previous_cost', 'change_percent', 'price_per_hour', 'price_per_month', 'share', 'resources', 'unpriced'] as const;
 type CostSort = (typeof SORTS)[number];
 
-export const costParams = z.strictObject({
-  by: groupingParam('tag:team'),
-  kind: z.enum(PRICED_KINDS, { error: `kind must be one of ${PRICED_KINDS.join(', ')}` }).optional(),
-  project: idParam('project'),
-  region: idParam('region'),
-  sort: sortParam(SORTS),
-  dir: dirParam,
-});
+export const costParams = z
+  .strictObject({
+    by: groupingParam('tag:team'),
+    ...periodParamShape,
+    kind: z.enum(PRICED_KINDS, { error: `kind must be one of ${PRICED_KINDS.join(', ')}` }).optional(),
+    project: idParam('project'),
+    region: idParam('region'),
+    sort: sortParam(SORTS),
+    dir: dirParam,
+  })
+  .superRefine(checkPeriodParams);
 export type CostParams = z.infer<typeof costParams>;
 
 const ORDER: Record<CostSort, string> = {
   group: 'group_value',
   currency: 'currency',
+  cost: 'cost',
+  previous_cost: 'previous_cost',
+  change_percent: 'change_percent',
   price_per_hour: 'price_per_hour',
   price_per_month: 'price_per_month',
   share: 'share',
@@ -51,112 +61,135 @@ function resolveDimension(ctx: ReportCtx, params: CostParams): string {
   return dimension;
 }
 
-/** The one query behind the page, the JSON and the CSV: groups with their share, in the asked order. */
-function costQuery(dimension: string, params: CostParams): { sql: string; values: unknown[] } {
+/** Spend first (the biggest first within each currency), then run-rate; or the asked column. */
+function orderOf(params: CostParams): string {
   const dir = params.dir ?? (params.sort === 'group' || params.sort === 'currency' ? 'asc' : 'desc');
-  const order = params.sort
+  return params.sort
     ? `${ORDER[params.sort]} ${dir} nulls last, group_value asc, currency asc nulls last`
-    : 'currency asc nulls last, price_per_hour desc, group_value asc';
-  return {
-    sql: `with ${latestEffectiveCte()},
-      groups as (
-        select group_value, currency, sum(price_per_hour) as price_per_hour, sum(price_per_month) as price_per_month,
-          sum(resource_count)::int as resources, sum(unpriced_count)::int as unpriced
-        from eff group by group_value, currency
-      )
-      select group_value, currency, price_per_hour, price_per_month, resources, unpriced,
-        case when currency is not null then round(100 * price_per_hour / nullif(sum(price_per_hour) over (partition by currency), 0), 2) end as share,
-        count(*) over ()::int as total_rows
-      from groups
-      order by ${order}
-      limit $7 offset $8`,
-    values: latestEffectiveParams(dimension, filterOf(params)),
-  };
+    : 'currency asc nulls last, cost desc, price_per_hour desc, group_value asc';
 }
 
-function columns(dimension: string): Column[] {
+function columns(dimension: string, period: ResolvedPeriod): Column[] {
   return [
     { key: 'group', label: dimensionLabel(dimension), kind: 'text', hrefKey: 'href', sortable: true },
     ...groupNameColumns(dimension),
     { key: 'currency', label: 'Currency', kind: 'text', sortable: true },
-    { key: 'price_per_hour', label: 'Run-rate per hour', kind: 'money', currencyKey: 'currency', hourly: true, hrefKey: 'href', sortable: true },
-    { key: 'price_per_month', label: 'Run-rate per month', kind: 'money', currencyKey: 'currency', sortable: true },
-    { key: 'share', label: 'Share of currency total', kind: 'percent', sortable: true },
+    { key: 'cost', label: `Spend ${period.label}`, kind: 'money', currencyKey: 'currency', sortable: true },
+    { key: 'previous_cost', label: `Spend ${period.previous.fromDay} to ${period.previous.toDay}`, kind: 'money', currencyKey: 'currency', sortable: true },
+    { key: 'change_percent', label: 'Change %', kind: 'decimal', sortable: true },
+    { key: 'price_per_hour', label: 'Run-rate per hour (now)', kind: 'money', currencyKey: 'currency', hourly: true, hrefKey: 'href', sortable: true },
+    { key: 'price_per_month', label: 'Run-rate per month (now)', kind: 'money', currencyKey: 'currency', sortable: true },
+    { key: 'share', label: 'Share of currency run-rate', kind: 'percent', sortable: true },
     { key: 'resources', label: 'Resources', kind: 'int', sortable: true },
     { key: 'unpriced', label: 'Without price', kind: 'int', sortable: true },
   ];
 }
 
-async function fetchRows(ctx: ReportCtx, dimension: string, params: CostParams, limit: number, offset: number): Promise<{ rows: Row[]; total: number }> {
-  const { sql, values } = costQuery(dimension, params);
-  const [found, names] = await Promise.all([
-    ctx.db.query<Record<string, unknown>>(sql, [...values, limit, offset]),
-    groupNames(ctx.db, dimension),
-  ]);
+interface Resolved {
+  dimension: string;
+  period: ResolvedPeriod;
+  coverage: Coverage;
+  groups: PeriodGroups;
+}
+
+async function resolve(ctx: ReportCtx, params: CostParams): Promise<Resolved> {
+  const dimension = resolveDimension(ctx, params);
+  const period = resolvePeriod(params, ctx.now);
+  const coverage = await periodCoverage(ctx, period);
+  const groups = await periodGroups(ctx, {
+    dimension,
+    filter: filterOf(params),
+    range: { fromDay: period.fromDay, toDay: period.lastDay },
+    previous: period.previous,
+    previousKnown: collectedBy(coverage, period.previous),
+  });
+  return { dimension, period, coverage, groups };
+}
+
+async function fetchRows(ctx: ReportCtx, r: Resolved, params: CostParams, limit: number, offset: number): Promise<{ rows: Row[]; total: number }> {
+  const [found, names] = await Promise.all([r.groups.page(orderOf(params), limit, offset), groupNames(ctx.db, r.dimension)]);
   const filter = filterOf(params);
-  const rows = found.map((r) => ({
-    group: r.group_value,
-    ...(names ? { group_name: names(String(r.group_value)) } : {}),
-    currency: r.currency,
-    price_per_hour: r.price_per_hour,
-    price_per_month: r.price_per_month,
-    share: r.share,
-    resources: r.resources,
-    unpriced: r.unpriced,
-    href: inventoryHref(dimension, String(r.group_value), (r.currency as string | null) ?? null, filter),
+  const rows = found.rows.map((g) => ({
+    group: g.group_value,
+    ...(names ? { group_name: names(String(g.group_value)) } : {}),
+    currency: g.currency,
+    cost: g.cost,
+    previous_cost: g.previous_cost,
+    change_percent: g.change_percent,
+    price_per_hour: g.price_per_hour,
+    price_per_month: g.price_per_month,
+    share: g.share,
+    resources: g.resources,
+    unpriced: g.unpriced,
+    href: inventoryHref(r.dimension, String(g.group_value), (g.currency as string | null) ?? null, filter),
   }));
-  return { rows, total: Number(found[0]?.total_rows ?? 0) };
+  return { rows, total: found.total };
+}
+
+/** Totals rows with every column key (group_name empty). */
+function totalsRows(dimension: string, rows: Row[]): Row[] {
+  return rows.map((t) => ({ ...(groupNameColumns(dimension).length > 0 ? { group_name: null } : {}), ...t }));
 }
 
 export const costReport: Report<CostParams> = defineReport({
   name: 'cost',
   title: 'Cost by group',
-  description: 'Current run-rate per tag value, project, region, resource kind, flavor or state, with each group\'s share of its currency\'s total.',
+  description: 'Spend in a period per tag value, project, region, resource kind, flavor or state, compared with the period before, beside the current run-rate and each group\'s share of it.',
   section: 'cost',
   params: costParams,
 
   async run(ctx, params, page) {
-    const dimension = resolveDimension(ctx, params);
+    const r = await resolve(ctx, params);
     const filter = filterOf(params);
-    const [{ rows, total }, totals, groups, snapshots] = await Promise.all([
-      fetchRows(ctx, dimension, params, page.limit, page.offset),
+    const [{ rows, total }, totals, currentTotals, groups, snapshots] = await Promise.all([
+      fetchRows(ctx, r, params, page.limit, page.offset),
+      r.groups.totals(),
       latestTotals(ctx.db, filter),
-      latestGroupCosts(ctx.db, dimension, filter),
+      latestGroupCosts(ctx.db, r.dimension, filter),
       latestSnapshots(ctx.db, PRICED_KINDS),
     ]);
     const scopeNote = [params.kind ? kindLabel(params.kind) : null, params.project ? `project ${params.project}` : null, params.region ? `region ${params.region}` : null]
       .filter(Boolean)
       .join(', ');
-    const unpriced = totals.reduce((n, t) => n + t.unpriced_count, 0);
+    const unpriced = currentTotals.reduce((n, t) => n + t.unpriced_count, 0);
     return {
-      title: `Cost by ${dimensionLabel(dimension)}${scopeNote ? ` (${scopeNote})` : ''}`,
-      summary: runRateSummary(totals),
-      charts: shareCharts('share', `Share by ${dimensionLabel(dimension)}`, groups),
-      columns: columns(dimension),
+      title: `Cost by ${dimensionLabel(r.dimension)}, ${r.period.label}${scopeNote ? ` (${scopeNote})` : ''}`,
+      summary: [
+        ...totals.flatMap((t): SummaryItem[] => [
+          { label: `Spend ${r.period.label} (${String(t.currency)})`, value: t.cost as string, kind: 'money', currency: t.currency as string, hint: 'estimated from snapshots' },
+        ]),
+        ...runRateSummary(currentTotals),
+      ],
+      charts: shareCharts('share', `Share of the run-rate by ${dimensionLabel(r.dimension)}`, groups),
+      columns: columns(r.dimension, r.period),
       rows,
       totalRows: total,
-      totals: runRateTotals(columns(dimension), totals),
+      totals: totalsRows(r.dimension, totals),
+      coverage: r.coverage,
       notes: [
         ...freshnessNotes(ctx.now, snapshots, 'priced resources (instances, GPU clusters, Kubernetes clusters)'),
+        `Spend ${r.period.label} = ${r.period.fromDay} to ${r.period.lastDay}${r.period.lastDay < r.period.toDay ? ' (so far)' : ''}, estimated: each snapshot's run-rate holds until the next one, ${gapCapText(ctx.config)} are capped. Compared with ${r.period.previous.fromDay} to ${r.period.previous.toDay}; change % is empty when that spend is 0 or unknown.`,
         'Run-rate = the sum of current hourly prices. Only running resources cost (instances and cluster servers with status ACTIVE); stopped ones are counted at 0.',
         'Amounts in different currencies are never added together: each share is within its own currency.',
-        ...(dimension.startsWith('tag:') ? [`Resources without the tag key "${dimension.slice(4)}" are in the (untagged) group.`] : []),
+        ...(r.dimension.startsWith('tag:') ? [`Resources without the tag key "${r.dimension.slice(4)}" are in the (untagged) group.`] : []),
         ...(unpriced > 0 ? [`${unpriced} resource${unpriced === 1 ? ' has' : 's have'} no known price: they are in the rows without a currency, never priced at zero.`] : []),
       ],
     };
   },
 
   async export(ctx, params) {
-    const dimension = resolveDimension(ctx, params);
+    const r = await resolve(ctx, params);
     return {
-      columns: columns(dimension),
-      rows: offsetRows(async (limit, offset) => (await fetchRows(ctx, dimension, params, limit, offset)).rows),
-      totals: async () => runRateTotals(columns(dimension), await latestTotals(ctx.db, filterOf(params))),
+      columns: columns(r.dimension, r.period),
+      rows: offsetRows(async (limit, offset) => (await fetchRows(ctx, r, params, limit, offset)).rows),
+      totals: async () => totalsRows(r.dimension, await r.groups.totals()),
+      coverage: r.coverage,
     };
   },
 
   async filters(ctx, params) {
     return [
+      periodField(params, ctx.now),
       await groupingField(ctx, params.by, 'Group by'),
       pricedKindSelect('kind', 'Resource kind', params.kind, 'All kinds'),
       ...scopeFilterFields(params),

@@ -7,8 +7,10 @@
 import { z } from 'zod';
 import { gapCapsFor, PRICED_KINDS, pricePieces, pricedResourcesSql, type PricePiece, type PricedKind } from '../db/cost-model.js';
 import type { Column, Row } from './report.js';
-import { addDays, isoDay, monthBounds } from './shared/format.js';
-import { dateParam, idParam, invalidParameter } from './shared/params.js';
+import { addDays, monthBounds } from './shared/format.js';
+import { idParam } from './shared/params.js';
+import { periodCoverage } from './shared/coverage.js';
+import { checkPeriodParams, periodField, periodParamShape, resolvePeriod, type ResolvedPeriod } from './shared/period.js';
 import { freshnessNotes, latestSnapshots } from './shared/snapshots.js';
 import { dailyCostsFor, gapCapText } from './shared/time.js';
 import { defineReport } from './shared/define.js';
@@ -17,15 +19,13 @@ import { totalRow } from './shared/totals.js';
 import { scopeFilterFields } from './shared/fields.js';
 
 export const focusParams = z.strictObject({
-  from: dateParam('from'),
-  to: dateParam('to'),
+  ...periodParamShape,
   kind: z.enum(PRICED_KINDS, { error: `kind must be one of ${PRICED_KINDS.join(', ')}` }).optional(),
   project: idParam('project'),
   region: idParam('region'),
-});
+}).superRefine(checkPeriodParams);
 export type FocusParams = z.infer<typeof focusParams>;
 
-const MAX_DAYS = 366;
 const BATCH = 2_000;
 
 /**
@@ -134,14 +134,10 @@ interface Period {
   toDay: string;
 }
 
-function periodOf(ctx: ReportCtx, p: FocusParams): Period {
-  const fromDay = p.from ?? isoDay(monthBounds(ctx.now).start);
-  const toDay = p.to ?? (p.from && p.from > isoDay(ctx.now) ? p.from : isoDay(ctx.now));
-  if (fromDay > toDay) throw invalidParameter(p.from ? 'from' : 'to', `from (${fromDay}) must not be after to (${toDay})`);
-  // Nothing is collected after now: a period that starts later would silently be empty.
-  if (fromDay > isoDay(ctx.now)) throw invalidParameter('from', `from (${fromDay}) must not be after today (${isoDay(ctx.now)})`);
-  if (Date.parse(`${toDay}T00:00:00Z`) - Date.parse(`${fromDay}T00:00:00Z`) >= MAX_DAYS * 86_400_000) throw invalidParameter('to', `the period may span at most ${MAX_DAYS} days`);
-  return { fromDay, toDay };
+/** The days of the export: the shared period (default month to date), up to today. */
+function periodOf(ctx: ReportCtx, p: FocusParams): Period & { resolved: ResolvedPeriod } {
+  const resolved = resolvePeriod(p, ctx.now);
+  return { fromDay: resolved.fromDay, toDay: resolved.lastDay, resolved };
 }
 
 /**
@@ -316,7 +312,7 @@ export const focusReport: Report<FocusParams> = defineReport({
 
   async run(ctx, params, page) {
     const period = periodOf(ctx, params);
-    const [snapshots, totals] = await Promise.all([latestSnapshots(ctx.db, PRICED_KINDS), periodTotals(ctx, params, period)]);
+    const [snapshots, totals, coverage] = await Promise.all([latestSnapshots(ctx.db, PRICED_KINDS), periodTotals(ctx, params, { fromDay: period.fromDay, toDay: period.toDay }), periodCoverage(ctx, period.resolved)]);
     const rows: Row[] = [];
     let skipped = 0;
     // Batches sized to the page, so the first page reads only the first resources of the first day.
@@ -341,6 +337,7 @@ export const focusReport: Report<FocusParams> = defineReport({
       totalRows: null,
       // The costs of every row of the period (BilledCost = EffectiveCost = ListCost = ContractedCost).
       totals: totals.map((t) => totalRow(FOCUS_COLUMNS, { BillingCurrency: t.currency, BilledCost: t.cost, EffectiveCost: t.cost, ListCost: t.cost, ContractedCost: t.cost })),
+      coverage,
       notes: [
         ...freshnessNotes(ctx.now, snapshots, 'priced resources'),
         `Estimated cost, not invoice data: each resource's hourly price from the collected flavor prices, held from one snapshot to the next (${gapCapText(ctx.config)} capped, not extrapolated), summed per UTC day. BilledCost = EffectiveCost = ListCost = ContractedCost.`,
@@ -351,16 +348,15 @@ export const focusReport: Report<FocusParams> = defineReport({
   },
 
   async export(ctx, params) {
-    periodOf(ctx, params);
+    const period = periodOf(ctx, params);
     // A file for FOCUS tools: exact costs (rounded rows would not add up to the period's cost) and
     // no "Total" rows, which a tool would load as charges and count twice.
-    return { columns: FOCUS_COLUMNS, rows: focusRows(ctx, params), exactMoney: true };
+    return { columns: FOCUS_COLUMNS, rows: focusRows(ctx, params), exactMoney: true, coverage: await periodCoverage(ctx, period.resolved) };
   },
 
-  async filters(_ctx, params) {
+  async filters(ctx, params) {
     return [
-      { name: 'from', label: 'From', type: 'date', value: params.from ?? '' },
-      { name: 'to', label: 'To', type: 'date', value: params.to ?? '' },
+      periodField(params, ctx.now),
       {
         name: 'kind',
         label: 'Resource kind',

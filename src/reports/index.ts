@@ -13,6 +13,7 @@ import { scheduledStopsReport } from './idle-scheduled.js';
 import { idleReport } from './idle.js';
 import { inventoryReport } from './inventory.js';
 import { k8sPricesReport } from './k8s-prices.js';
+import { monthlyReport } from './monthly.js';
 import { overviewReport } from './overview.js';
 import { tagHygieneReport } from './tag-hygiene.js';
 import { trendReport } from './trend.js';
@@ -27,6 +28,7 @@ export function dataReports(): ReportDefinition[] {
   return [
     overviewReport,
     costReport,
+    monthlyReport,
     trendReport,
     tagHygieneReport,
     k8sPricesReport,

@@ -6,7 +6,10 @@
 import { z } from 'zod';
 import { PRICED_KINDS, type DailyCostRow } from '../db/cost-model.js';
 import { SNAPSHOT_KINDS } from '../db/schema.js';
-import type { ChartSpec, Column, Row, SummaryItem } from './report.js';
+import type { ChartSpec, Column, Coverage, Row, SummaryItem } from './report.js';
+import { periodCoverage } from './shared/coverage.js';
+import { checkPeriodParams, periodField, periodGiven, periodParamShape, resolvePeriod, type ResolvedPeriod } from './shared/period.js';
+import { periodGroups, type PeriodGroups } from './shared/period-groups.js';
 import { offsetRows } from './shared/batches.js';
 import { dimensionOf, GROUPING_HELP, groupingField, groupingParam, latestEffectiveCte, latestEffectiveParams, latestGroupCosts, latestTotals, groupNameColumns, groupNames, type CurrencyTotal } from './shared/costs.js';
 import { addDays, chartNumber, dimensionLabel, formatAge, isoDay, kindLabel } from './shared/format.js';
@@ -14,15 +17,21 @@ import { inventoryHref } from './shared/links.js';
 import { intParam, invalidParameter } from './shared/params.js';
 import { freshnessNotes, latestSnapshots, type SnapshotInfo } from './shared/snapshots.js';
 import { MONTHLY_RUN_RATE_HINT, shareCharts } from './shared/summary.js';
-import { runRateTotals } from './shared/totals.js';
 import { dailyCostsFor, daysBetween, gapCapText, monthToDate } from './shared/time.js';
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
 
-export const overviewParams = z.strictObject({
-  by: groupingParam('tag:team'),
-  days: intParam('days', 1, 366).default(30),
-});
+export const overviewParams = z
+  .strictObject({
+    by: groupingParam('tag:team'),
+    /** Days in the chart when no period is given (default 30). */
+    days: intParam('days', 1, 366),
+    ...periodParamShape,
+  })
+  .superRefine((p, ctx) => {
+    if (p.days !== undefined && periodGiven(p)) ctx.addIssue({ code: 'custom', path: ['days'], message: 'days sets the chart only without a period: give either days or period/from/to' });
+    checkPeriodParams(p, ctx);
+  });
 export type OverviewParams = z.infer<typeof overviewParams>;
 
 function dimension(ctx: ReportCtx, params: OverviewParams): string {
@@ -34,23 +43,53 @@ function dimension(ctx: ReportCtx, params: OverviewParams): string {
 interface CurrencyFigures extends CurrencyTotal {
   month_to_date: string;
   projected_month: string;
+  /** The daily-history forecast and its band; null when the history is too short. */
+  forecast: string | null;
+  forecast_low: string | null;
+  forecast_high: string | null;
+  /** Mean cost of the complete days the forecast is made from. */
+  forecast_daily_mean: string | null;
+}
+
+/** Complete days the daily-history forecast averages. */
+export const FORECAST_DAYS = 7;
+
+/** The complete days the forecast reads: the FORECAST_DAYS days before today. */
+function forecastDays(now: Date): { fromDay: string; toDay: string } {
+  const today = isoDay(now);
+  return { fromDay: addDays(today, -FORECAST_DAYS), toDay: addDays(today, -1) };
 }
 
 /**
  * Month-to-date and projection per currency, summed in SQL: projected = MTD + rate/h x hours left.
  * `kindDays` = the cost per day of the `kind` dimension over at least the month so far.
  */
-async function currencyFigures(ctx: ReportCtx, totals: readonly CurrencyTotal[], kindDays: readonly DailyCostRow[]): Promise<CurrencyFigures[]> {
+async function currencyFigures(ctx: ReportCtx, totals: readonly CurrencyTotal[], kindDays: readonly DailyCostRow[], historyEnough: boolean): Promise<CurrencyFigures[]> {
   const month = monthToDate(ctx.now);
   const days = kindDays.filter((d) => d.day >= month.fromDay && d.day <= month.toDay);
+  const recent = forecastDays(ctx.now);
+  const history = historyEnough ? kindDays.filter((d) => d.day >= recent.fromDay && d.day <= recent.toDay && d.currency !== null) : [];
+  const none = { forecast: null, forecast_low: null, forecast_high: null, forecast_daily_mean: null };
   const currencies = [...new Set([...totals.map((t) => t.currency), ...days.map((d) => d.currency)])].filter((c): c is string => c !== null).sort();
-  if (currencies.length === 0) return totals.filter((t) => t.currency === null).map((t) => ({ ...t, month_to_date: '0', projected_month: '0' }));
-  const rows = await ctx.db.query<{ currency: string; month_to_date: string; projected_month: string }>(
+  if (currencies.length === 0) return totals.filter((t) => t.currency === null).map((t) => ({ ...t, month_to_date: '0', projected_month: '0', ...none }));
+  // The forecast: month to date + the mean of the last complete days x the days left in the
+  // month (fractional); its band uses the cheapest and the dearest of those days instead.
+  const rows = await ctx.db.query<{ currency: string; month_to_date: string; projected_month: string } & Omit<CurrencyFigures, keyof CurrencyTotal | 'month_to_date' | 'projected_month'>>(
     `with rate as (select * from unnest($1::text[], $2::numeric[]) as r(currency, per_hour)),
-          mtd as (select currency, sum(cost) as cost from unnest($3::text[], $4::numeric[]) as d(currency, cost) group by currency)
+          mtd as (select currency, sum(cost) as cost from unnest($3::text[], $4::numeric[]) as d(currency, cost) group by currency),
+          per_day as (select currency, day, sum(cost) as cost from unnest($7::text[], $8::text[], $9::numeric[]) as h(currency, day, cost) group by currency, day),
+          hist as (
+            select currency, sum(cost) / $10::int as mean, min(cost) as low, max(cost) as high, count(*) as n
+            from per_day group by currency
+          )
      select c.currency, trim_scale(coalesce(m.cost, 0)) as month_to_date,
-       trim_scale(coalesce(m.cost, 0) + coalesce(r.per_hour, 0) * $5::numeric / 3600) as projected_month
-     from unnest($6::text[]) as c(currency) left join rate r using (currency) left join mtd m using (currency)
+       trim_scale(coalesce(m.cost, 0) + coalesce(r.per_hour, 0) * $5::numeric / 3600) as projected_month,
+       case when $11::boolean then trim_scale(round(coalesce(h.mean, 0), 10)) end as forecast_daily_mean,
+       case when $11::boolean then trim_scale(round(coalesce(m.cost, 0) + coalesce(h.mean, 0) * $5::numeric / 86400, 10)) end as forecast,
+       -- A day of the window without any cost of this currency cost 0 in it.
+       case when $11::boolean then trim_scale(round(coalesce(m.cost, 0) + (case when coalesce(h.n, 0) < $10::int then least(coalesce(h.low, 0), 0) else h.low end) * $5::numeric / 86400, 10)) end as forecast_low,
+       case when $11::boolean then trim_scale(round(coalesce(m.cost, 0) + coalesce(h.high, 0) * $5::numeric / 86400, 10)) end as forecast_high
+     from unnest($6::text[]) as c(currency) left join rate r using (currency) left join mtd m using (currency) left join hist h using (currency)
      order by c.currency`,
     [
       totals.filter((t) => t.currency !== null).map((t) => t.currency),
@@ -59,6 +98,11 @@ async function currencyFigures(ctx: ReportCtx, totals: readonly CurrencyTotal[],
       days.filter((d) => d.currency !== null).map((d) => d.cost),
       month.secondsLeft,
       currencies,
+      history.map((d) => d.currency),
+      history.map((d) => d.day),
+      history.map((d) => d.cost),
+      FORECAST_DAYS,
+      historyEnough,
     ],
   );
   const byCurrency = new Map(totals.map((t) => [t.currency, t]));
@@ -70,30 +114,51 @@ async function currencyFigures(ctx: ReportCtx, totals: readonly CurrencyTotal[],
     unpriced_count: 0,
     month_to_date: r.month_to_date,
     projected_month: r.projected_month,
+    forecast: r.forecast,
+    forecast_low: r.forecast_low,
+    forecast_high: r.forecast_high,
+    forecast_daily_mean: r.forecast_daily_mean,
   }));
   const unpriced = byCurrency.get(null);
-  if (unpriced) figures.push({ ...unpriced, month_to_date: '0', projected_month: '0' });
+  if (unpriced) figures.push({ ...unpriced, month_to_date: '0', projected_month: '0', ...none });
   return figures;
 }
 
-function summaryOf(figures: readonly CurrencyFigures[], month: string): SummaryItem[] {
+/** Display text of a forecast band (the card's value stays exact). */
+const bandText = (v: string | null) => (v === null ? 'n/a' : Number(v).toFixed(2));
+
+function summaryOf(figures: readonly CurrencyFigures[], month: string, historyNote: string | null, periodSpend: ReadonlyArray<{ currency: string; cost: string }>, periodLabel: string | null): SummaryItem[] {
   const items: SummaryItem[] = [];
   for (const f of figures) {
     if (f.currency === null) continue;
     const c = f.currency;
     items.push({ label: `Run-rate per hour (${c})`, value: f.price_per_hour, kind: 'money', currency: c, hourly: true });
     items.push({ label: `Run-rate per month (${c})`, value: f.price_per_month, kind: 'money', currency: c, hint: MONTHLY_RUN_RATE_HINT });
+    const spend = periodSpend.find((s) => s.currency === c);
+    if (periodLabel !== null) items.push({ label: `Spend ${periodLabel} (${c})`, value: spend?.cost ?? '0', kind: 'money', currency: c, hint: 'estimated from snapshots' });
     items.push({ label: `Month to date ${month} (${c})`, value: f.month_to_date, kind: 'money', currency: c, hint: 'estimated from snapshots' });
-    items.push({ label: `Projected ${month} (${c})`, value: f.projected_month, kind: 'money', currency: c, hint: 'month to date + current run-rate until month end' });
+    items.push({ label: `Projected ${month}, run-rate method (${c})`, value: f.projected_month, kind: 'money', currency: c, hint: 'month to date + the current run-rate until month end' });
+    items.push({
+      label: `Projected ${month}, daily history (${c})`,
+      value: f.forecast,
+      kind: 'money',
+      currency: c,
+      hint:
+        f.forecast === null
+          ? (historyNote ?? 'not enough history')
+          : `month to date + the mean of the last ${FORECAST_DAYS} complete days x the days left; range ${bandText(f.forecast_low)} to ${bandText(f.forecast_high)} (their cheapest and dearest day)`,
+    });
   }
   items.push({ label: 'Resources', value: figures.reduce((n, f) => n + f.resource_count, 0), kind: 'int', hint: 'instances, GPU clusters and Kubernetes clusters, running or stopped' });
   items.push({ label: 'Without a known price', value: figures.reduce((n, f) => n + f.unpriced_count, 0), kind: 'int', hint: 'see the coverage note' });
   return items;
 }
 
-/** The first day of the chart of the last `days` days. */
-function chartFrom(ctx: ReportCtx, days: number): string {
-  return addDays(isoDay(ctx.now), -(days - 1));
+/** The days of the chart: the period's, else the last `days` days (default 30). */
+function chartRange(ctx: ReportCtx, params: OverviewParams, period: ResolvedPeriod): { fromDay: string; toDay: string; title: string } {
+  if (periodGiven(params)) return { fromDay: period.fromDay, toDay: period.lastDay, title: `Cost per day, ${period.label}` };
+  const days = params.days ?? 30;
+  return { fromDay: addDays(isoDay(ctx.now), -(days - 1)), toDay: isoDay(ctx.now), title: `Cost per day, last ${days} days` };
 }
 
 /**
@@ -101,15 +166,14 @@ function chartFrom(ctx: ReportCtx, days: number): string {
  * first day and the month's: one integration serves both the chart and the month to date (a
  * day's cost does not depend on the range it is read in).
  */
-function kindDailyCosts(ctx: ReportCtx, days: number): Promise<DailyCostRow[]> {
-  const from = [chartFrom(ctx, days), monthToDate(ctx.now).fromDay].sort()[0]!;
+function kindDailyCosts(ctx: ReportCtx, chart: { fromDay: string }): Promise<DailyCostRow[]> {
+  const from = [chart.fromDay, monthToDate(ctx.now).fromDay, forecastDays(ctx.now).fromDay].sort()[0]!;
   return dailyCostsFor(ctx.db, ctx.config, ctx.now, 'kind', from, isoDay(ctx.now));
 }
 
 /** Cost per day, one chart per currency (never two currencies on one axis), every day of the range on the axis. */
-function dailyCharts(ctx: ReportCtx, days: number, kindDays: readonly DailyCostRow[]): ChartSpec[] {
-  const toDay = isoDay(ctx.now);
-  const fromDay = chartFrom(ctx, days);
+function dailyCharts(chart: { fromDay: string; toDay: string; title: string }, kindDays: readonly DailyCostRow[]): ChartSpec[] {
+  const { fromDay, toDay } = chart;
   const rows = kindDays.filter((r) => r.day >= fromDay && r.day <= toDay);
   const labels = daysBetween(fromDay, toDay);
   const currencies = [...new Set(rows.map((r) => r.currency).filter((c): c is string => c !== null))].sort();
@@ -120,7 +184,7 @@ function dailyCharts(ctx: ReportCtx, days: number, kindDays: readonly DailyCostR
     const data = labels.map((d) => perDay.get(d) ?? null);
     return {
       id: `cost-per-day-${currency}`,
-      title: `Cost per day, last ${days} days (${currency}, estimated)`,
+      title: `${chart.title} (${currency}, estimated)`,
       type: 'bar',
       labels,
       datasets: [{ label: currency, data }],
@@ -153,136 +217,148 @@ function freshnessByScope(now: Date, snapshots: readonly SnapshotInfo[]): string
   return lines;
 }
 
-const COLUMNS: Column[] = [
-  { key: 'group', label: 'Group', kind: 'text', hrefKey: 'href' },
-  { key: 'currency', label: 'Currency', kind: 'text' },
-  { key: 'price_per_hour', label: 'Run-rate per hour', kind: 'money', currencyKey: 'currency', hourly: true },
-  { key: 'price_per_month', label: 'Run-rate per month', kind: 'money', currencyKey: 'currency' },
-  { key: 'month_to_date', label: 'Month to date', kind: 'money', currencyKey: 'currency' },
-  { key: 'share', label: 'Share of currency total', kind: 'percent' },
-  { key: 'resources', label: 'Resources', kind: 'int' },
-  { key: 'unpriced', label: 'Without price', kind: 'int' },
-];
+function columnsFor(dim: string, period: ResolvedPeriod): Column[] {
+  return [
+    { key: 'group', label: dimensionLabel(dim), kind: 'text', hrefKey: 'href' },
+    ...groupNameColumns(dim),
+    { key: 'currency', label: 'Currency', kind: 'text' },
+    { key: 'price_per_hour', label: 'Run-rate per hour', kind: 'money', currencyKey: 'currency', hourly: true },
+    { key: 'price_per_month', label: 'Run-rate per month', kind: 'money', currencyKey: 'currency' },
+    { key: 'cost', label: `Spend ${period.label}`, kind: 'money', currencyKey: 'currency' },
+    { key: 'share', label: 'Share of currency run-rate', kind: 'percent' },
+    { key: 'resources', label: 'Resources', kind: 'int' },
+    { key: 'unpriced', label: 'Without price', kind: 'int' },
+  ];
+}
 
-/** Top groups of the chosen grouping: run-rate, share and month-to-date per currency. */
-async function groupRows(ctx: ReportCtx, dim: string, limit: number, offset: number): Promise<{ rows: Row[]; total: number }> {
-  const month = monthToDate(ctx.now);
-  const [mtd, names] = await Promise.all([dailyCostsFor(ctx.db, ctx.config, ctx.now, dim, month.fromDay, month.toDay), groupNames(ctx.db, dim)]);
-  const found = await ctx.db.query<Record<string, unknown>>(
-    `with ${latestEffectiveCte()},
-      now_groups as (
-        select group_value, currency, sum(price_per_hour) as price_per_hour, sum(price_per_month) as price_per_month,
-          sum(resource_count)::int as resources, sum(unpriced_count)::int as unpriced
-        from eff group by group_value, currency
-      ),
-      mtd as (select g as group_value, c as currency, sum(v) as cost from unnest($7::text[], $8::text[], $9::numeric[]) as m(g, c, v) group by g, c),
-      joined as (
-        select coalesce(n.group_value, m.group_value) as group_value, coalesce(n.currency, m.currency) as currency,
-          case when coalesce(n.currency, m.currency) is not null then coalesce(n.price_per_hour, 0) end as price_per_hour,
-          case when coalesce(n.currency, m.currency) is not null then coalesce(n.price_per_month, 0) end as price_per_month,
-          case when coalesce(n.currency, m.currency) is not null then coalesce(m.cost, 0) end as month_to_date, coalesce(n.resources, 0) as resources, coalesce(n.unpriced, 0) as unpriced
-        from now_groups n full join mtd m on m.group_value = n.group_value and m.currency is not distinct from n.currency
-      )
-      select *, case when currency is not null then round(100 * price_per_hour / nullif(sum(price_per_hour) over (partition by currency), 0), 2) end as share,
-        count(*) over ()::int as total_rows
-      from joined
-      order by currency asc nulls last, price_per_hour desc, month_to_date desc, group_value
-      limit $10 offset $11`,
-    [
-      ...latestEffectiveParams(dim, {}),
-      mtd.map((m) => m.group_value),
-      mtd.map((m) => m.currency),
-      mtd.map((m) => m.cost),
-      limit,
-      offset,
-    ],
-  );
-  const rows = found.map((r) => ({
-    group: r.group_value,
-    ...(names ? { group_name: names(String(r.group_value)) } : {}),
-    currency: r.currency,
-    price_per_hour: r.price_per_hour,
-    price_per_month: r.price_per_month,
-    month_to_date: r.month_to_date,
-    share: r.share,
-    resources: r.resources,
-    unpriced: r.unpriced,
-    href: inventoryHref(dim, String(r.group_value), (r.currency as string | null) ?? null, {}),
+interface Resolved {
+  dim: string;
+  period: ResolvedPeriod;
+  coverage: Coverage;
+  groups: PeriodGroups;
+}
+
+async function resolve(ctx: ReportCtx, params: OverviewParams): Promise<Resolved> {
+  const dim = dimension(ctx, params);
+  const period = resolvePeriod(params, ctx.now);
+  const coverage = await periodCoverage(ctx, period);
+  // The overview shows no previous period: previousKnown false skips reading it.
+  const groups = await periodGroups(ctx, { dimension: dim, filter: {}, range: { fromDay: period.fromDay, toDay: period.lastDay }, previous: period.previous, previousKnown: false });
+  return { dim, period, coverage, groups };
+}
+
+/** Top groups of the chosen grouping: run-rate, share and spend in the period per currency. */
+async function groupRows(ctx: ReportCtx, r: Resolved, limit: number, offset: number): Promise<{ rows: Row[]; total: number }> {
+  const [found, names] = await Promise.all([r.groups.page('currency asc nulls last, price_per_hour desc, cost desc, group_value', limit, offset), groupNames(ctx.db, r.dim)]);
+  const rows = found.rows.map((g) => ({
+    group: g.group_value,
+    ...(names ? { group_name: names(String(g.group_value)) } : {}),
+    currency: g.currency,
+    price_per_hour: g.price_per_hour,
+    price_per_month: g.price_per_month,
+    cost: g.cost,
+    share: g.share,
+    resources: g.resources,
+    unpriced: g.unpriced,
+    href: inventoryHref(r.dim, String(g.group_value), (g.currency as string | null) ?? null, {}),
   }));
-  return { rows, total: Number(found[0]?.total_rows ?? 0) };
+  return { rows, total: found.total };
 }
 
-function columnsFor(dim: string): Column[] {
-  return COLUMNS.flatMap((c) => (c.key === 'group' ? [{ ...c, label: dimensionLabel(dim) }, ...groupNameColumns(dim)] : [c]));
+function totalsOf(r: Resolved, totals: Row[]): Row[] {
+  return totals.map((t) => ({
+    group: 'Total',
+    ...(groupNameColumns(r.dim).length > 0 ? { group_name: null } : {}),
+    currency: t.currency,
+    price_per_hour: t.price_per_hour,
+    price_per_month: t.price_per_month,
+    cost: t.cost,
+    share: t.currency === null ? null : '100.00',
+    resources: t.resources,
+    unpriced: t.unpriced,
+  }));
 }
 
-/**
- * The group table's totals per currency: the run-rate and month to date of every priced resource
- * (each is in exactly one group), as on the summary cards.
- */
-function groupTotals(dim: string, figures: readonly CurrencyFigures[]): Row[] {
-  return runRateTotals(columnsFor(dim), figures, (f) => ({ month_to_date: f.month_to_date }));
+/** Why the daily-history forecast is missing, or null when there is enough history. */
+function historyNote(ctx: ReportCtx, coverage: Coverage): string | null {
+  const needFrom = Date.parse(`${forecastDays(ctx.now).fromDay}T00:00:00Z`);
+  if (coverage.first_snapshot_at !== null && Date.parse(coverage.first_snapshot_at) <= needFrom) return null;
+  const since = coverage.first_snapshot_at === null ? 'nothing has been collected yet' : `collection began ${coverage.first_snapshot_at.slice(0, 16).replace('T', ' ')} UTC`;
+  return `needs ${FORECAST_DAYS} complete days of history before today; ${since}`;
 }
 
 export const overviewReport: Report<OverviewParams> = defineReport({
   name: 'overview',
   title: 'Overview',
-  description: 'Run-rate, month to date and projected month per currency, cost per day, top groups, coverage and data freshness.',
+  description: 'Run-rate, spend in a period, month to date and two month projections per currency, cost per day, top groups, coverage and data freshness.',
   section: 'cost',
   params: overviewParams,
 
   async run(ctx, params, page) {
-    const dim = dimension(ctx, params);
+    const r = await resolve(ctx, params);
     const month = monthToDate(ctx.now);
-    const [kindDays, totals, groups, table, uncovered, allLatest] = await Promise.all([
-      kindDailyCosts(ctx, params.days),
+    const chartDays = chartRange(ctx, params, r.period);
+    const [kindDays, totals, groups, table, groupTotals, uncovered, allLatest] = await Promise.all([
+      kindDailyCosts(ctx, chartDays),
       latestTotals(ctx.db),
-      latestGroupCosts(ctx.db, dim),
-      groupRows(ctx, dim, page.limit, page.offset),
+      latestGroupCosts(ctx.db, r.dim),
+      groupRows(ctx, r, page.limit, page.offset),
+      r.groups.totals(),
       coverage(ctx),
       latestSnapshots(ctx.db, SNAPSHOT_KINDS),
     ]);
-    const figures = await currencyFigures(ctx, totals, kindDays);
-    const daily = dailyCharts(ctx, params.days, kindDays);
+    const missingHistory = historyNote(ctx, r.coverage);
+    const figures = await currencyFigures(ctx, totals, kindDays, missingHistory === null);
+    const daily = dailyCharts(chartDays, kindDays);
     const priced = allLatest.filter((s) => (PRICED_KINDS as readonly string[]).includes(s.kind));
     const unpricedTotal = uncovered.reduce((n, c) => n + c.count, 0);
+    const showPeriod = periodGiven(params) && r.period.label !== `month to date (${month.month})`;
     const notes = [
       ...freshnessNotes(ctx.now, priced, 'priced resources'),
       `Data age per scope: ${freshnessByScope(ctx.now, allLatest).join('; ') || 'no data yet'}.`,
       unpricedTotal > 0
         ? `Coverage: ${unpricedTotal} resource${unpricedTotal === 1 ? '' : 's'} without a known price (never counted as zero), by flavor: ${uncovered.map((c) => `${c.flavor} (${c.count})`).join(', ')}.`
         : 'Coverage: every collected resource has a known price.',
-      `Month to date and cost per day are estimates: each snapshot's run-rate is assumed to hold until the next one, ${gapCapText(ctx.config)} are capped, not extrapolated.`,
+      `Spend, month to date and cost per day are estimates: each snapshot's run-rate is assumed to hold until the next one, ${gapCapText(ctx.config)} are capped, not extrapolated.`,
+      `Two projections of ${month.month}: the run-rate method adds the current run-rate until month end to the month to date; the daily-history forecast adds the mean cost of the last ${FORECAST_DAYS} complete days (before today) for each day left, with a range from the cheapest and the dearest of those days.` +
+        (missingHistory ? ` The forecast is not given: it ${missingHistory}.` : ''),
       'Only running resources cost (status ACTIVE). Amounts in different currencies are never added together.',
     ];
     return {
-      title: `Overview, ${month.month}`,
-      summary: summaryOf(figures, month.month),
-      charts: [...daily, ...shareCharts('top', `Top groups by ${dimensionLabel(dim)}`, groups)],
-      columns: columnsFor(dim),
+      title: `Overview, ${showPeriod ? r.period.label : month.month}`,
+      summary: summaryOf(
+        figures,
+        month.month,
+        missingHistory,
+        groupTotals.map((t) => ({ currency: String(t.currency), cost: String(t.cost) })),
+        showPeriod ? r.period.label : null,
+      ),
+      charts: [...daily, ...shareCharts('top', `Top groups by ${dimensionLabel(r.dim)}`, groups)],
+      columns: columnsFor(r.dim, r.period),
       rows: table.rows,
       totalRows: table.total,
-      totals: groupTotals(dim, figures),
+      totals: totalsOf(r, groupTotals),
+      coverage: r.coverage,
       notes,
     };
   },
 
   async export(ctx, params) {
-    const dim = dimension(ctx, params);
+    const r = await resolve(ctx, params);
     return {
-      columns: columnsFor(dim),
-      rows: offsetRows(async (limit, offset) => (await groupRows(ctx, dim, limit, offset)).rows),
-      totals: async () => {
-        const [kindDays, totals] = await Promise.all([kindDailyCosts(ctx, params.days), latestTotals(ctx.db)]);
-        return groupTotals(dim, await currencyFigures(ctx, totals, kindDays));
-      },
+      columns: columnsFor(r.dim, r.period),
+      rows: offsetRows(async (limit, offset) => (await groupRows(ctx, r, limit, offset)).rows),
+      totals: async () => totalsOf(r, await r.groups.totals()),
+      coverage: r.coverage,
     };
   },
 
   async filters(ctx, params) {
     return [
+      periodField(params, ctx.now),
       await groupingField(ctx, params.by, 'Top groups by'),
-      { name: 'days', label: 'Days in the chart', type: 'number', value: String(params.days) },
+      // With a period the chart shows its days; `days` only sets the chart without one.
+      ...(periodGiven(params) ? [] : [{ name: 'days', label: 'Days in the chart', type: 'number' as const, value: String(params.days ?? 30) }]),
     ];
   },
 }, { cached: true });

@@ -143,10 +143,16 @@ export interface FilterField {
    * `links`: a choice that starts a new view (e.g. the inventory's kind, whose other filters do
    * not all apply to every kind): one link per option with only that parameter, outside the form.
    */
-  type: 'select' | 'text' | 'date' | 'number' | 'links';
-  options?: Array<{ value: string; label: string }>;
+  type: 'select' | 'text' | 'date' | 'number' | 'links' | 'period';
+  /** `group` puts an option in an <optgroup> of that label. */
+  options?: Array<{ value: string; label: string; group?: string }>;
   /** The current value, from the parsed parameters. */
   value?: string;
+  /**
+   * `period`: the period picker (reports/shared/period.ts). `options` are the `period=` values;
+   * `range` the custom range's `from`/`to` days (empty when not chosen) and the latest day allowed.
+   */
+  range?: { from: string; to: string; max: string };
 }
 
 export interface ReportDefinition<P = unknown, Db = unknown, Cfg = unknown> {

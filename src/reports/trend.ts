@@ -14,13 +14,17 @@ import { pricedKindSelect } from './shared/fields.js';
 import { dirParam, idParam, intParam, invalidParameter } from './shared/params.js';
 import { freshnessNotes, latestSnapshots } from './shared/snapshots.js';
 import { dailyCostsFor, daysBetween, gapCapText } from './shared/time.js';
+import { periodCoverage } from './shared/coverage.js';
+import { checkPeriodParams, periodField, periodGiven, periodParamShape, resolvePeriod } from './shared/period.js';
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
 import { sumByCurrency, totalRow } from './shared/totals.js';
 
 export const trendParams = z.strictObject({
   by: groupingParam('kind'),
-  days: intParam('days', 1, 366).default(7),
+  /** The last `days` days (default 7) when no period is given. */
+  days: intParam('days', 1, 366),
+  ...periodParamShape,
   measure: z.enum(['run-rate', 'daily-cost'], { error: 'measure must be run-rate or daily-cost' }).default('run-rate'),
   bucket: z.enum(['hour', 'day'], { error: 'bucket must be hour or day' }).optional(),
   kind: z.enum(PRICED_KINDS, { error: `kind must be one of ${PRICED_KINDS.join(', ')}` }).optional(),
@@ -29,6 +33,9 @@ export const trendParams = z.strictObject({
   /** The table is always in time order; `sort` (from the column header) only picks the direction. */
   sort: z.enum(['time', 'day'], { error: 'sort must be time or day' }).optional(),
   dir: dirParam,
+}).superRefine((p, ctx) => {
+  if (p.days !== undefined && periodGiven(p)) ctx.addIssue({ code: 'custom', path: ['days'], message: 'give either days or period/from/to, not both' });
+  checkPeriodParams(p, ctx);
 });
 export type TrendParams = z.infer<typeof trendParams>;
 
@@ -37,11 +44,14 @@ const MAX_SERIES = 8;
 function resolve(ctx: ReportCtx, p: TrendParams) {
   const dimension = dimensionOf(p.by, ctx.config);
   if (!dimension) throw invalidParameter('by', `by must be one of ${GROUPING_HELP}`);
-  const toDay = isoDay(ctx.now);
-  const fromDay = addDays(toDay, -(p.days - 1));
-  const bucket = p.bucket ?? (p.days <= 14 ? 'hour' : 'day');
+  // Without a period: the last `days` days, as a custom range (so it has a coverage too).
+  const period = periodGiven(p) ? resolvePeriod(p, ctx.now) : resolvePeriod({ from: addDays(isoDay(ctx.now), -((p.days ?? 7) - 1)), to: isoDay(ctx.now) }, ctx.now);
+  const fromDay = period.fromDay;
+  const toDay = period.lastDay;
+  const span = daysBetween(fromDay, toDay).length;
+  const bucket = p.bucket ?? (span <= 14 ? 'hour' : 'day');
   const filter: CostFilter = { kind: p.kind as PricedKind | undefined, projectId: p.project, regionId: p.region };
-  return { dimension, fromDay, toDay, bucket, filter };
+  return { dimension, fromDay, toDay, bucket, filter, period, span };
 }
 
 /**
@@ -49,17 +59,17 @@ function resolve(ctx: ReportCtx, p: TrendParams) {
  * each bucket. A scope without a snapshot in a bucket (failed collection) is missing from it.
  */
 async function runRateRows(ctx: ReportCtx, p: TrendParams, limit: number, offset: number): Promise<{ rows: Row[]; total: number }> {
-  const { dimension, fromDay, bucket, filter } = resolve(ctx, p);
+  const { dimension, fromDay, bucket, filter, period } = resolve(ctx, p);
   const found = await ctx.db.query<Record<string, unknown>>(
     `with ranked as (
         select id, kind, scope_key, project_id, region_id, taken_at, date_trunc($3, taken_at) as bucket,
           row_number() over (partition by kind, scope_key, date_trunc($3, taken_at) order by taken_at desc, id desc) as rn
         from snapshots
-        where complete and kind = any($1::text[]) and taken_at >= $2::date and taken_at <= $4::timestamptz
+        where complete and kind = any($1::text[]) and taken_at >= $2::date and taken_at < $4::timestamptz
           and ($7::text is null or kind = $7) and ($8::int is null or project_id = $8) and ($9::int is null or region_id = $9)
       ),
       picked as (select * from ranked where rn = 1),
-      eff as (${effectiveRollupsSql('picked', '$5', '$6', ['bucket'], 'r.taken_at >= $2::date and r.taken_at <= $4::timestamptz')}),
+      eff as (${effectiveRollupsSql('picked', '$5', '$6', ['bucket'], 'r.taken_at >= $2::date and r.taken_at < $4::timestamptz')}),
       g as (
         select e.bucket, e.group_value, e.currency, sum(e.price_per_hour) as price_per_hour, sum(e.price_per_month) as price_per_month,
           sum(e.resource_count)::int as resources, sum(e.unpriced_count)::int as unpriced
@@ -69,7 +79,8 @@ async function runRateRows(ctx: ReportCtx, p: TrendParams, limit: number, offset
       select g.*, count(*) over ()::int as total_rows from g
       order by bucket ${p.dir === 'desc' ? 'desc' : 'asc'}, currency nulls last, price_per_hour desc, group_value
       limit $10 offset $11`,
-    [PRICED_KINDS, fromDay, bucket, ctx.now, dimension, UNTAGGED, filter.kind ?? null, filter.projectId ?? null, filter.regionId ?? null, limit, offset],
+    // Up to the period's end (exclusive), or now (inclusive, as before periods).
+    [PRICED_KINDS, fromDay, bucket, period.end.getTime() === ctx.now.getTime() ? new Date(ctx.now.getTime() + 1) : period.end, dimension, UNTAGGED, filter.kind ?? null, filter.projectId ?? null, filter.regionId ?? null, limit, offset],
   );
   return {
     rows: found.map((r) => ({
@@ -177,12 +188,13 @@ export const trendReport: Report<TrendParams> = defineReport({
   params: trendParams,
 
   async run(ctx, params, page) {
-    const { dimension, fromDay, toDay, bucket } = resolve(ctx, params);
+    const { dimension, fromDay, toDay, bucket, period, span } = resolve(ctx, params);
     // Charts cover the whole range; the table is one page of the chosen measure.
-    const [allRate, daily, snapshots] = await Promise.all([
+    const [allRate, daily, snapshots, coverage] = await Promise.all([
       runRateRows(ctx, { ...params, dir: 'asc' }, 100_000, 0),
       dailyRows(ctx, { ...params, dir: 'asc' }),
       latestSnapshots(ctx.db, PRICED_KINDS),
+      periodCoverage(ctx, period),
     ]);
     const rateLabels = [...new Set(allRate.rows.map((r) => bucketLabel(r.time, bucket)))];
     const charts = [
@@ -218,7 +230,7 @@ export const trendReport: Report<TrendParams> = defineReport({
     }
     const scope = [params.kind ? kindLabel(params.kind) : null, params.project ? `project ${params.project}` : null, params.region ? `region ${params.region}` : null].filter(Boolean).join(', ');
     return {
-      title: `Trend by ${dimensionLabel(dimension)}, last ${params.days} day${params.days === 1 ? '' : 's'}${scope ? ` (${scope})` : ''}`,
+      title: `Trend by ${dimensionLabel(dimension)}, ${periodGiven(params) ? period.label : `last ${span} day${span === 1 ? '' : 's'}`}${scope ? ` (${scope})` : ''}`,
       summary: [
         { label: 'From', value: fromDay, kind: 'date' },
         { label: 'To', value: toDay, kind: 'date' },
@@ -228,6 +240,7 @@ export const trendReport: Report<TrendParams> = defineReport({
       rows,
       totalRows: total,
       ...(params.measure === 'daily-cost' ? { totals: await dailyTotals(ctx, params, dimension, daily) } : {}),
+      coverage,
       notes: [
         ...freshnessNotes(ctx.now, snapshots, 'priced resources'),
         `Run-rate points: per scope, the last complete snapshot in each ${bucket}; a scope missing from a ${bucket} (failed collection) is missing from that point.`,
@@ -238,16 +251,18 @@ export const trendReport: Report<TrendParams> = defineReport({
   },
 
   async export(ctx, params) {
-    const { dimension } = resolve(ctx, params);
+    const { dimension, period } = resolve(ctx, params);
+    const coverage = await periodCoverage(ctx, period);
     if (params.measure === 'daily-cost') {
       const rows = await dailyRows(ctx, params);
-      return { columns: columnsFor(params, dimension), rows: listRows(rows), totals: () => dailyTotals(ctx, params, dimension, rows) };
+      return { columns: columnsFor(params, dimension), rows: listRows(rows), totals: () => dailyTotals(ctx, params, dimension, rows), coverage };
     }
-    return { columns: columnsFor(params, dimension), rows: offsetRows(async (limit, offset) => (await runRateRows(ctx, params, limit, offset)).rows) };
+    return { columns: columnsFor(params, dimension), rows: offsetRows(async (limit, offset) => (await runRateRows(ctx, params, limit, offset)).rows), coverage };
   },
 
   async filters(ctx, params) {
     return [
+      periodField(params, ctx.now, 'Last 7 days'),
       await groupingField(ctx, params.by, 'Group by'),
       {
         name: 'measure',
@@ -259,7 +274,7 @@ export const trendReport: Report<TrendParams> = defineReport({
           { value: 'daily-cost', label: 'Cost per day' },
         ],
       },
-      { name: 'days', label: 'Days', type: 'number', value: String(params.days) },
+      ...(periodGiven(params) ? [] : [{ name: 'days', label: 'Days', type: 'number' as const, value: String(params.days ?? 7) }]),
       pricedKindSelect('kind', 'Resource kind', params.kind, 'All kinds'),
     ];
   },

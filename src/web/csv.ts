@@ -182,13 +182,16 @@ export interface CsvFilename {
   unicode: string;
 }
 
-/** cloudtally-<report>-<filters>-<YYYY-MM-DD>.csv; sort order is not part of the name. */
-export function csvFilename(report: string, reportQuery: RawQuery, now: Date): CsvFilename {
+/**
+ * cloudtally-<report>-<filters>-<YYYY-MM-DD>.csv; sort order is not part of the name. A report
+ * over a period that snapshots do not fully cover ends in `-partial.csv`.
+ */
+export function csvFilename(report: string, reportQuery: RawQuery, now: Date, options: { partial?: boolean } = {}): CsvFilename {
   const date = now.toISOString().slice(0, 10);
   const words = filterWords(reportQuery);
   const build = (clean: (s: string) => string): string => {
     const filters = words.map(clean).filter(Boolean).join('_').slice(0, MAX_FILTER_PART).replace(/[-_]+$/, '');
-    return ['cloudtally', clean(report) || 'report', filters, date].filter(Boolean).join('-') + '.csv';
+    return ['cloudtally', clean(report) || 'report', filters, date, options.partial ? 'partial' : ''].filter(Boolean).join('-') + '.csv';
   };
   return { ascii: build(asciiPart), unicode: build(unicodePart) };
 }

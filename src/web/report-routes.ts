@@ -1,5 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import type { ReportContext, ReportDefinition } from '../reports/report.js';
+import { isPartial } from '../reports/shared/coverage.js';
 import { contentDisposition, csvFilename, streamCsv } from './csv.js';
 import { notFound } from './errors.js';
 import { toJson } from './json.js';
@@ -54,7 +55,8 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
     const exported = await report.export(ctx, params);
     res.status(200);
     res.setHeader('Content-Type', 'text/csv; charset=utf-8');
-    res.setHeader('Content-Disposition', contentDisposition(csvFilename(report.name, reportQuery, ctx.now)));
+    const partial = exported.coverage !== undefined && isPartial(exported.coverage);
+    res.setHeader('Content-Disposition', contentDisposition(csvFilename(report.name, reportQuery, ctx.now, { partial })));
     res.setHeader('Cache-Control', 'no-store');
     if (req.method === 'HEAD') {
       // Headers only: do not run the whole export for nothing (and let the report close its cursor).
@@ -104,6 +106,8 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
         // Per currency over every matching row (not only this page), exact like the rows.
         totals: output.totals ?? [],
         notes: output.notes,
+        ...(output.totals ? { totals: output.totals } : {}),
+        ...(output.coverage ? { coverage: output.coverage } : {}),
         // When the figures were computed: a result served from the report cache is older than the request.
         generated_at: (output.computedAt ?? ctx.now).toISOString(),
       }),

@@ -1,4 +1,5 @@
 import type { ChartSpec, Column, FilterField, ReportDefinition, ReportOutput, ReportPage, SummaryItem } from '../reports/report.js';
+import { coverageNote, isPartial } from '../reports/shared/coverage.js';
 import { formatCell, formatNumber, formatTimestamp, formatValue, type CellView } from './format.js';
 import { jsonForScript } from './json.js';
 import { SECTIONS } from './layout.js';
@@ -45,6 +46,23 @@ export interface FiltersView {
   /** Choices that start a new view, shown as links (FilterField type `links`). */
   links: Array<{ label: string; options: Array<{ label: string; href: string; current: boolean }> }>;
   resetHref: string;
+  /** The period picker, when the report takes a period. */
+  period: PeriodPickerView | null;
+}
+
+/**
+ * The period picker: two GET forms to the same page, one writing `period=`, one `from`/`to`
+ * (each keeps the other parameters and drops the other form's, so they never conflict).
+ */
+export interface PeriodPickerView {
+  action: string;
+  value: string;
+  groups: Array<{ label: string; options: Array<{ value: string; label: string }> }>;
+  from: string;
+  to: string;
+  max: string;
+  /** The other parameters each form keeps. */
+  hidden: Array<{ name: string; value: string }>;
 }
 
 export interface PagingView {
@@ -70,6 +88,8 @@ export interface ReportPageView {
   filters: FiltersView | null;
   paging: PagingView;
   notes: string[];
+  /** The coverage note at the top of a report over a period. */
+  coverage: { text: string; partial: boolean } | null;
   /** When the figures were computed, for the page head (cached results are older than the request). */
   computedAt: { iso: string; text: string } | null;
   urls: { self: string; json: string; csv: string; csvExact: string };
@@ -138,8 +158,30 @@ function chartViews(charts: ChartSpec[]): ChartView[] {
   });
 }
 
+/** Parameters a period choice replaces (a period's chart replaces the `days` one). */
+const PERIOD_PARAMS = new Set(['period', 'from', 'to', 'days', 'offset', 'page']);
+
+function periodPickerView(field: FilterField | undefined, path: string, query: RawQuery): PeriodPickerView | null {
+  if (!field) return null;
+  const groups: PeriodPickerView['groups'] = [];
+  for (const option of field.options ?? []) {
+    const label = option.group ?? '';
+    let group = groups.find((g) => g.label === label);
+    if (!group) groups.push((group = { label, options: [] }));
+    group.options.push({ value: option.value, label: option.label });
+  }
+  const hidden: Array<{ name: string; value: string }> = [];
+  for (const [name, value] of Object.entries(query)) {
+    if (PERIOD_PARAMS.has(name)) continue;
+    for (const v of Array.isArray(value) ? value : [value]) hidden.push({ name, value: v });
+  }
+  return { action: path, value: field.value ?? '', groups, from: field.range?.from ?? '', to: field.range?.to ?? '', max: field.range?.max ?? '', hidden };
+}
+
 function filtersView(fields: FilterField[] | null, path: string, query: RawQuery, page: ReportPage, defaultLimit: number): FiltersView | null {
   if (!fields || fields.length === 0) return null;
+  const period = periodPickerView(fields.find((f) => f.type === 'period'), path, query);
+  fields = fields.filter((f) => f.type !== 'period');
   const choices = fields.filter((f) => f.type === 'links');
   const links = choices
     .map((f) => ({
@@ -159,7 +201,7 @@ function filtersView(fields: FilterField[] | null, path: string, query: RawQuery
   // Reset clears the filters, not the view the links chose (e.g. the inventory's kind).
   const kept: RawQuery = {};
   for (const f of choices) if (query[f.name] !== undefined) kept[f.name] = query[f.name]!;
-  return { action: path, fields, hidden, links, resetHref: urlWith(path, kept) };
+  return { action: path, fields, hidden, links, resetHref: urlWith(path, kept), period };
 }
 
 function pagingView(path: string, query: RawQuery, page: ReportPage, rowCount: number, total: number | null, defaultLimit: number): PagingView {
@@ -218,6 +260,7 @@ export function buildReportView(input: ReportViewInput): ReportPageView {
     filters: filtersView(input.filters, urls.html, query, page, defaultLimit),
     paging: pagingView(urls.html, query, page, output.rows.length, output.totalRows, defaultLimit),
     notes: output.notes,
+    coverage: output.coverage ? { text: coverageNote(output.coverage), partial: isPartial(output.coverage) } : null,
     computedAt: output.computedAt ? { iso: output.computedAt.toISOString(), text: formatTimestamp(output.computedAt) } : null,
     urls: {
       self: urlWith(urls.html, query),

@@ -50,8 +50,11 @@ describe.each(testDatabases())('reports on $name', ({ open }) => {
       expect(dec(summaryValue(out, 'Month to date 2025-03 (EUR)'))).toBe(72.25);
       expect(dec(summaryValue(out, 'Month to date 2025-03 (USD)'))).toBe(13.5);
       // 510.5 h left in March after 03-10 17:30: 72.25 + 13.70 x 510.5 = 7066.10; 13.50 + 3.00 x 510.5 = 1545.00
-      expect(dec(summaryValue(out, 'Projected 2025-03 (EUR)'))).toBe(7066.1);
-      expect(dec(summaryValue(out, 'Projected 2025-03 (USD)'))).toBe(1545);
+      expect(dec(summaryValue(out, 'Projected 2025-03, run-rate method (EUR)'))).toBe(7066.1);
+      expect(dec(summaryValue(out, 'Projected 2025-03, run-rate method (USD)'))).toBe(1545);
+      // History began 03-09 23:00: too short for the mean of the last 7 complete days, so no guess.
+      expect(summaryValue(out, 'Projected 2025-03, daily history (EUR)')).toBeNull();
+      expect(out.summary.find((s) => s.label === 'Projected 2025-03, daily history (EUR)')!.hint).toMatch(/needs 7 complete days of history before today; collection began 2025-03-09 23:00 UTC/);
       expect(summaryValue(out, 'Resources')).toBe(10);
       expect(summaryValue(out, 'Without a known price')).toBe(2);
       // Money never travels as a float.
@@ -61,7 +64,7 @@ describe.each(testDatabases())('reports on $name', ({ open }) => {
     it('lists the top groups of the team tag with month to date, coverage and freshness', async () => {
       const out = await run(overviewReport, ctx);
       // Shares are percentages with two decimals: 7.5 / 13.7 = 54.74 %, 3.7 / 13.7 = 27.01 %, 2.5 / 13.7 = 18.25 %.
-      expect(pick(out.rows, ['group', 'currency', 'price_per_hour', 'month_to_date', 'share', 'resources', 'unpriced'], ['price_per_hour', 'month_to_date'])).toEqual([
+      expect(pick(out.rows, ['group', 'currency', 'price_per_hour', 'cost', 'share', 'resources', 'unpriced'], ['price_per_hour', 'cost'])).toEqual([
         ['ml', 'EUR', 7.5, 36.25, '54.74', 2, 0], // i1 + cluster; MTD i1 2.50 on 03-09 + 33.75
         ['(untagged)', 'EUR', 3.7, 20.25, '27.01', 2, 0], // i5 + Kubernetes
         ['data', 'EUR', 2.5, 3.75, '18.25', 1, 0],
@@ -87,15 +90,22 @@ describe.each(testDatabases())('reports on $name', ({ open }) => {
   describe('cost', () => {
     it('groups by a tag key through the alias map, with (untagged) and shares per currency', async () => {
       const out = await run(costReport, ctx, { by: 'tag:Owner-Team' });
-      expect(out.title).toBe('Cost by tag team');
-      expect(pick(out.rows, ['group', 'currency', 'price_per_hour', 'price_per_month', 'share', 'resources'], ['price_per_hour', 'price_per_month'])).toEqual([
-        ['ml', 'EUR', 7.5, 5475, '54.74', 2],
-        ['(untagged)', 'EUR', 3.7, 2701, '27.01', 2], // 1825 + 876
-        ['data', 'EUR', 2.5, 1825, '18.25', 1],
-        ['ML ', 'EUR', 0, 0, '0.00', 1],
-        ['web', 'EUR', 0, 0, '0.00', 1],
-        ['web', 'USD', 3, 2190, '100.00', 1],
-        ['(untagged)', null, null, null, null, 2], // no known price: n/a, never 0
+      expect(out.title).toBe('Cost by tag team, month to date (2025-03)');
+      // Spend this month (the overview's month to date); spend first, the biggest first.
+      // Nothing was collected before 03-09 23:00: the previous period's spend is unknown, not 0.
+      expect(pick(out.rows, ['group', 'currency', 'cost', 'previous_cost', 'change_percent', 'price_per_hour', 'price_per_month', 'share', 'resources'], ['cost', 'price_per_hour', 'price_per_month'])).toEqual([
+        ['ml', 'EUR', 36.25, null, null, 7.5, 5475, '54.74', 2],
+        ['(untagged)', 'EUR', 20.25, null, null, 3.7, 2701, '27.01', 2], // 1825 + 876
+        ['ML ', 'EUR', 12, null, null, 0, 0, '0.00', 1],
+        ['data', 'EUR', 3.75, null, null, 2.5, 1825, '18.25', 1],
+        ['web', 'EUR', 0, null, null, 0, 0, '0.00', 1],
+        ['web', 'USD', 13.5, null, null, 3, 2190, '100.00', 1],
+        ['(untagged)', null, null, null, null, null, null, null, 2], // no known price: n/a, never 0
+      ]);
+      // Totals per currency, summed over every group: 36.25 + 20.25 + 12 + 3.75 = 72.25.
+      expect(pick(out.totals ?? [], ['group', 'currency', 'cost', 'price_per_hour', 'resources'], ['cost', 'price_per_hour'])).toEqual([
+        ['Total', 'EUR', 72.25, 13.7, 7],
+        ['Total', 'USD', 13.5, 3, 1],
       ]);
       expect(out.totalRows).toBe(7);
     });

@@ -131,7 +131,7 @@ describe.each(testDatabases())('reports over HTTP on $name', ({ open }) => {
     expect(await errorsOf('/api/reports/changes?since=2099-01-01')).toEqual([{ field: 'query.since', message: expect.stringMatching(/^since must not be in the future/) }]);
     expect(await errorsOf('/api/reports/focus.csv?from=2099-01-01')).toEqual([{ field: 'query.from', message: 'from (2099-01-01) must not be after today (2025-03-10)' }]);
     // One message per bad value, not one per check it fails.
-    expect(await errorsOf('/api/reports/focus?from=abc')).toEqual([{ field: 'query.from', message: 'from must be a date YYYY-MM-DD' }]);
+    expect(await errorsOf('/api/reports/focus?from=abc')).toEqual([{ field: 'query.from', message: 'from must be a date YYYY-MM-DD or a month YYYY-MM' }]);
     expect(await errorsOf(`/api/reports/cost?by=tag%3A${'x'.repeat(300)}`)).toHaveLength(1);
     const tags = Array.from({ length: 21 }, (_, i) => `tag=k${i}%3Av`).join('&');
     expect(await errorsOf(`/api/reports/inventory?kind=instances&${tags}`)).toEqual([{ field: 'query.tag', message: 'at most 20 values' }]);

@@ -1,5 +1,5 @@
 /** Month-to-date, projection and daily series built on the cost model's daily integration. */
-import { dailyCosts, gapCapsFor, type DailyCostRow } from '../../db/cost-model.js';
+import { costOverDays, dailyCosts, gapCapsFor, type BucketCostRow, type CostBucket, type DailyCostRow } from '../../db/cost-model.js';
 import type { Queryable } from '../../db/connection.js';
 import type { Config } from '../../config.js';
 import type { CostFilter } from './costs.js';
@@ -22,6 +22,23 @@ export function dailyCostsFor(q: Queryable, config: Config, now: Date, dimension
     projectId: filter.projectId,
     regionId: filter.regionId,
   });
+}
+
+/** Cost per group and currency over [fromDay, toDay], summed per month or over the whole range in SQL. */
+export function bucketCostsFor(
+  q: Queryable,
+  config: Config,
+  now: Date,
+  dimension: string,
+  range: { fromDay: string; toDay: string },
+  bucket: CostBucket,
+  filter: CostFilter = {},
+): Promise<BucketCostRow[]> {
+  return costOverDays(
+    q,
+    { fromDay: range.fromDay, toDay: range.toDay, dimension, now, maxGapHours: gapCapsFor(config), kind: filter.kind, projectId: filter.projectId, regionId: filter.regionId },
+    bucket,
+  );
 }
 
 /** The current UTC month so far: first day .. today, and the seconds left until the month ends. */

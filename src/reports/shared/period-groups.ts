@@ -1,0 +1,97 @@
+/**
+ * Groups over a period, for the cost report and the overview: per group and currency the spend in
+ * the period, the spend in the period before it, the change in percent, and the current run-rate
+ * with its share (from the latest rollups). Spend comes from the daily aggregates (sealed days
+ * from cost_daily, the rest integrated from rollups), summed per group in SQL.
+ */
+import type { Row } from '../report.js';
+import { latestEffectiveCte, latestEffectiveParams, type CostFilter } from './costs.js';
+import type { DayRange } from './period.js';
+import { bucketCostsFor } from './time.js';
+import type { ReportCtx } from './types.js';
+
+export interface PeriodGroupsInput {
+  dimension: string;
+  filter: CostFilter;
+  /** The days of the period with figures (fromDay .. lastDay). */
+  range: DayRange;
+  previous: DayRange;
+  /** False when nothing was collected in the previous period: its spend is unknown (null), not 0. */
+  previousKnown: boolean;
+}
+
+export interface PeriodGroups {
+  /** One page of rows in `order` (SQL over the columns of periodGroupsCte). */
+  page(order: string, limit: number, offset: number): Promise<{ rows: Array<Record<string, unknown>>; total: number }>;
+  /** Per currency over every group: money summed in SQL, `group` = "Total". */
+  totals(): Promise<Row[]>;
+}
+
+/** SQL after the CTEs: $7.. = current, previous and known flag; the caller appends limit/offset. */
+const JOINED = `now_groups as (
+    select group_value, currency, sum(price_per_hour) as price_per_hour, sum(price_per_month) as price_per_month,
+      sum(resource_count)::int as resources, sum(unpriced_count)::int as unpriced
+    from eff group by group_value, currency
+  ),
+  cur as (select g as group_value, c as currency, sum(v) as cost from unnest($7::text[], $8::text[], $9::numeric[]) as m(g, c, v) group by g, c),
+  prev as (select g as group_value, c as currency, sum(v) as cost from unnest($10::text[], $11::text[], $12::numeric[]) as m(g, c, v) group by g, c),
+  keys as (select group_value, currency from now_groups union select group_value, currency from cur union select group_value, currency from prev),
+  joined as (
+    select k.group_value, k.currency,
+      case when k.currency is not null then coalesce(c.cost, 0) end as cost,
+      case when k.currency is not null and $13::boolean then coalesce(p.cost, 0) end as previous_cost,
+      case when k.currency is not null then coalesce(n.price_per_hour, 0) end as price_per_hour,
+      case when k.currency is not null then coalesce(n.price_per_month, 0) end as price_per_month,
+      coalesce(n.resources, 0) as resources, coalesce(n.unpriced, 0) as unpriced
+    from keys k
+    left join now_groups n on n.group_value = k.group_value and n.currency is not distinct from k.currency
+    left join cur c on c.group_value = k.group_value and c.currency is not distinct from k.currency
+    left join prev p on p.group_value = k.group_value and p.currency is not distinct from k.currency
+  )`;
+
+/** Change in percent with 2 decimals; NULL when the previous spend is 0 or unknown. */
+const CHANGE = (cost: string, previous: string) => `round((${cost} - ${previous}) * 100 / nullif(${previous}, 0), 2)`;
+
+export async function periodGroups(ctx: ReportCtx, input: PeriodGroupsInput): Promise<PeriodGroups> {
+  const [current, previous] = await Promise.all([
+    bucketCostsFor(ctx.db, ctx.config, ctx.now, input.dimension, input.range, 'all', input.filter),
+    input.previousKnown ? bucketCostsFor(ctx.db, ctx.config, ctx.now, input.dimension, input.previous, 'all', input.filter) : Promise.resolve([]),
+  ]);
+  const values = [
+    ...latestEffectiveParams(input.dimension, input.filter),
+    current.map((r) => r.group_value),
+    current.map((r) => r.currency),
+    current.map((r) => r.cost),
+    previous.map((r) => r.group_value),
+    previous.map((r) => r.currency),
+    previous.map((r) => r.cost),
+    input.previousKnown,
+  ];
+  return {
+    async page(order, limit, offset) {
+      const rows = await ctx.db.query<Record<string, unknown>>(
+        `with ${latestEffectiveCte()}, ${JOINED}
+         select *, ${CHANGE('cost', 'previous_cost')}::float8 as change_percent,
+           case when currency is not null then round(100 * price_per_hour / nullif(sum(price_per_hour) over (partition by currency), 0), 2) end as share,
+           count(*) over ()::int as total_rows
+         from joined
+         order by ${order}
+         limit $14 offset $15`,
+        [...values, limit, offset],
+      );
+      return { rows, total: Number(rows[0]?.total_rows ?? 0) };
+    },
+    async totals() {
+      const rows = await ctx.db.query<Record<string, unknown>>(
+        `with ${latestEffectiveCte()}, ${JOINED}
+         select currency, trim_scale(sum(cost)) as cost, trim_scale(sum(previous_cost)) as previous_cost, ${CHANGE('sum(cost)', 'sum(previous_cost)')}::float8 as change_percent,
+           trim_scale(sum(price_per_hour)) as price_per_hour, trim_scale(sum(price_per_month)) as price_per_month,
+           sum(resources)::int as resources, sum(unpriced)::int as unpriced
+         from joined where currency is not null
+         group by currency order by currency`,
+        values,
+      );
+      return rows.map((r) => ({ group: 'Total', ...r, share: r.currency === null ? null : '100.00' }));
+    },
+  };
+}
