@@ -106,7 +106,6 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
         // Per currency over every matching row (not only this page), exact like the rows.
         totals: output.totals ?? [],
         notes: output.notes,
-        ...(output.totals ? { totals: output.totals } : {}),
         ...(output.coverage ? { coverage: output.coverage } : {}),
         // When the figures were computed: a result served from the report cache is older than the request.
         generated_at: (output.computedAt ?? ctx.now).toISOString(),
