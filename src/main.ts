@@ -8,12 +8,12 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { startDueStopsScheduler } from './actions/index.js';
 import { listenHostFor } from './auth/index.js';
-import { createCloudClient, type CloudClient } from './cloud/index.js';
+import type { CloudClient } from './cloud/index.js';
 import { createCollectionService, failingUnits, type CollectionService, type CollectorDeps, type ProgressEvent } from './collect/index.js';
-import { DEMO_HISTORY_STEP_HOURS, scopesFromManifest, type Config } from './config.js';
+import { DEMO_HISTORY_STEP_HOURS, type Config } from './config.js';
+import { connectCloud } from './connect-cloud.js';
 import type { Database } from './db/connection.js';
 import { backfillDemoHistory, demoHistorySteps } from './demo/history.js';
-import { demoPersistence } from './demo/persistence.js';
 import type { Logger } from './logger.js';
 import {
   collectionAllowanceMs,
@@ -28,7 +28,7 @@ import {
 } from './ops/index.js';
 import { openMigratedDatabase } from './ops/startup.js';
 import { allReports } from './reports/index.js';
-import { startSimulator, type Simulator } from './simulator/index.js';
+import type { Simulator } from './simulator/index.js';
 import { createWebApp } from './web/app.js';
 import { createWebAuth } from './web/auth.js';
 import { answerClientErrors } from './web/client-errors.js';
@@ -72,7 +72,7 @@ export async function startService(loaded: Config, logger: Logger, options: Star
   // Started parts, stopped again when the start fails later on.
   const started: Stoppable[] = [];
   try {
-    const cloud = await connectCloud(config, logger, metrics);
+    const cloud = await connectCloud(config, logger, { onRequest: metrics.cloudRequestHook() });
     simulator = cloud.simulator;
     client = cloud.client;
     const collectorDeps: CollectorDeps = { db: database, client, config, logger, ...cloud.scopes };
@@ -168,42 +168,6 @@ export async function startService(loaded: Config, logger: Logger, options: Star
     await database.close().catch(() => undefined);
     throw error;
   }
-}
-
-interface CloudConnection {
-  client: CloudClient;
-  simulator?: Simulator;
-  scopes: Pick<CollectorDeps, 'scopes' | 'imageIds' | 'freeFeatureIds'>;
-}
-
-/** The real cloud when configured, else the built-in simulator with its demo company. */
-async function connectCloud(config: Config, logger: Logger, metrics: Metrics): Promise<CloudConnection> {
-  const clientOptions = {
-    timeoutMs: config.client.timeoutMs,
-    maxConcurrency: config.client.maxConcurrency,
-    retry: { maxAttempts: config.client.maxRetries + 1 },
-    logger: logger.child({ component: 'cloud' }),
-    onRequest: metrics.cloudRequestHook(),
-  };
-  if (config.cloud.mode === 'remote') {
-    const client = createCloudClient({ ...clientOptions, baseUrl: config.cloud.baseUrl, apiKey: config.cloud.apiKey });
-    return { client, scopes: { scopes: config.scopes, imageIds: config.imageIds, freeFeatureIds: config.freeFeatureIds } };
-  }
-  // Embedded: on a free port (SIM_PORT is for `npm run sim`), never reachable from elsewhere.
-  const simulator = await startSimulator({ ...config.simulator, host: '127.0.0.1', port: 0 }, demoPersistence(config, logger));
-  logger.info({ url: simulator.url }, 'no cloud credentials: using the built-in simulator with demo data');
-  const client = createCloudClient({ ...clientOptions, baseUrl: simulator.url, apiKey: simulator.apiKey });
-  const manifest = scopesFromManifest(simulator.manifest());
-  const scopes = config.scopes.length > 0 ? config.scopes : manifest.scopes;
-  return {
-    client,
-    simulator,
-    scopes: {
-      scopes,
-      imageIds: [...config.imageIds, ...manifest.imageIds],
-      freeFeatureIds: config.freeFeatureIds.length > 0 ? config.freeFeatureIds : manifest.freeFeatureIds,
-    },
-  };
 }
 
 interface CollectingDeps {

@@ -1,10 +1,8 @@
-import { createCloudClient } from '../cloud/index.js';
 import { DEFAULT_STOP_TIMEOUT_MS, runCollectCommand } from '../collect/index.js';
-import { scopesFromManifest, type Config } from '../config.js';
-import { demoPersistence } from '../demo/persistence.js';
+import type { Config } from '../config.js';
+import { connectCloud } from '../connect-cloud.js';
 import type { Logger } from '../logger.js';
 import { openMigratedDatabase } from '../ops/startup.js';
-import { startSimulator, type Simulator } from '../simulator/index.js';
 import { abortOnSignal, signalExitCode } from './signals.js';
 
 /** Time after a stop signal for the run to stop (DEFAULT_STOP_TIMEOUT_MS) plus closing everything. */
@@ -31,39 +29,19 @@ export async function collect(config: Config, logger: Logger): Promise<number> {
 
 async function collectUntilStopped(config: Config, logger: Logger, signal: AbortSignal): Promise<number> {
   const database = await openMigratedDatabase(config.database, { logger, attempts: 5, delayMs: 2_000 });
-  let simulator: Simulator | undefined;
   try {
-    let baseUrl: string;
-    let apiKey: string;
-    let scopes = { scopes: config.scopes, imageIds: config.imageIds, freeFeatureIds: config.freeFeatureIds };
-    if (config.cloud.mode === 'remote') {
-      ({ baseUrl, apiKey } = config.cloud);
-    } else {
-      simulator = await startSimulator({ ...config.simulator, host: '127.0.0.1', port: 0 }, demoPersistence(config, logger));
-      ({ url: baseUrl, apiKey } = simulator);
-      const manifest = scopesFromManifest(simulator.manifest());
-      if (config.scopes.length === 0) scopes = manifest;
-      process.stdout.write('No cloud credentials: collecting the built-in simulator (demo data).\n');
-    }
-    if (signal.aborted) {
-      process.stdout.write('stopped before the collection started\n');
-      return 1;
-    }
-    const client = createCloudClient({
-      baseUrl,
-      apiKey,
-      timeoutMs: config.client.timeoutMs,
-      maxConcurrency: config.client.maxConcurrency,
-      retry: { maxAttempts: config.client.maxRetries + 1 },
-      logger: logger.child({ component: 'cloud' }),
-    });
+    const cloud = await connectCloud(config, logger);
     try {
-      return await runCollectCommand({ db: database, client, config, logger, ...scopes }, { out: process.stdout, signal });
+      if (cloud.simulator) process.stdout.write('No cloud credentials: collecting the built-in simulator (demo data).\n');
+      if (signal.aborted) {
+        process.stdout.write('stopped before the collection started\n');
+        return 1;
+      }
+      return await runCollectCommand({ db: database, client: cloud.client, config, logger, ...cloud.scopes }, { out: process.stdout, signal });
     } finally {
-      await client.close();
+      await cloud.close();
     }
   } finally {
-    await simulator?.close();
     await database.close();
   }
 }

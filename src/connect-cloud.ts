@@ -1,0 +1,73 @@
+/**
+ * The one place that turns the configuration into what talks to the cloud: the API client, the
+ * built-in simulator when no credentials are configured, and the scopes to collect. `npm start`
+ * (main.ts) and `npm run collect` (commands/collect.ts) both use it, so they always collect the
+ * same scopes, image ids and free features.
+ */
+import { createCloudClient, type CloudClient, type CloudClientOptions } from './cloud/index.js';
+import type { CollectorDeps } from './collect/index.js';
+import { scopesFromManifest, type Config } from './config.js';
+import { demoPersistence } from './demo/persistence.js';
+import type { Logger } from './logger.js';
+import { startSimulator, type Simulator } from './simulator/index.js';
+
+export type CollectionScopes = Pick<CollectorDeps, 'scopes' | 'imageIds' | 'freeFeatureIds'>;
+
+export interface CloudConnection {
+  client: CloudClient;
+  /** The built-in simulator (demo data) when no cloud credentials are configured. */
+  simulator?: Simulator;
+  scopes: CollectionScopes;
+  /** Closes the client, then the simulator. */
+  close(): Promise<void>;
+}
+
+export interface ConnectOptions {
+  /** Told of every API request (metrics). */
+  onRequest?: CloudClientOptions['onRequest'];
+}
+
+/**
+ * What to collect with the simulator: the configured scopes when there are any, else the demo
+ * company's; configured image ids plus the demo's (the demo's images carry tags worth showing);
+ * configured free features, else the demo's.
+ */
+export function simulatorScopes(config: Config, manifest: CollectionScopes): CollectionScopes {
+  return {
+    scopes: config.scopes.length > 0 ? config.scopes : manifest.scopes,
+    imageIds: [...new Set([...config.imageIds, ...(manifest.imageIds ?? [])])],
+    freeFeatureIds: config.freeFeatureIds.length > 0 ? config.freeFeatureIds : manifest.freeFeatureIds,
+  };
+}
+
+/** The real cloud when configured, else the built-in simulator with its demo company. */
+export async function connectCloud(config: Config, logger: Logger, options: ConnectOptions = {}): Promise<CloudConnection> {
+  const clientOptions = {
+    timeoutMs: config.client.timeoutMs,
+    maxConcurrency: config.client.maxConcurrency,
+    retry: { maxAttempts: config.client.maxRetries + 1 },
+    logger: logger.child({ component: 'cloud' }),
+    ...(options.onRequest ? { onRequest: options.onRequest } : {}),
+  };
+  if (config.cloud.mode === 'remote') {
+    const client = createCloudClient({ ...clientOptions, baseUrl: config.cloud.baseUrl, apiKey: config.cloud.apiKey });
+    const scopes = { scopes: config.scopes, imageIds: config.imageIds, freeFeatureIds: config.freeFeatureIds };
+    return { client, scopes, close: () => client.close() };
+  }
+  // Embedded: on a free port (SIM_PORT is for `npm run sim`), never reachable from elsewhere.
+  const simulator = await startSimulator({ ...config.simulator, host: '127.0.0.1', port: 0 }, demoPersistence(config, logger));
+  logger.info({ url: simulator.url }, 'no cloud credentials: using the built-in simulator with demo data');
+  const client = createCloudClient({ ...clientOptions, baseUrl: simulator.url, apiKey: simulator.apiKey });
+  return {
+    client,
+    simulator,
+    scopes: simulatorScopes(config, scopesFromManifest(simulator.manifest())),
+    async close() {
+      try {
+        await client.close();
+      } finally {
+        await simulator.close();
+      }
+    },
+  };
+}
