@@ -52,16 +52,19 @@ export async function connectCloud(config: Config, logger: Logger, options: Conn
   if (config.cloud.mode === 'remote') {
     const client = createCloudClient({ ...clientOptions, baseUrl: config.cloud.baseUrl, apiKey: config.cloud.apiKey });
     const scopes = { scopes: config.scopes, imageIds: config.imageIds, freeFeatureIds: config.freeFeatureIds };
+    logScopes(logger, scopes);
     return { client, scopes, close: () => client.close() };
   }
   // Embedded: on a free port (SIM_PORT is for `npm run sim`), never reachable from elsewhere.
   const simulator = await startSimulator({ ...config.simulator, host: '127.0.0.1', port: 0 }, demoPersistence(config, logger));
   logger.info({ url: simulator.url }, 'no cloud credentials: using the built-in simulator with demo data');
   const client = createCloudClient({ ...clientOptions, baseUrl: simulator.url, apiKey: simulator.apiKey });
+  const scopes = simulatorScopes(config, scopesFromManifest(simulator.manifest()));
+  logScopes(logger, scopes);
   return {
     client,
     simulator,
-    scopes: simulatorScopes(config, scopesFromManifest(simulator.manifest())),
+    scopes,
     async close() {
       try {
         await client.close();
@@ -70,4 +73,17 @@ export async function connectCloud(config: Config, logger: Logger, options: Conn
       }
     },
   };
+}
+
+/** What will be collected, once at start: the first thing to check when a scope seems missing. */
+function logScopes(logger: Logger, scopes: CollectionScopes): void {
+  logger.info(
+    {
+      scopes: scopes.scopes.map((s) => `${s.projectId}:${s.regionId}`),
+      securityGroups: scopes.scopes.reduce((n, s) => n + s.securityGroups.length, 0),
+      imageIds: scopes.imageIds ?? [],
+      freeFeatureIds: scopes.freeFeatureIds ?? [],
+    },
+    'collection scopes',
+  );
 }
