@@ -59,7 +59,8 @@ describe.each(testDatabases())('the collection service ($name)', ({ open }) => {
     expect(new Set(results.map((r) => r.runId)).size).toBe(1);
     expect(results.filter((r) => !r.alreadyRunning)).toHaveLength(1);
     expect((await a.status()).running).toBe(true);
-    await a.idle();
+    // Either service may have won the start: wait for both.
+    await Promise.all([a.idle(), b.idle()]);
     const after = await runs();
     expect(after).toHaveLength(before + 1);
     expect(after.at(-1)).toMatchObject({ id: results[0]!.runId, status: 'succeeded', trigger: 'manual' });
