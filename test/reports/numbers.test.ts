@@ -7,6 +7,11 @@
  * Run-rate now (T3 + 30 min): EUR i1 2.50 + i5 2.50 + i7 2.50 + cluster 2 x 2.50 + Kubernetes 1.20
  * = 13.70/h; monthly 3 x 1825 + 2 x 1825 + 876 = 10001. USD j1 3.00/h, 2190/month.
  * Cost to date: EUR 2.50 (03-09) + 69.75 (03-10) = 72.25; USD 13.50.
+ *
+ * The cost report's default period is month to date (2025-03-01 .. 03-10), compared with
+ * 2025-02-01 .. 02-10, when nothing was collected: the previous spend and the change are unknown
+ * (empty), never 0. Spend per team this month: ml 36.25, (untagged) 20.25, "ML " 12, data 3.75,
+ * web 0 (EUR); web 13.50 USD. The cost report lists the biggest spend first.
  */
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -69,33 +74,38 @@ describe.each(testDatabases())('numbers for spreadsheets on $name', ({ open }) =
     it('totals every group per currency in JSON, exact, over all rows rather than the page', async () => {
       const body = await json(`/api/reports/cost?${query}&limit=1`);
       expect(body.rows).toHaveLength(1);
-      expect(body.totals.map((t) => [t.group, t.currency, dec(t.price_per_hour), dec(t.price_per_month), t.share, t.resources, t.unpriced])).toEqual([
-        ['Total', 'EUR', 13.7, 10001, '100.00', 7, 0],
-        ['Total', 'USD', 3, 2190, '100.00', 1, 0],
+      expect(body.totals.map((t) => [t.group, t.currency, dec(t.cost), t.previous_cost, t.change_percent, dec(t.price_per_hour), dec(t.price_per_month), t.share, t.resources, t.unpriced])).toEqual([
+        ['Total', 'EUR', 72.25, null, null, 13.7, 10001, '100.00', 7, 0],
+        ['Total', 'USD', 13.5, null, null, 3, 2190, '100.00', 1, 0],
       ]);
     });
 
     it('writes the totals as the last CSV rows, first cell "Total", money rounded (hourly to 4 digits)', async () => {
       const records = await csv(`/api/reports/cost.csv?${query}`);
-      expect(records[0]).toEqual(['tag team', 'Currency', 'Run-rate per hour', 'Run-rate per month', 'Share of currency total', 'Resources', 'Without price']);
-      expect(records.slice(-2)).toEqual([
-        ['Total', 'EUR', '13.7000', '10001.00', '100.00', '7', '0'],
-        ['Total', 'USD', '3.0000', '2190.00', '100.00', '1', '0'],
+      expect(records[0]).toEqual([
+        'tag team', 'Currency', 'Spend month to date (2025-03)', 'Spend 2025-02-01 to 2025-02-10', 'Change %',
+        'Run-rate per hour (now)', 'Run-rate per month (now)', 'Share of currency run-rate', 'Resources', 'Without price',
       ]);
-      // The rows before them: ml 7.50 EUR/h, 5475/month, 54.74 % (7.5 / 13.7).
-      expect(records[1]).toEqual(['ml', 'EUR', '7.5000', '5475.00', '54.74', '2', '0']);
+      // Spend 36.25 + 20.25 + 12 + 3.75 + 0 = 72.25 EUR, 13.50 USD; the previous spend is unknown.
+      expect(records.slice(-2)).toEqual([
+        ['Total', 'EUR', '72.25', '', '', '13.7000', '10001.00', '100.00', '7', '0'],
+        ['Total', 'USD', '13.50', '', '', '3.0000', '2190.00', '100.00', '1', '0'],
+      ]);
+      // The rows before them: ml spent 36.25 EUR this month (i1 2.50 on 03-09 + 33.75), runs at
+      // 7.50 EUR/h, 5475/month, 54.74 % of the EUR run-rate (7.5 / 13.7).
+      expect(records[1]).toEqual(['ml', 'EUR', '36.25', '', '', '7.5000', '5475.00', '54.74', '2', '0']);
       // Money is a plain number with a dot: no thousands separators, no currency sign.
-      for (const record of records.slice(1)) for (const cell of [record[2], record[3]]) expect(cell).toMatch(/^(-?\d+\.\d+)?$/);
+      for (const record of records.slice(1)) for (const cell of [record[2], record[5], record[6]]) expect(cell).toMatch(/^(-?\d+\.\d+)?$/);
     });
 
     it('keeps the exact decimals in CSV with exact=1, as in JSON', async () => {
       const body = await json(`/api/reports/cost?${query}&limit=1000`);
       const records = await csv(`/api/reports/cost.csv?${query}&exact=1`);
-      const money = (r: Row) => [String(r.price_per_hour ?? ''), String(r.price_per_month ?? '')];
-      expect(records.slice(1).map((r) => [r[2], r[3]])).toEqual([...body.rows, ...body.totals].map(money));
+      const money = (r: Row) => [String(r.cost ?? ''), String(r.price_per_hour ?? ''), String(r.price_per_month ?? '')];
+      expect(records.slice(1).map((r) => [r[2], r[5], r[6]])).toEqual([...body.rows, ...body.totals].map(money));
       // Exact is what the database holds, not the 4-digit hourly rounding.
-      expect(records.at(-2)![2]).not.toBe('13.7000');
-      expect(Number(records.at(-2)![2])).toBe(13.7);
+      expect(records.at(-2)![5]).not.toBe('13.7000');
+      expect(Number(records.at(-2)![5])).toBe(13.7);
     });
 
     it('links the exact CSV of the same parameters from the page', async () => {
@@ -105,8 +115,8 @@ describe.each(testDatabases())('numbers for spreadsheets on $name', ({ open }) =
 
     it('shows the totals as the table footer, rounded for people', async () => {
       expect(await footer(`/reports/cost?${query}`)).toEqual([
-        ['Total', 'EUR', '13.7000 EUR', '10,001.00 EUR', '100.00%', '7', '0'],
-        ['Total', 'USD', '3.0000 USD', '2,190.00 USD', '100.00%', '1', '0'],
+        ['Total', 'EUR', '72.25 EUR', 'n/a', '', '13.7000 EUR', '10,001.00 EUR', '100.00%', '7', '0'],
+        ['Total', 'USD', '13.50 USD', 'n/a', '', '3.0000 USD', '2,190.00 USD', '100.00%', '1', '0'],
       ]);
     });
 
@@ -115,11 +125,18 @@ describe.each(testDatabases())('numbers for spreadsheets on $name', ({ open }) =
       const ml = body.rows.find((r) => r.group === 'ml' && r.currency === 'EUR')!;
       expect(ml.share).toBe('54.74');
       const records = await csv(`/api/reports/cost.csv?${query}`);
-      expect(records.find((r) => r[0] === 'ml')![4]).toBe('54.74');
+      expect(records.find((r) => r[0] === 'ml')![7]).toBe('54.74');
       const page = await text(`/reports/cost?${query}`);
       expect(page.body).toContain('<td class="num percent" title="54.74">54.74%</td>');
-      // (untagged) 3.70 of 13.70 = 27.01 %, data 2.50 of 13.70 = 18.25 %.
-      expect(body.rows.filter((r) => r.currency === 'EUR').map((r) => r.share)).toEqual(['54.74', '27.01', '18.25', '0.00', '0.00']);
+      // (untagged) 3.70 of 13.70 = 27.01 %, data 2.50 of 13.70 = 18.25 %; in spend order
+      // (ml 36.25, (untagged) 20.25, "ML " 12 stopped, data 3.75, web 0).
+      expect(body.rows.filter((r) => r.currency === 'EUR').map((r) => [r.group, r.share])).toEqual([
+        ['ml', '54.74'],
+        ['(untagged)', '27.01'],
+        ['ML ', '0.00'],
+        ['data', '18.25'],
+        ['web', '0.00'],
+      ]);
     });
 
     it('refuses an exact that is not 1 or 0, naming it', async () => {
@@ -131,7 +148,7 @@ describe.each(testDatabases())('numbers for spreadsheets on $name', ({ open }) =
 
   it('totals the overview table per currency: run-rate and month to date', async () => {
     const body = await json('/api/reports/overview?by=tag%3Ateam&limit=1');
-    expect(body.totals.map((t) => [t.group, t.currency, dec(t.price_per_hour), dec(t.price_per_month), dec(t.month_to_date), t.share])).toEqual([
+    expect(body.totals.map((t) => [t.group, t.currency, dec(t.price_per_hour), dec(t.price_per_month), dec(t.cost), t.share])).toEqual([
       ['Total', 'EUR', 13.7, 10001, 72.25, '100.00'],
       ['Total', 'USD', 3, 2190, 13.5, '100.00'],
     ]);

@@ -186,8 +186,10 @@ describe.each(testDatabases())('reports over periods on $name', ({ open }) => {
     it('shows a chosen period\'s spend and its days in the chart', async () => {
       const body = await ok('/api/reports/overview?period=2025-02');
       expect(dec(summary(body, 'Spend 2025-02 (EUR)').value)).toBe(4056);
-      const chart = (body as unknown as { charts: Array<{ id: string; labels: string[]; datasets: Array<{ label: string; data: Array<number | null> }> }> }).charts.find((c) => c.id === 'cost-per-day')!;
+      const chart = (body as unknown as { charts: Array<{ id: string; labels: string[]; datasets: Array<{ label: string; data: Array<number | null> }> }> }).charts.find((c) => c.id === 'cost-per-day-EUR')!;
       expect(chart.labels).toHaveLength(28);
+      // One chart per currency: the EUR chart holds EUR alone.
+      expect(chart.datasets.map((d) => d.label)).toEqual(['EUR']);
       const eur = chart.datasets.find((d) => d.label === 'EUR')!.data;
       expect([eur[0], eur[9], eur[10], eur[11]]).toEqual([156, null, null, 156]); // 60 + 96; 02-10, 02-11 unknown
     });
@@ -212,6 +214,17 @@ describe.each(testDatabases())('reports over periods on $name', ({ open }) => {
       ['trend', 'period=2025-02&from=2025-02-01', 'query.period'],
       ['trend', 'period=2025-02&days=7', 'query.days'],
       ['focus', 'from=2025-04-01', 'query.from'],
+      // Every day and month the period parser takes lies within 1970-01-01 .. 9999-12-31, as the
+      // dates of every other parameter (Postgres has no year 0000; JavaScript writes 10000 as +010000).
+      ['cost', 'period=0000', 'query.period'],
+      ['monthly', 'period=0000-Q1', 'query.period'],
+      ['overview', 'period=1969-12', 'query.period'],
+      ['overview', 'from=0000-01', 'query.from'],
+      ['trend', 'from=1969-12-31&to=1970-01-01', 'query.from'],
+      ['focus', 'from=0000-01-01&to=0000-01-02', 'query.from'],
+      ['focus', 'to=0000-01-02', 'query.to'],
+      ['cost', 'to=9999-12', 'query.to'],
+      ['monthly', 'from=9999-12-31&to=9999-12-31', 'query.from'],
     ])('answers 400 naming the parameter: %s?%s', async (report, query, field) => {
       const { status, body } = await json(`/api/reports/${report}?${query}`);
       expect(status).toBe(400);

@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import type { FilterField } from '../report.js';
 import { addDays, isoDay } from './format.js';
-import { invalidParameter } from './params.js';
+import { EARLIEST_DATE, invalidParameter, LATEST_DATE } from './params.js';
 
 const NAMED = ['mtd', 'last-month', 'qtd', 'ytd'] as const;
 const PERIOD_HELP = 'YYYY-MM, YYYY-Qn, YYYY, mtd, last-month, qtd or ytd';
@@ -24,13 +24,28 @@ function realDay(s: string): boolean {
   return DAY.test(s) && !Number.isNaN(d.getTime()) && isoDay(d) === s;
 }
 
+/**
+ * The years a period may name: those of the dates every report accepts (see EARLIEST_DATE in
+ * params.ts), so a period, its previous period and their days stay years Postgres and JavaScript
+ * both hold (Postgres has no year 0000).
+ */
+const EARLIEST_YEAR = EARLIEST_DATE.slice(0, 4);
+const LATEST_YEAR = LATEST_DATE.slice(0, 4);
+const DATE_RANGE_HELP = `from ${EARLIEST_DATE} to ${LATEST_DATE} (or a month from ${EARLIEST_DATE.slice(0, 7)} to ${LATEST_DATE.slice(0, 7)})`;
+
+/** A day or a month (YYYY-MM) within EARLIEST_DATE..LATEST_DATE. */
+function withinDateBounds(s: string): boolean {
+  return s.length === 7 ? s >= EARLIEST_DATE.slice(0, 7) && s <= LATEST_DATE.slice(0, 7) : s >= EARLIEST_DATE && s <= LATEST_DATE;
+}
+
 /** A day YYYY-MM-DD, or a month YYYY-MM (its first day as `from`, its last as `to`). */
 const dayOrMonth = (name: 'from' | 'to') =>
   z
     .string()
     .max(10, { error: `${name} must be a date YYYY-MM-DD or a month YYYY-MM`, abort: true })
     .regex(/^\d{4}-\d{2}(-\d{2})?$/, { error: `${name} must be a date YYYY-MM-DD or a month YYYY-MM`, abort: true })
-    .refine((s) => (s.length === 7 ? MONTH.test(s) : realDay(s)), { error: `${name} must be a real calendar date YYYY-MM-DD (or a month YYYY-MM)` })
+    .refine((s) => (s.length === 7 ? MONTH.test(s) : realDay(s)), { error: `${name} must be a real calendar date YYYY-MM-DD (or a month YYYY-MM)`, abort: true })
+    .refine(withinDateBounds, { error: `${name} must be a date ${DATE_RANGE_HELP}` })
     .optional();
 
 /** The period parameters, to spread into a report's z.strictObject({...}). */
@@ -40,6 +55,10 @@ export const periodParamShape = {
     .max(12, { error: `period must be one of ${PERIOD_HELP}`, abort: true })
     .refine((s) => (NAMED as readonly string[]).includes(s) || s === 'custom' || MONTH.test(s) || QUARTER.test(s) || YEAR.test(s), {
       error: `period must be one of ${PERIOD_HELP} (or from=YYYY-MM-DD&to=YYYY-MM-DD)`,
+      abort: true,
+    })
+    .refine((s) => !/^\d{4}/.test(s) || (s.slice(0, 4) >= EARLIEST_YEAR && s.slice(0, 4) <= LATEST_YEAR), {
+      error: `period must name a year from ${EARLIEST_YEAR} to ${LATEST_YEAR}`,
     })
     .optional(),
   from: dayOrMonth('from'),
@@ -57,7 +76,7 @@ function fromDayOf(s: string): string {
   return s.length === 7 ? `${s}-01` : s;
 }
 function toDayOf(s: string): string {
-  return s.length === 7 ? addDays(addMonths(`${s}-01`, 1), -1) : s;
+  return s.length === 7 ? lastDayOf(`${s}-01`, 1) : s;
 }
 
 /** For a schema's superRefine: period and from/to are not mixed (period=custom uses from/to). */
@@ -70,7 +89,8 @@ export function checkPeriodParams(p: PeriodParams, ctx: z.RefinementCtx): void {
 /** A range's order and length (answered like a schema error: 400 naming `to`). */
 function checkRange(range: DayRange): void {
   if (range.fromDay > range.toDay) throw invalidParameter('from', `from (${range.fromDay}) must not be after to (${range.toDay})`);
-  if (range.toDay >= addYears(range.fromDay, MAX_PERIOD_YEARS)) throw invalidParameter('to', `a period spans at most ${MAX_PERIOD_YEARS} years (from ${range.fromDay} to ${range.toDay} is longer)`);
+  // Compared as instants: years after 9999 are no four-digit day strings (9999-12-31 + 3 years).
+  if (Date.parse(`${range.toDay}T00:00:00Z`) >= yearsLater(range.fromDay, MAX_PERIOD_YEARS)) throw invalidParameter('to', `a period spans at most ${MAX_PERIOD_YEARS} years (from ${range.fromDay} to ${range.toDay} is longer)`);
 }
 
 export function addMonths(day: string, months: number): string {
@@ -78,11 +98,18 @@ export function addMonths(day: string, months: number): string {
   return isoDay(new Date(Date.UTC(y, m - 1 + months, 1)));
 }
 
-function addYears(day: string, years: number): string {
+/** The last day of the `months` months starting at `start` (a first of a month); 9999-12 ends 9999-12-31, not in year 10000. */
+function lastDayOf(start: string, months: number): string {
+  const [y, m] = start.split('-').map(Number) as [number, number];
+  return isoDay(new Date(Date.UTC(y, m - 1 + months, 0)));
+}
+
+/** 00:00 UTC of the same day `years` later (as epoch milliseconds). */
+function yearsLater(day: string, years: number): number {
   const [y, m, d] = day.split('-').map(Number) as [number, number, number];
-  const date = new Date(Date.UTC(y + years, m - 1, d));
+  const date = Date.UTC(y + years, m - 1, d);
   // 29 Feb + 1 year = 28 Feb, not 1 March.
-  return date.getUTCDate() === d ? isoDay(date) : isoDay(new Date(Date.UTC(y + years, m, 0)));
+  return new Date(date).getUTCDate() === d ? date : Date.UTC(y + years, m, 0);
 }
 
 export interface DayRange {
@@ -125,7 +152,7 @@ function calendarUnit(label: string, start: string, months: number): Shape {
   const previousStart = addMonths(start, -months);
   return {
     label,
-    range: { fromDay: start, toDay: addDays(addMonths(start, months), -1) },
+    range: { fromDay: start, toDay: lastDayOf(start, months) },
     previous: { fromDay: previousStart, toDay: addDays(start, -1) },
   };
 }
@@ -178,6 +205,7 @@ export function resolvePeriod(p: PeriodParams, now: Date, fallback: DefaultPerio
   checkRange(range);
   if (range.fromDay > today) {
     if (p.period !== undefined && p.period !== 'custom') throw invalidParameter('period', `period ${p.period} starts ${range.fromDay}, after today (${today}): there are no figures for it yet`);
+    if (p.from === undefined) throw invalidParameter('to', `to (${p.to}) reaches no day up to today (${today}): the period would start ${range.fromDay}`);
     throw invalidParameter('from', `from (${range.fromDay}) must not be after today (${today})`);
   }
   const periodEnd = new Date(Date.parse(`${range.toDay}T00:00:00Z`) + 86_400_000);
