@@ -710,13 +710,15 @@ function costOverDaysSql(bucket: CostBucket): string {
       union select day from cost_daily_closed_days where caps = $12
     ),
     ${piecesCte('stored_days')},
-    effective as (${effectiveRollupsSql('(select distinct id from pieces)', '$7', '$8', [], WINDOW_TIME_RANGE)}),
+    -- Each piece joined to its snapshot's rollup rows in one go (an index lookup per piece): joining
+    -- pieces to the rollups of their snapshots afterwards made the planner compare every pair.
+    effective as (${effectiveRollupsSql('pieces', '$7', '$8', ['day', 'secs'], WINDOW_TIME_RANGE)}),
     live as (
-      select p.day, e.group_value, e.currency, sum(e.price_per_hour * p.secs) / 3600 as cost,
-        sum(e.resource_count * p.secs) / 3600 as resource_hours, sum(e.unpriced_count * p.secs) / 3600 as unpriced_resource_hours
-      from pieces p join effective e on e.snapshot_id = p.id
+      select e.day, e.group_value, e.currency, sum(e.price_per_hour * e.secs) / 3600 as cost,
+        sum(e.resource_count * e.secs) / 3600 as resource_hours, sum(e.unpriced_count * e.secs) / 3600 as unpriced_resource_hours
+      from effective e
       where ${filter('e')}
-      group by p.day, e.group_value, e.currency
+      group by e.day, e.group_value, e.currency
     ),
     stored as (
       select d.day, d.group_value, d.currency, case when d.currency is not null then d.cost end as cost, d.resource_hours, d.unpriced_resource_hours
