@@ -7,7 +7,9 @@
  * days, with rollups synthesised in SQL (a realistic number of groups per dimension: 8 flavors,
  * 20 teams, 4 environments, 30 cost centres, the fixed dimensions) standing for --instances
  * instances in all, and the older days sealed with their cost_daily rows (as retention leaves
- * them). No instance rows: reports over periods read rollups and cost_daily only.
+ * them), then the complete days since closed by the service's own routine (closeCompleteDays), as
+ * the collection service leaves them. No instance rows: reports over periods read rollups and
+ * cost_daily only.
  *
  * Then, through the web app on loopback with the report cache off: p50/p95 of the JSON of
  * cost?period=<last year>, monthly over 12 months and overview?period=ytd, beside two baselines
@@ -20,6 +22,7 @@ import { request } from 'undici';
 import { onServer, withDatabase } from './database.js';
 import { loadConfig } from '../src/config.js';
 import { openDatabase, type Database } from '../src/db/connection.js';
+import { closeCompleteDays, gapCapsFor } from '../src/db/cost-model.js';
 import { migrateDatabase } from '../src/db/migrate.js';
 import { silentLogger } from '../src/logger.js';
 import { allReports } from '../src/reports/index.js';
@@ -162,6 +165,11 @@ export async function main(args: string[]): Promise<void> {
     await migrateDatabase(db);
     await generate(db, o, firstDay, end);
     const config = loadConfig({});
+    // What the collection service leaves after its runs: every complete day closed (cost_daily rows).
+    const t = performance.now();
+    const closed = await closeCompleteDays(db, { now, maxGapHours: gapCapsFor(config) });
+    await db.execute('analyze cost_daily');
+    out(`closed days (service's closing routine): ${closed.length} (${closed[0] ?? '-'} .. ${closed[closed.length - 1] ?? '-'}) in ${secs(performance.now() - t)}`);
     const database = db;
     const app = createWebApp({ reports: allReports(), context: () => ({ db: database, config, now }), logger: silentLogger(), demo: false });
     server = await new Promise<Server>((resolve) => {

@@ -14,6 +14,7 @@ import { collectorPhases, orderedCollectorNames, type Collector } from './collec
 import type { RunContext, SkippedUnit, Unit } from './collectors/collector.js';
 import { Limiter } from './concurrency.js';
 import { CollectionStoppedError, toRunError } from './errors.js';
+import { closeDays } from './close-days.js';
 import { beginRun, DEFAULT_DEAD_AFTER_MS, DEFAULT_HEARTBEAT_MS, finishRun, heartbeat } from './run-record.js';
 import { openSnapshot, type SnapshotWriter } from './snapshot-writer.js';
 import type {
@@ -269,6 +270,7 @@ async function executeRun(deps: CollectorDeps, input: ExecuteInput): Promise<Run
   const status: RunStatus = fatal || (ok === 0 && failed > 0) ? 'failed' : realErrors > 0 ? 'partial' : 'succeeded';
   const finishedAt = input.clock();
   const finalStatus = await finishRun(db, runId, { status, finishedAt, counts, errors });
+  await closeDays({ db, config: deps.config, logger: log }, finishedAt);
   const summary: RunSummary = {
     runId,
     status: finalStatus,

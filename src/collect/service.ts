@@ -18,6 +18,7 @@ import { randomBytes } from 'node:crypto';
 import cron, { type ScheduledTask } from 'node-cron';
 import { COLLECTOR_NAMES } from '../config.js';
 import { createPgRunCoordinator } from './coordinator.js';
+import { closeDays } from './close-days.js';
 import { pruneHistory } from './retention.js';
 import { DEFAULT_DEAD_AFTER_MS, DEFAULT_HEARTBEAT_MS, failDeadRuns, failRun } from './run-record.js';
 import { defaultRunnerId, startCollection } from './run.js';
@@ -89,6 +90,8 @@ export function createCollectionService(deps: CollectorDeps, options: Collection
   let current: ActiveRun | null = null;
   let pruning: { abort: AbortController; done: Promise<void> } | null = null;
   let starting: Promise<void> | null = null;
+  let closing: Promise<void> | null = null;
+  const closeAbort = new AbortController();
   const slots = new Map<string, { names: Set<CollectorName>; timer: NodeJS.Timeout; done: Promise<void>; release: () => void }>();
 
   async function begin(trigger: RunTrigger, collectors: readonly CollectorName[]): Promise<CollectNowResult> {
@@ -192,6 +195,11 @@ export function createCollectionService(deps: CollectorDeps, options: Collection
       tasks.push(schedule(options.pruneSchedule ?? DEFAULT_PRUNE_SCHEDULE, 'prune', () => runPrune()));
       log.info({ schedules: Object.fromEntries(byExpression), claimant }, 'collection schedules started');
 
+      // Days completed while the service was down (or collected by another process) get their daily costs.
+      closing = closeDays(deps, new Date(), closeAbort.signal).then(() => {
+        closing = null;
+      });
+
       if (deps.config.collectOnStart) {
         // Tracked until the run is registered, so idle() never misses the start-up run.
         starting = begin('startup', COLLECTOR_NAMES)
@@ -255,12 +263,14 @@ export function createCollectionService(deps: CollectorDeps, options: Collection
           log.warn({ runId: run.runId, failed }, 'running collection did not stop in time');
         }
       }
+      closeAbort.abort();
       await pruning?.done;
+      await closing;
     },
 
     async idle() {
       for (;;) {
-        const waits = [starting, current?.done, pruning?.done, ...[...slots.values()].map((s) => s.done)].filter(Boolean);
+        const waits = [starting, closing, current?.done, pruning?.done, ...[...slots.values()].map((s) => s.done)].filter(Boolean);
         if (waits.length === 0) return;
         await Promise.all(waits);
       }

@@ -283,7 +283,76 @@ export async function computeCostRollups(q: Queryable, snapshotId: number): Prom
     // and it expects one group per resource (it cannot know how many share a tag set): with the
     // default 4 MB it sorts every resource row instead, several times slower.
     await withLocalSettings(tx, { work_mem: '64MB' }, () => tx.execute(rollupInsertSql(kind as PricedKind), [snapshotId, UNTAGGED]));
+    await reopenDaysAffectedBy(tx, snapshotId);
   });
+}
+
+/**
+ * Re-opens the closed days whose figures the snapshot's rates change (so reports integrate them
+ * live again until closeCompleteDays closes them anew): a snapshot taken at T holds from T (and
+ * cuts the previous one's rate at T) for at most the cap, so it affects the days that overlap
+ * [T, T + cap). A backdated snapshot (the demo backfill, a late collection) lands here.
+ */
+async function reopenDaysAffectedBy(tx: Queryable, snapshotId: number): Promise<void> {
+  await tx.execute(
+    `delete from cost_daily_closed_days c using snapshots s
+      where s.id = $1
+        and (c.day + 1)::timestamp at time zone 'UTC' > s.taken_at
+        and c.day::timestamp at time zone 'UTC' < s.taken_at + make_interval(secs => c.reach_secs)`,
+    [snapshotId],
+  );
+}
+
+/** The gap caps (seconds per priced kind) a closed day was computed with, as stored in cost_daily_closed_days.caps. */
+function capsKey(params: readonly unknown[]): string {
+  return `instance=${params[2]},cluster=${params[3]},k8s_price=${params[4]}`;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Closes every complete UTC day not closed yet (or closed under other gap caps) and not sealed:
+ * computes its cost_daily rows with refreshCostDaily (the very integration reports do live) and
+ * records it in cost_daily_closed_days, one transaction per day. A day is complete once its end
+ * plus the longest cap has passed: no rate that holds on it can still be running, so `now` no
+ * longer matters to it; a snapshot written later that affects it re-opens it (computeCostRollups).
+ * Returns the days closed. Cheap when nothing is left to close (one query). Aborting stops between days.
+ */
+export async function closeCompleteDays(db: Database, opts: CostOverTimeOptions & { signal?: AbortSignal } = {}): Promise<string[]> {
+  const now = opts.now ?? new Date();
+  const params = pieceParams('2000-01-01', '2000-01-01', { ...opts, now });
+  const caps = capsKey(params);
+  const reachSecs = Math.max(params[2] as number, params[3] as number, params[4] as number);
+  const lastDay = new Date(Math.floor((now.getTime() - reachSecs * 1000) / DAY_MS) * DAY_MS - DAY_MS).toISOString().slice(0, 10);
+  const kinds = PRICED_KINDS.map(sqlText).join(', ');
+  const open = await db.query<{ day: string }>(
+    `select to_char(d, 'YYYY-MM-DD') as day
+       from generate_series(
+         (select min(taken_at at time zone 'UTC')::date from snapshots where complete and kind in (${kinds})),
+         $1::date, interval '1 day') d
+      where d::date not in (select day from cost_daily_sealed_days)
+        and d::date not in (select day from cost_daily_closed_days where caps = $2)
+      order by d`,
+    [lastDay, caps],
+  );
+  const closed: string[] = [];
+  for (const { day } of open) {
+    if (opts.signal?.aborted) break;
+    await db.transaction(async (tx) => {
+      // Waits for snapshot writers that are re-opening days (and makes them wait), so a day is
+      // never closed from figures that miss a snapshot committed meanwhile.
+      await tx.execute('lock table cost_daily_closed_days in share row exclusive mode');
+      if ((await tx.query('select 1 from cost_daily_sealed_days where day = $1::date', [day])).length > 0) return;
+      await refreshCostDaily(tx, { fromDay: day, toDay: day }, { ...opts, now });
+      await tx.execute(
+        `insert into cost_daily_closed_days (day, caps, reach_secs, closed_at) values ($1::date, $2, $3, now())
+         on conflict (day) do update set caps = excluded.caps, reach_secs = excluded.reach_secs, closed_at = excluded.closed_at`,
+        [day, caps, reachSecs],
+      );
+      closed.push(day);
+    });
+  }
+  return closed;
 }
 
 /** Runs fn in a transaction: the caller's, when q is one; else a new one. (JIT is off for every connection: db/connection.ts.) */
@@ -438,14 +507,15 @@ function checkDayRange(fn: string, fromDay: string, toDay: string): void {
  * until the next complete snapshot of the same (kind, scope), at most the kind's cap ($3 instance,
  * $4 cluster, $5 k8s_price, in seconds); the newest until $6 (now), capped alike.
  */
-function piecesCte(): string {
+function piecesCte(storedDays: string): string {
   const kinds = PRICED_KINDS.map(sqlText).join(', ');
   const cap = `make_interval(secs => (case kind when 'instance' then $3::int when 'cluster' then $4::int else $5::int end))`;
-  // Pieces are only ever made for days not sealed: snapshots that end before the first such day
-  // (their rate holds at most the cap) are not read at all, so a year of sealed history costs nothing here.
+  // Pieces are only ever made for days not in `storedDays` (a relation with a column day): snapshots
+  // that end before the first such day (their rate holds at most the cap) are not read at all, so a
+  // year of stored history costs nothing here.
   return `live_from as (
     select min(d)::date as day from generate_series($1::date, $2::date, interval '1 day') d
-    where d::date not in (select day from cost_daily_sealed_days)
+    where d::date not in (select day from ${storedDays})
   ),
   win as (
     select id, kind, scope_key, project_id, region_id, taken_at,
@@ -465,12 +535,12 @@ function piecesCte(): string {
     cross join lateral generate_series(date_trunc('day', iv.taken_at), iv.end_at - interval '1 microsecond', interval '1 day') as d(day)
     where iv.end_at > iv.taken_at
       and d.day::date between $1::date and $2::date
-      and d.day::date not in (select day from cost_daily_sealed_days)
+      and d.day::date not in (select day from ${storedDays})
   )`;
 }
 
 /** The taken_at range of the snapshots piecesCte reads (for bounding rollup reads by the dimension/time index). */
-const WINDOW_TIME_RANGE = `r.taken_at >= $1::date - make_interval(secs => greatest($3::int, $4::int, $5::int))
+const WINDOW_TIME_RANGE = `r.taken_at >= (select day from live_from) - make_interval(secs => greatest($3::int, $4::int, $5::int))
   and r.taken_at < $2::date + 1 + make_interval(secs => greatest($3::int, $4::int, $5::int))`;
 
 function pieceParams(fromDay: string, toDay: string, opts: CostOverTimeOptions): unknown[] {
@@ -502,7 +572,7 @@ export async function refreshCostDaily(
       params.slice(0, 2),
     );
     await tx.execute(
-      `with ${piecesCte()},
+      `with ${piecesCte('cost_daily_sealed_days')},
       tag_dims as (
         select distinct p.kind, p.scope_key, r.dimension
         from pieces p join cost_rollups r on r.snapshot_id = p.id
@@ -621,7 +691,8 @@ export async function costOverDays(q: Queryable, query: DailyCostQuery, bucket: 
 }
 
 function costOverDaysParams(query: DailyCostQuery): unknown[] {
-  return [...pieceParams(query.fromDay, query.toDay, query), query.dimension, UNTAGGED, query.kind ?? null, query.projectId ?? null, query.regionId ?? null];
+  const params = pieceParams(query.fromDay, query.toDay, query);
+  return [...params, query.dimension, UNTAGGED, query.kind ?? null, query.projectId ?? null, query.regionId ?? null, capsKey(params)];
 }
 
 const BUCKET_SQL: Record<CostBucket, string> = {
@@ -633,24 +704,31 @@ const BUCKET_SQL: Record<CostBucket, string> = {
 function costOverDaysSql(bucket: CostBucket): string {
   const filter = (t: string) =>
     `($9::text is null or ${t}.kind = $9) and ($10::int is null or ${t}.project_id = $10) and ($11::int is null or ${t}.region_id = $11)`;
-  return `with ${piecesCte()},
-    effective as (${effectiveRollupsSql('(select distinct id from pieces)', '$7', '$8', [], WINDOW_TIME_RANGE)}),
-    live as (
-      select p.day, e.group_value, e.currency, sum(e.price_per_hour * p.secs) / 3600 as cost,
-        sum(e.resource_count * p.secs) / 3600 as resource_hours, sum(e.unpriced_count * p.secs) / 3600 as unpriced_resource_hours
-      from pieces p join effective e on e.snapshot_id = p.id
-      where ${filter('e')}
-      group by p.day, e.group_value, e.currency
+  // Days read from cost_daily: sealed ones, and those closed under the same gap caps ($12).
+  return `with stored_days as (
+      select day from cost_daily_sealed_days
+      union select day from cost_daily_closed_days where caps = $12
     ),
-    sealed as (
+    ${piecesCte('stored_days')},
+    -- Each piece joined to its snapshot's rollup rows in one go (an index lookup per piece): joining
+    -- pieces to the rollups of their snapshots afterwards made the planner compare every pair.
+    effective as (${effectiveRollupsSql('pieces', '$7', '$8', ['day', 'secs'], WINDOW_TIME_RANGE)}),
+    live as (
+      select e.day, e.group_value, e.currency, sum(e.price_per_hour * e.secs) / 3600 as cost,
+        sum(e.resource_count * e.secs) / 3600 as resource_hours, sum(e.unpriced_count * e.secs) / 3600 as unpriced_resource_hours
+      from effective e
+      where ${filter('e')}
+      group by e.day, e.group_value, e.currency
+    ),
+    stored as (
       select d.day, d.group_value, d.currency, case when d.currency is not null then d.cost end as cost, d.resource_hours, d.unpriced_resource_hours
       from cost_daily d
-      where d.dimension = $7 and d.day between $1::date and $2::date and d.day in (select day from cost_daily_sealed_days) and ${filter('d')}
+      where d.dimension = $7 and d.day between $1::date and $2::date and d.day in (select day from stored_days) and ${filter('d')}
       union all
       select d.day, $8::text, d.currency, case when d.currency is not null then d.cost end, d.resource_hours, d.unpriced_resource_hours
       from cost_daily d
       where d.dimension = 'kind' and left($7, 4) = 'tag:' and d.day between $1::date and $2::date
-        and d.day in (select day from cost_daily_sealed_days) and ${filter('d')}
+        and d.day in (select day from stored_days) and ${filter('d')}
         and not exists (select 1 from cost_daily x where x.day = d.day and x.dimension = $7 and x.kind = d.kind and x.scope_key = d.scope_key)
     )
     select ${BUCKET_SQL[bucket]} as bucket, group_value, currency,
@@ -659,7 +737,7 @@ function costOverDaysSql(bucket: CostBucket): string {
     from (
       select day, group_value, currency, cost, resource_hours, unpriced_resource_hours from live
       union all
-      select day, group_value, currency, cost, resource_hours, unpriced_resource_hours from sealed
+      select day, group_value, currency, cost, resource_hours, unpriced_resource_hours from stored
     ) u
     group by 1, group_value, currency
     order by 1, group_value, currency nulls last`;
@@ -693,7 +771,7 @@ export async function pricePieces(q: Queryable, query: { fromDay: string; toDay:
   checkDayRange('pricePieces', query.fromDay, query.toDay);
   const kinds = PRICED_KINDS.map(sqlText).join(', ');
   return q.query<PricePiece & Record<string, unknown>>(
-    `with ${piecesCte()},
+    `with ${piecesCte('cost_daily_sealed_days')},
     sealed_snaps as (
       select distinct on (kind, scope_key, taken_at::date) id, kind, scope_key, project_id, region_id, taken_at, taken_at::date as day
       from snapshots

@@ -677,3 +677,18 @@ export const costDailySealedDays = pgTable('cost_daily_sealed_days', {
   day: date('day', { mode: 'string' }).primaryKey(),
   sealedAt: timestamptz('sealed_at').notNull().defaultNow(),
 });
+
+/**
+ * UTC days whose cost_daily rows were computed early, once the day was complete (its end plus the
+ * longest gap cap has passed), so reports over periods read them instead of integrating the
+ * rollups live. Unlike sealed days they keep their detail and are re-opened (the row deleted) when
+ * a snapshot that affects them is written later; `caps` (instance,cluster,k8s_price cap seconds)
+ * records the gap caps they were computed with: readers use a closed day only under the same caps.
+ * `reach_secs` is the longest of those caps: a snapshot taken at T affects the days T - reach .. T.
+ */
+export const costDailyClosedDays = pgTable('cost_daily_closed_days', {
+  day: date('day', { mode: 'string' }).primaryKey(),
+  caps: text('caps').notNull(),
+  reachSecs: integer('reach_secs').notNull(),
+  closedAt: timestamptz('closed_at').notNull().defaultNow(),
+});

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { PRICED_KINDS, type PricedKind } from '../db/cost-model.js';
 import type { Column, Coverage, Row, SummaryItem } from './report.js';
 import { offsetRows } from './shared/batches.js';
-import { dimensionOf, GROUPING_HELP, groupingField, groupingParam, groupNameColumns, groupNames, latestGroupCosts, latestTotals, type CostFilter } from './shared/costs.js';
+import { dimensionOf, GROUPING_HELP, groupingField, groupingParam, groupNameColumns, groupNames, latestTotals, type CostFilter } from './shared/costs.js';
 import { collectedBy, periodCoverage } from './shared/coverage.js';
 import { checkPeriodParams, periodField, periodParamShape, resolvePeriod, type ResolvedPeriod } from './shared/period.js';
 import { periodGroups, type PeriodGroups } from './shared/period-groups.js';
@@ -145,7 +145,7 @@ export const costReport: Report<CostParams> = defineReport({
       fetchRows(ctx, r, params, page.limit, page.offset),
       r.groups.totals(),
       latestTotals(ctx.db, filter),
-      latestGroupCosts(ctx.db, r.dimension, filter),
+      r.groups.latest, // the run-rate per group, read once by periodGroups
       latestSnapshots(ctx.db, PRICED_KINDS),
     ]);
     const scopeNote = [params.kind ? kindLabel(params.kind) : null, params.project ? `project ${params.project}` : null, params.region ? `region ${params.region}` : null]

@@ -11,7 +11,7 @@ import { periodCoverage } from './shared/coverage.js';
 import { checkPeriodParams, periodField, periodGiven, periodParamShape, resolvePeriod, type ResolvedPeriod } from './shared/period.js';
 import { periodGroups, type PeriodGroups } from './shared/period-groups.js';
 import { offsetRows } from './shared/batches.js';
-import { dimensionOf, GROUPING_HELP, groupingField, groupingParam, latestEffectiveCte, latestEffectiveParams, latestGroupCosts, latestTotals, groupNameColumns, groupNames, type CurrencyTotal } from './shared/costs.js';
+import { dimensionOf, GROUPING_HELP, groupingField, groupingParam, latestEffectiveCte, latestEffectiveParams, latestTotals, groupNameColumns, groupNames, type CurrencyTotal } from './shared/costs.js';
 import { addDays, chartNumber, dimensionLabel, formatAge, isoDay, kindLabel } from './shared/format.js';
 import { inventoryHref } from './shared/links.js';
 import { intParam, invalidParameter } from './shared/params.js';
@@ -301,7 +301,7 @@ export const overviewReport: Report<OverviewParams> = defineReport({
     const [kindDays, totals, groups, table, groupTotals, uncovered, allLatest] = await Promise.all([
       kindDailyCosts(ctx, chartDays),
       latestTotals(ctx.db),
-      latestGroupCosts(ctx.db, r.dim),
+      r.groups.latest, // the run-rate per group, read once by periodGroups
       groupRows(ctx, r, page.limit, page.offset),
       r.groups.totals(),
       coverage(ctx),

@@ -12,6 +12,7 @@ const EXPECTED_TABLES = [
   'auth_sessions',
   'collection_runs',
   'cost_daily',
+  'cost_daily_closed_days',
   'cost_daily_sealed_days',
   'cost_rollups',
   'free_features',

@@ -35,10 +35,10 @@ export function periodsConfig(): Config {
   return loadConfig({ CLOUDTALLY_CONFIG: 'test.json' }, { readFile: () => JSON.stringify({ cost_max_gap_hours: 24 }) });
 }
 
-const A = { scopeKey: 'p1-r1', projectId: 1, regionId: 1 };
-const B = { scopeKey: 'p2-r2', projectId: 2, regionId: 2 };
+export const A = { scopeKey: 'p1-r1', projectId: 1, regionId: 1 };
+export const B = { scopeKey: 'p2-r2', projectId: 2, regionId: 2 };
 
-async function run(db: Database, at: Date): Promise<number> {
+export async function run(db: Database, at: Date): Promise<number> {
   const [row] = await db.query<{ id: number }>(
     `insert into collection_runs (trigger, collectors, started_at, finished_at, heartbeat_at, status, counts, errors, runner_id)
      values ('schedule', '{instances,flavors}', $1, $1, $1, 'succeeded', '{}', '[]', 'test') returning id`,
@@ -47,7 +47,7 @@ async function run(db: Database, at: Date): Promise<number> {
   return row!.id;
 }
 
-async function snapshot(db: Database, runId: number, kind: 'instance' | 'flavor', scope: typeof A, at: Date): Promise<number> {
+export async function snapshot(db: Database, runId: number, kind: 'instance' | 'flavor', scope: typeof A, at: Date): Promise<number> {
   const [row] = await db.db
     .insert(snapshots)
     .values({ runId, kind, scopeKey: scope.scopeKey, projectId: scope.projectId, regionId: scope.regionId, takenAt: at, complete: true, rowCount: 0 })
@@ -55,7 +55,7 @@ async function snapshot(db: Database, runId: number, kind: 'instance' | 'flavor'
   return row!.id;
 }
 
-function instance(scope: typeof A, id: string, flavor: string, team: string, active: boolean) {
+export function instance(scope: typeof A, id: string, flavor: string, team: string, active: boolean) {
   return {
     instanceId: id,
     name: id,

@@ -17,9 +17,11 @@ import type { Queryable } from '../../db/connection.js';
 /**
  * The data version: changes whenever the set of complete snapshots changes (a snapshot completes
  * or is deleted: ids only grow, so count, max and sum together tell any two sets apart that
- * occur in practice) or a day's cost is sealed.
+ * occur in practice), a day's cost is sealed, or a day is closed (its cost_daily rows written:
+ * the figures do not change, but what they are read from does, and the cache must not hide that).
  */
-const DATA_VERSION_SQL = `select concat_ws(':', count(*), max(id), sum(id), (select count(*) from cost_daily_sealed_days)) as v
+const DATA_VERSION_SQL = `select concat_ws(':', count(*), max(id), sum(id), (select count(*) from cost_daily_sealed_days),
+    (select concat(count(*), '@', max(closed_at)) from cost_daily_closed_days)) as v
   from snapshots where complete`;
 
 /**

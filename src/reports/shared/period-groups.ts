@@ -5,7 +5,7 @@
  * from cost_daily, the rest integrated from rollups), summed per group in SQL.
  */
 import type { Row } from '../report.js';
-import { latestEffectiveCte, latestEffectiveParams, type CostFilter } from './costs.js';
+import { latestGroupCosts, type CostFilter, type GroupCost } from './costs.js';
 import type { DayRange } from './period.js';
 import { bucketCostsFor } from './time.js';
 import type { ReportCtx } from './types.js';
@@ -25,13 +25,18 @@ export interface PeriodGroups {
   page(order: string, limit: number, offset: number): Promise<{ rows: Array<Record<string, unknown>>; total: number }>;
   /** Per currency over every group: money summed in SQL, `group` = "Total". */
   totals(): Promise<Row[]>;
+  /** The current run-rate per group and currency (latestGroupCosts), read once for page, totals and charts. */
+  latest: GroupCost[];
 }
 
-/** SQL after the CTEs: $7.. = current, previous and known flag; the caller appends limit/offset. */
+/**
+ * The CTEs over values read once (no table is read again per page or for the totals): $1..$6 =
+ * the latest run-rate per group, $7.. = current, previous and known flag; the caller appends
+ * limit/offset.
+ */
 const JOINED = `now_groups as (
-    select group_value, currency, sum(price_per_hour) as price_per_hour, sum(price_per_month) as price_per_month,
-      sum(resource_count)::int as resources, sum(unpriced_count)::int as unpriced
-    from eff group by group_value, currency
+    select g as group_value, c as currency, h as price_per_hour, mo as price_per_month, n as resources, u as unpriced
+    from unnest($1::text[], $2::text[], $3::numeric[], $4::numeric[], $5::int[], $6::int[]) as x(g, c, h, mo, n, u)
   ),
   cur as (select g as group_value, c as currency, sum(v) as cost from unnest($7::text[], $8::text[], $9::numeric[]) as m(g, c, v) group by g, c),
   prev as (select g as group_value, c as currency, sum(v) as cost from unnest($10::text[], $11::text[], $12::numeric[]) as m(g, c, v) group by g, c),
@@ -53,12 +58,18 @@ const JOINED = `now_groups as (
 const CHANGE = (cost: string, previous: string) => `round((${cost} - ${previous}) * 100 / nullif(${previous}, 0), 2)`;
 
 export async function periodGroups(ctx: ReportCtx, input: PeriodGroupsInput): Promise<PeriodGroups> {
-  const [current, previous] = await Promise.all([
+  const [latest, current, previous] = await Promise.all([
+    latestGroupCosts(ctx.db, input.dimension, input.filter),
     bucketCostsFor(ctx.db, ctx.config, ctx.now, input.dimension, input.range, 'all', input.filter),
     input.previousKnown ? bucketCostsFor(ctx.db, ctx.config, ctx.now, input.dimension, input.previous, 'all', input.filter) : Promise.resolve([]),
   ]);
   const values = [
-    ...latestEffectiveParams(input.dimension, input.filter),
+    latest.map((r) => r.group_value),
+    latest.map((r) => r.currency),
+    latest.map((r) => r.price_per_hour),
+    latest.map((r) => r.price_per_month),
+    latest.map((r) => r.resource_count),
+    latest.map((r) => r.unpriced_count),
     current.map((r) => r.group_value),
     current.map((r) => r.currency),
     current.map((r) => r.cost),
@@ -68,9 +79,10 @@ export async function periodGroups(ctx: ReportCtx, input: PeriodGroupsInput): Pr
     input.previousKnown,
   ];
   return {
+    latest,
     async page(order, limit, offset) {
       const rows = await ctx.db.query<Record<string, unknown>>(
-        `with ${latestEffectiveCte()}, ${JOINED}
+        `with ${JOINED}
          select *, ${CHANGE('cost', 'previous_cost')}::float8 as change_percent,
            case when currency is not null then round(100 * price_per_hour / nullif(sum(price_per_hour) over (partition by currency), 0), 2) end as share,
            count(*) over ()::int as total_rows
@@ -83,7 +95,7 @@ export async function periodGroups(ctx: ReportCtx, input: PeriodGroupsInput): Pr
     },
     async totals() {
       const rows = await ctx.db.query<Record<string, unknown>>(
-        `with ${latestEffectiveCte()}, ${JOINED}
+        `with ${JOINED}
          select currency, trim_scale(sum(cost)) as cost, trim_scale(sum(previous_cost)) as previous_cost, ${CHANGE('sum(cost)', 'sum(previous_cost)')}::float8 as change_percent,
            trim_scale(sum(price_per_hour)) as price_per_hour, trim_scale(sum(price_per_month)) as price_per_month,
            sum(resources)::int as resources, sum(unpriced)::int as unpriced
