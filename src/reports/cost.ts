@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { PRICED_KINDS, type PricedKind } from '../db/cost-model.js';
 import type { Column, Coverage, Row, SummaryItem } from './report.js';
 import { offsetRows } from './shared/batches.js';
-import { dimensionOf, GROUPING_HELP, groupingField, groupingParam, groupNameColumns, groupNames, latestTotals, type CostFilter } from './shared/costs.js';
+import { dimensionOf, GROUPING_HELP, unknownTagKeyNotes, groupingField, groupingParam, groupNameColumns, groupNames, latestTotals, type CostFilter } from './shared/costs.js';
 import { collectedBy, periodCoverage } from './shared/coverage.js';
 import { checkPeriodParams, periodField, periodParamShape, resolvePeriod, type ResolvedPeriod } from './shared/period.js';
 import { periodGroups, type PeriodGroups } from './shared/period-groups.js';
@@ -167,6 +167,7 @@ export const costReport: Report<CostParams> = defineReport({
       totals: totalsRows(r.dimension, totals),
       coverage: r.coverage,
       notes: [
+        ...(await unknownTagKeyNotes(ctx.db, r.dimension)),
         ...freshnessNotes(ctx.now, snapshots, 'priced resources (instances, GPU clusters, Kubernetes clusters)'),
         `Spend ${r.period.label} = ${r.period.fromDay} to ${r.period.lastDay}${r.period.lastDay < r.period.toDay ? ' (so far)' : ''}, estimated: each snapshot's run-rate holds until the next one, ${gapCapText(ctx.config)} are capped. Compared with ${r.period.previous.fromDay} to ${r.period.previous.toDay}; change % is empty when that spend is 0 or unknown.`,
         'Run-rate = the sum of current hourly prices. Only running resources cost (instances and cluster servers with status ACTIVE); stopped ones are counted at 0.',

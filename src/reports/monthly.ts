@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { PRICED_KINDS, type BucketCostRow, type PricedKind } from '../db/cost-model.js';
 import type { Column, Coverage, Row, SummaryItem } from './report.js';
 import { offsetRows } from './shared/batches.js';
-import { dimensionOf, GROUPING_HELP, groupingField, groupingParam, groupNameColumns, groupNames, type CostFilter } from './shared/costs.js';
+import { dimensionOf, GROUPING_HELP, unknownTagKeyNotes, groupingField, groupingParam, groupNameColumns, groupNames, type CostFilter } from './shared/costs.js';
 import { periodCoverage } from './shared/coverage.js';
 import { pricedKindSelect, scopeFilterFields } from './shared/fields.js';
 import { dimensionLabel, kindLabel } from './shared/format.js';
@@ -134,6 +134,7 @@ export const monthlyReport: Report<MonthlyParams> = defineReport({
       totals: sums,
       coverage: r.coverage,
       notes: [
+        ...(await unknownTagKeyNotes(ctx.db, r.dimension)),
         ...freshnessNotes(ctx.now, snapshots, 'priced resources'),
         `Each cell is the estimated spend of the group in that calendar month (UTC): each snapshot's run-rate holds until the next one, ${gapCapText(ctx.config)} are capped, not extrapolated.` +
           (r.months.includes(thisMonth) ? ` ${thisMonth} is the month so far.` : ''),

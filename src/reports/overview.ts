@@ -11,7 +11,7 @@ import { periodCoverage } from './shared/coverage.js';
 import { checkPeriodParams, periodField, periodGiven, periodParamShape, resolvePeriod, type ResolvedPeriod } from './shared/period.js';
 import { periodGroups, type PeriodGroups } from './shared/period-groups.js';
 import { offsetRows } from './shared/batches.js';
-import { dimensionOf, GROUPING_HELP, groupingField, groupingParam, latestEffectiveCte, latestEffectiveParams, latestTotals, groupNameColumns, groupNames, type CurrencyTotal } from './shared/costs.js';
+import { dimensionOf, GROUPING_HELP, unknownTagKeyNotes, groupingField, groupingParam, latestEffectiveCte, latestEffectiveParams, latestTotals, groupNameColumns, groupNames, type CurrencyTotal } from './shared/costs.js';
 import { addDays, chartNumber, dimensionLabel, formatAge, isoDay, kindLabel } from './shared/format.js';
 import { inventoryHref } from './shared/links.js';
 import { intParam, invalidParameter } from './shared/params.js';
@@ -314,6 +314,7 @@ export const overviewReport: Report<OverviewParams> = defineReport({
     const unpricedTotal = uncovered.reduce((n, c) => n + c.count, 0);
     const showPeriod = periodGiven(params) && r.period.label !== `month to date (${month.month})`;
     const notes = [
+      ...(await unknownTagKeyNotes(ctx.db, r.dim)),
       ...freshnessNotes(ctx.now, priced, 'priced resources'),
       `Data age per scope: ${freshnessByScope(ctx.now, allLatest).join('; ') || 'no data yet'}.`,
       unpricedTotal > 0

@@ -8,7 +8,7 @@ import { effectiveRollupsSql, PRICED_KINDS, type PricedKind } from '../db/cost-m
 import { UNTAGGED } from '../db/schema.js';
 import type { ChartSpec, Column, Row } from './report.js';
 import { listRows, offsetRows } from './shared/batches.js';
-import { dimensionOf, GROUPING_HELP, groupingField, groupingParam, type CostFilter } from './shared/costs.js';
+import { dimensionOf, GROUPING_HELP, unknownTagKeyNotes, groupingField, groupingParam, type CostFilter } from './shared/costs.js';
 import { addDays, chartNumber, dimensionLabel, isoDay, kindLabel } from './shared/format.js';
 import { pricedKindSelect } from './shared/fields.js';
 import { dirParam, idParam, intParam, invalidParameter } from './shared/params.js';
@@ -242,6 +242,7 @@ export const trendReport: Report<TrendParams> = defineReport({
       ...(params.measure === 'daily-cost' ? { totals: await dailyTotals(ctx, params, dimension, daily) } : {}),
       coverage,
       notes: [
+        ...(await unknownTagKeyNotes(ctx.db, dimension)),
         ...freshnessNotes(ctx.now, snapshots, 'priced resources'),
         `Run-rate points: per scope, the last complete snapshot in each ${bucket}; a scope missing from a ${bucket} (failed collection) is missing from that point.`,
         ...(params.measure === 'daily-cost' ? [] : ['The run-rate table has no totals: rates at successive times do not add up to an amount (the cost per day table does, with totals per currency).']),

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { ReportDefinition, ReportPage } from '../reports/report.js';
 import { invalidParameters, type FieldError } from './errors.js';
 
@@ -133,8 +133,45 @@ export function zodFieldErrors(issues: readonly z.core.$ZodIssue[], rawQuery: Ra
   return errors;
 }
 
+/** Unwraps optional / default / nullable and pipes down to the schema that reads the raw value. */
+function innerSchema(schema: z.core.$ZodType): z.core.$ZodType {
+  let current = schema;
+  for (let depth = 0; depth < 20; depth++) {
+    if (current instanceof z.ZodOptional || current instanceof z.ZodDefault || current instanceof z.ZodNullable) current = current.unwrap() as z.core.$ZodType;
+    else if (current instanceof z.ZodPipe) current = current.in as z.core.$ZodType;
+    else return current;
+  }
+  return current;
+}
+
+/** The parameter names a report reads (the keys of its params object), or null when they cannot be known. */
+export function reportParamNames(schema: z.core.$ZodType): ReadonlySet<string> | null {
+  const object = innerSchema(schema);
+  return object instanceof z.ZodObject ? new Set(Object.keys(object.shape as object)) : null;
+}
+
+/** Campaign tags that links from mail and chat carry: ignored without a word. */
+const SILENTLY_IGNORED = /^utm_/;
+
+/**
+ * A link that carries a parameter the report does not read (an old bookmark, a tracking tag)
+ * still opens the report: the parameter is dropped and named in `ignored`.
+ */
+function withoutUnknownParams(query: RawQuery, known: ReadonlySet<string> | null): { query: RawQuery; ignored: string[] } {
+  if (known === null) return { query, ignored: [] };
+  const kept: RawQuery = {};
+  const ignored: string[] = [];
+  for (const [key, value] of Object.entries(query)) {
+    if (known.has(key)) kept[key] = value;
+    else if (!SILENTLY_IGNORED.test(key)) ignored.push(key.slice(0, 60));
+  }
+  return { query: kept, ignored };
+}
+
 export interface ParsedReportQuery<P> {
   params: P;
+  /** Parameters the report does not read, dropped (tracking tags such as utm_* are not listed). */
+  ignored: string[];
   page: ReportPage;
   format: OutputFormat;
   /** CSV money with exact decimals (`exact=1`). */
@@ -154,9 +191,9 @@ export async function parseReportQuery<P>(
   const page = parsePaging(rawQuery, limits, errors);
   const format = parseFormat(rawQuery, route, errors);
   const exact = parseExact(rawQuery, errors);
-  const reportQuery = withoutWebParams(rawQuery);
+  const { query: reportQuery, ignored } = withoutUnknownParams(withoutWebParams(rawQuery), reportParamNames(report.params as z.core.$ZodType));
   const parsed = await report.params.safeParseAsync(reportQuery);
   if (!parsed.success) errors.push(...zodFieldErrors(parsed.error.issues, reportQuery));
   if (errors.length > 0 || !parsed.success) throw invalidParameters(errors);
-  return { params: parsed.data, page, format, exact, reportQuery };
+  return { params: parsed.data, ignored, page, format, exact, reportQuery };
 }

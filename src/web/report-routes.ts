@@ -88,7 +88,7 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
 
   router.get('/api/reports/:name', async (req, res) => {
     const report = find(req, res);
-    const { params, page, format, reportQuery, exact } = await parseReportQuery(report, toRawQuery(req.query), 'json', API_PAGING);
+    const { params, ignored, page, format, reportQuery, exact } = await parseReportQuery(report, toRawQuery(req.query), 'json', API_PAGING);
     if (format === 'csv') return sendCsv(req, res, report, params, reportQuery, exact);
     const ctx = deps.context();
     const output = await report.run(ctx, params, page);
@@ -106,6 +106,7 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
         // Per currency over every matching row (not only this page), exact like the rows.
         totals: output.totals ?? [],
         notes: output.notes,
+        ...(ignored.length > 0 ? { ignored_parameters: ignored } : {}),
         ...(output.coverage ? { coverage: output.coverage } : {}),
         // When the figures were computed: a result served from the report cache is older than the request.
         generated_at: (output.computedAt ?? ctx.now).toISOString(),
@@ -116,14 +117,19 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
   router.get('/reports/:name', async (req, res) => {
     const report = find(req, res);
     const query = toRawQuery(req.query);
-    const { params, page, reportQuery } = await parseReportQuery(report, query, 'html', HTML_PAGING);
+    const { params, ignored, page, reportQuery } = await parseReportQuery(report, query, 'html', HTML_PAGING);
     const ctx = deps.context();
-    const [output, filters] = await Promise.all([report.run(ctx, params, page), report.filters ? report.filters(ctx, params) : Promise.resolve(null)]);
+    const [computed, filters] = await Promise.all([report.run(ctx, params, page), report.filters ? report.filters(ctx, params) : Promise.resolve(null)]);
+    const output = ignored.length > 0 ? { ...computed, notes: [ignoredNote(ignored), ...computed.notes] } : computed;
     const view = buildReportView({ report, output, filters, query, reportQuery, page, defaultLimit: HTML_PAGING.defaultLimit });
     await deps.render(req, res, templates.get(report.name)!, { ...view, pageTitle: view.title }, { currentReport: report.name });
   });
 
   return router;
+}
+
+function ignoredNote(ignored: readonly string[]): string {
+  return `Ignored ${ignored.length === 1 ? 'a parameter' : 'parameters'} this report does not use: ${ignored.join(', ')}.`;
 }
 
 function indexEntry(report: AnyReport) {

@@ -173,4 +173,38 @@ describe.each(testDatabases())('reports over HTTP on $name', ({ open }) => {
     expect(header).toContain('Run-rate lacking the key (EUR per hour)');
     expect(rows.map((r) => r[0]).sort()).toEqual(['cost.center', 'env', 'team', 'ünï code/x'].sort());
   });
+
+  it('opens a link with parameters the report does not read, naming them (utm_* without a word)', async () => {
+    const html = await get('/reports/cost?by=tag%3Ateam&utm_source=mail&utm_campaign=nov&colour=blue');
+    expect(html.status, html.body.slice(0, 300)).toBe(200);
+    expect(html.body).toContain('Ignored a parameter this report does not use: colour.');
+    expect(html.body).not.toMatch(/Ignored[^<]*utm_/);
+
+    const json = await get('/api/reports/cost?by=tag%3Ateam&utm_source=mail&colour=blue&size=xl');
+    expect(json.status).toBe(200);
+    const body = JSON.parse(json.body) as { ignored_parameters?: string[]; rows: Row[] };
+    expect(body.ignored_parameters).toEqual(['colour', 'size']);
+    // The same rows as without them.
+    const plain = JSON.parse((await get('/api/reports/cost?by=tag%3Ateam')).body) as { rows: Row[]; ignored_parameters?: string[] };
+    expect(plain.ignored_parameters).toBeUndefined();
+    expect(body.rows).toEqual(plain.rows);
+
+    const csv = await get('/api/reports/cost.csv?by=tag%3Ateam&utm_medium=chat');
+    expect(csv.status).toBe(200);
+    // A bad value of a parameter the report does read is still refused.
+    expect((await get('/api/reports/cost?by=tag%3Ateam&project=abc&colour=blue')).status).toBe(400);
+  });
+
+  it('says when no resource has the grouping\'s tag key, and names the keys in use', async () => {
+    for (const name of ['cost', 'overview', 'monthly', 'trend']) {
+      const json = await get(`/api/reports/${name}?by=tag%3Anonexistent`);
+      expect(json.status, `${name}: ${json.body.slice(0, 300)}`).toBe(200);
+      const notes = (JSON.parse(json.body) as { notes: string[] }).notes;
+      const note = notes.find((n) => n.includes('"nonexistent"'));
+      expect(note, name).toMatch(/No resource in the latest snapshots has the tag key "nonexistent", so every resource is in \(untagged\)\. Tag keys in use: .*\bteam\b/);
+      // A key that exists gets no such note.
+      const known = JSON.parse((await get(`/api/reports/${name}?by=tag%3Ateam`)).body) as { notes: string[] };
+      expect(known.notes.some((n) => n.includes('No resource in the latest snapshots has the tag key'))).toBe(false);
+    }
+  });
 });

@@ -87,6 +87,22 @@ export async function latestDimensions(q: Queryable): Promise<string[]> {
 export const GROUPING_HELP = `project, region, kind, flavor, state or tag:<key>`;
 
 /**
+ * A grouping by a tag key that no resource carries puts everything in "(untagged)": say so, and
+ * name the keys that exist, rather than show a table that looks like nobody tags anything.
+ */
+export async function unknownTagKeyNotes(q: Queryable, dimension: string): Promise<string[]> {
+  if (!dimension.startsWith(TAG_DIMENSION_PREFIX)) return [];
+  const dimensions = await latestDimensions(q);
+  if (dimensions.includes(dimension)) return [];
+  const keys = dimensions.filter((d) => d.startsWith(TAG_DIMENSION_PREFIX)).map((d) => d.slice(TAG_DIMENSION_PREFIX.length));
+  const key = dimension.slice(TAG_DIMENSION_PREFIX.length);
+  return [
+    `No resource in the latest snapshots has the tag key "${key}", so every resource is in (untagged). ` +
+      (keys.length > 0 ? `Tag keys in use: ${keys.join(', ')}.` : 'No resource carries any tag yet.'),
+  ];
+}
+
+/**
  * A grouping as given in a URL (`tag:Team`, `project`) to the dimension stored in rollups: tag
  * keys through the configured case and aliases. Returns null when it is none of these.
  */
