@@ -134,7 +134,7 @@ export function zodFieldErrors(issues: readonly z.core.$ZodIssue[], rawQuery: Ra
 }
 
 /** Unwraps optional / default / nullable and pipes down to the schema that reads the raw value. */
-function innerSchema(schema: z.core.$ZodType): z.core.$ZodType {
+export function innerSchema(schema: z.core.$ZodType): z.core.$ZodType {
   let current = schema;
   for (let depth = 0; depth < 20; depth++) {
     if (current instanceof z.ZodOptional || current instanceof z.ZodDefault || current instanceof z.ZodNullable) current = current.unwrap() as z.core.$ZodType;

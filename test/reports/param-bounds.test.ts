@@ -12,7 +12,7 @@ import type { Database } from '../../src/db/connection.js';
 import { allReports } from '../../src/reports/index.js';
 import type { ReportDefinition } from '../../src/reports/report.js';
 import type { FieldError } from '../../src/web/errors.js';
-import { API_PAGING, HTML_PAGING, parseFormat, parsePaging, WEB_PARAMS } from '../../src/web/query.js';
+import { API_PAGING, HTML_PAGING, innerSchema, parseFormat, parsePaging, WEB_PARAMS } from '../../src/web/query.js';
 import { testDatabases } from '../helpers/databases.js';
 import { NOW, seedKnownDataset } from './fixture.js';
 import { startReportsApp, testConfig, type ReportsApp } from './helpers.js';
@@ -35,17 +35,6 @@ function boundariesOf(accepted: readonly string[]): string[] {
 
 function paramInfo(name: string, accepted: string[]): ParamInfo {
   return { name, accepted, boundaries: boundariesOf(accepted) };
-}
-
-/** Unwraps optional / default / nullable and pipes (transforms) down to the schema that reads the raw value. */
-function innerSchema(schema: z.core.$ZodType): z.core.$ZodType {
-  let current = schema;
-  for (let depth = 0; depth < 20; depth++) {
-    if (current instanceof z.ZodOptional || current instanceof z.ZodDefault || current instanceof z.ZodNullable) current = current.unwrap() as z.core.$ZodType;
-    else if (current instanceof z.ZodPipe) current = current.in as z.core.$ZodType;
-    else return current;
-  }
-  return current;
 }
 
 /** The report's own parameters: the keys of its params object (however it is refined). */
