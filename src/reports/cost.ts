@@ -8,17 +8,18 @@ import { z } from 'zod';
 import { PRICED_KINDS, type PricedKind } from '../db/cost-model.js';
 import type { Column, Coverage, Row, SummaryItem } from './report.js';
 import { offsetRows } from './shared/batches.js';
-import { dimensionOf, GROUPING_HELP, unknownTagKeyNotes, groupingField, groupingParam, groupNameColumns, groupNames, latestTotals, type CostFilter } from './shared/costs.js';
+import { dimensionOf, GROUPING_HELP, unknownTagKeyNotes, groupingField, groupNameColumns, groupNames, latestTotals, type CostFilter } from './shared/costs.js';
 import { collectedBy, periodCoverage } from './shared/coverage.js';
-import { checkPeriodParams, periodField, periodParamShape, resolvePeriod, type ResolvedPeriod } from './shared/period.js';
+import { checkPeriodParams, periodField, resolvePeriod, type ResolvedPeriod } from './shared/period.js';
 import { periodGroups, type PeriodGroups } from './shared/period-groups.js';
 import { gapCapText } from './shared/time.js';
 import { dimensionLabel, kindLabel } from './shared/format.js';
 import { inventoryHref } from './shared/links.js';
-import { dirParam, idParam, invalidParameter, sortParam } from './shared/params.js';
+import { dirParam, invalidParameter, sortParam } from './shared/params.js';
 import { freshnessNotes, latestSnapshots } from './shared/snapshots.js';
 import { runRateSummary, shareCharts } from './shared/summary.js';
 import { defineReport } from './shared/define.js';
+import { groupedSpendParamShape } from './shared/spend-params.js';
 import type { Report, ReportCtx } from './shared/types.js';
 import { pricedKindSelect, scopeFilterFields } from './shared/fields.js';
 
@@ -27,11 +28,7 @@ type CostSort = (typeof SORTS)[number];
 
 export const costParams = z
   .strictObject({
-    by: groupingParam('tag:team'),
-    ...periodParamShape,
-    kind: z.enum(PRICED_KINDS, { error: `kind must be one of ${PRICED_KINDS.join(', ')}` }).optional(),
-    project: idParam('project'),
-    region: idParam('region'),
+    ...groupedSpendParamShape,
     sort: sortParam(SORTS),
     dir: dirParam,
   })

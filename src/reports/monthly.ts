@@ -8,28 +8,23 @@ import { z } from 'zod';
 import { PRICED_KINDS, type BucketCostRow, type PricedKind } from '../db/cost-model.js';
 import type { Column, Coverage, Row, SummaryItem } from './report.js';
 import { offsetRows } from './shared/batches.js';
-import { dimensionOf, GROUPING_HELP, unknownTagKeyNotes, groupingField, groupingParam, groupNameColumns, groupNames, type CostFilter } from './shared/costs.js';
+import { dimensionOf, GROUPING_HELP, unknownTagKeyNotes, groupingField, groupNameColumns, groupNames, type CostFilter } from './shared/costs.js';
 import { periodCoverage } from './shared/coverage.js';
 import { pricedKindSelect, scopeFilterFields } from './shared/fields.js';
 import { dimensionLabel, kindLabel } from './shared/format.js';
-import { idParam, invalidParameter } from './shared/params.js';
-import { addMonths, checkPeriodParams, monthsOf, periodField, periodParamShape, resolvePeriod, type ResolvedPeriod } from './shared/period.js';
+import { invalidParameter } from './shared/params.js';
+import { addMonths, checkPeriodParams, monthsOf, periodField, resolvePeriod, type ResolvedPeriod } from './shared/period.js';
 import { freshnessNotes, latestSnapshots } from './shared/snapshots.js';
 import { bucketCostsFor, gapCapText } from './shared/time.js';
 import { defineReport } from './shared/define.js';
+import { groupedSpendParamShape } from './shared/spend-params.js';
 import type { Report, ReportCtx } from './shared/types.js';
 
 /** Months shown when no period is given: the last 6, this one included. */
 export const DEFAULT_MONTHS = 6;
 
 export const monthlyParams = z
-  .strictObject({
-    by: groupingParam('tag:team'),
-    ...periodParamShape,
-    kind: z.enum(PRICED_KINDS, { error: `kind must be one of ${PRICED_KINDS.join(', ')}` }).optional(),
-    project: idParam('project'),
-    region: idParam('region'),
-  })
+  .strictObject(groupedSpendParamShape)
   .superRefine(checkPeriodParams);
 export type MonthlyParams = z.infer<typeof monthlyParams>;
 
