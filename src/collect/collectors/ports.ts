@@ -51,9 +51,9 @@ export const portsCollector: Collector = {
       return writes.push(() => writer.write(page));
     };
 
-    await forEachLimited(ids, ctx.limiter.size, async (instanceId) => {
-      ctx.checkpoint();
-      await ctx.limiter.run(async () => {
+    /** Reads one instance's ports into the buffer; a cloud failure is returned, anything else thrown. */
+    const readPorts = (instanceId: string): Promise<unknown> =>
+      ctx.limiter.run(async () => {
         let ports;
         try {
           ports = await ctx.client.listInstancePorts(projectId, regionId, instanceId);
@@ -61,18 +61,36 @@ export const portsCollector: Collector = {
           // Deleted since the instance snapshot was taken: it has no ports to list any more.
           if (isNotFound(err)) {
             vanished++;
-            return;
+            return null;
           }
           if (isAuthFailure(err) || !isCloudFailure(err)) throw err;
-          unread.push({ instanceId, error: err });
-          return;
+          return err;
         }
         // Each instance is asked once; a port it lists twice is stored once.
         const seen = new Set<string>();
         for (const port of ports.results) if (firstSighting(seen, port.id)) buffer.push(mapPort(instanceId, port, rc));
         if (buffer.length >= FLUSH_ROWS) await flush();
+        return null;
       });
+
+    const failed: Unread[] = [];
+    await forEachLimited(ids, ctx.limiter.size, async (instanceId) => {
+      ctx.checkpoint();
+      const error = await readPorts(instanceId);
+      if (error !== null) failed.push({ instanceId, error });
     });
+    // A burst of 5xx or 429 that outlasted the client's retries for a few instances has usually
+    // passed by the end of the scope: those instances get one more round before they count as
+    // unread. Not when nothing was read at all (the API is down here; asking again only delays).
+    if (failed.length > 0 && failed.length < ids.length - vanished) {
+      await forEachLimited(failed, ctx.limiter.size, async ({ instanceId }) => {
+        ctx.checkpoint();
+        const error = await readPorts(instanceId);
+        if (error !== null) unread.push({ instanceId, error });
+      });
+    } else {
+      unread.push(...failed);
+    }
     await flush();
     if (vanished > 0) {
       ctx.logger.info({ scope: unit.scopeKey, vanished }, 'instances gone since their snapshot were skipped by the ports collector');

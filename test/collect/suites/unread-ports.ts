@@ -73,8 +73,9 @@ export function unreadPortsSuite(): void {
       sim.injectFaults({ match: { path: new RegExp(`/instances/\\d+/\\d+/${instanceId}/ports`) }, kind: 'status', status: 503, count });
 
     it('keeps the scope\'s snapshot, records the instance as unread and carries its last known ports (run succeeded, with a warning)', async () => {
-      // Twice the client's attempts: this run and the next one both fail to read it.
-      failPortsOf(target, 2 * (config.client.maxRetries + 1));
+      // The collector asks a failed instance a second time at the end of the scope, each time with
+      // all the client's attempts; four rounds' worth: this run and the next one both fail to read it.
+      failPortsOf(target, 4 * (config.client.maxRetries + 1));
       const out = new PassThrough();
       let printed = '';
       out.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
@@ -141,6 +142,25 @@ export function unreadPortsSuite(): void {
         [scopeKey, run1.ports],
       );
       for (const p of presence) expect(p.last_seen_at.getTime()).toBe(fresh.taken_at.getTime());
+    });
+
+    it('reads an instance whose failures outlast one round of retries but not the second round', async () => {
+      const other = (await db.query<{ instance_id: string }>(
+        `SELECT instance_id FROM instances i JOIN snapshots s ON s.id = i.snapshot_id
+          WHERE s.kind = 'instance' AND s.scope_key = $1 AND i.instance_id <> $2 ORDER BY i.instance_id LIMIT 1`,
+        [scopeKey, target],
+      ))[0]!.instance_id;
+      failPortsOf(other, config.client.maxRetries + 1);
+      sim.clearRequestLog();
+      const run = await runCollection(deps, { collectors: ['instances', 'ports'] });
+      expect(run.errors).toEqual([]);
+      const asked = sim.requestLog.filter((r) => r.path.endsWith(`/${other}/ports`)).map((r) => r.status);
+      expect(asked).toEqual([...Array(config.client.maxRetries + 1).fill(503), 200]);
+      const snapshot = await portSnapshotOf(db, run.runId, scopeKey);
+      expect(snapshot.unread).toEqual([]);
+      const fresh = snapshot.rows.filter((r) => r.instance_id === other);
+      expect(fresh.length).toBeGreaterThan(0);
+      for (const r of fresh) expect(r.read_at).toBeNull();
     });
 
     it('fails the scope when the key is refused (401), keeping the previous port snapshot the latest', async () => {
