@@ -14,6 +14,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { ListenHostError } from './auth/mode.js';
 import { createLogger, type Logger } from './logger.js';
+import type { ReportDefinition } from './reports/report.js';
 import { StartupError } from './ops/startup.js';
 
 const USAGE = `Usage: cloudtally <command>
@@ -66,8 +67,10 @@ async function main(argv: string[]): Promise<void> {
   }
 
   let config: Config;
+  // Scheduled deliveries name a report and its parameters: checked against the reports at load.
+  const { allReports } = await import('./reports/index.js');
   try {
-    config = loadConfig();
+    config = loadConfig(process.env, { reports: allReports() as ReportDefinition<unknown, unknown, unknown>[] });
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`${error.message}\n`);

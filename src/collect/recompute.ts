@@ -11,8 +11,9 @@
  */
 import { normaliseTagValue, type TagRules } from '../config.js';
 import type { Database, Queryable } from '../db/connection.js';
-import { computeCostRollups, PRICED_KINDS, TAG_DIMENSION_PREFIX } from '../db/cost-model.js';
+import { computeCostRollups, PRICED_KINDS, TAG_DIMENSION_PREFIX, writeDailyTotals } from '../db/cost-model.js';
 import { UNTAGGED, type OriginalTag } from '../db/schema.js';
+import { hashSql, versionedTable, versionSeenBy } from '../db/versions.js';
 import { retagColumns } from './tags.js';
 
 /** Tag-bearing resource tables per priced kind, with their primary key after snapshot_id (trusted constants). */
@@ -83,17 +84,26 @@ async function retagTable(tx: Queryable, spec: { table: string; keys: readonly s
     if (sameTags(row.tags, next.tags) && sameList(row.tags_read_only, next.tagsReadOnly)) continue;
     changed.push({ keys: spec.keys.map((k) => String(row[k])), tags: JSON.stringify(next.tags), readOnly: JSON.stringify(next.tagsReadOnly) });
   }
+  const stored = versionedTable(spec.table);
   for (let start = 0; start < changed.length; start += UPDATE_BATCH) {
     const batch = changed.slice(start, start + UPDATE_BATCH);
     const n = spec.keys.length;
+    const params = [snapshotId, ...spec.keys.map((_, i) => batch.map((c) => c.keys[i])), batch.map((c) => c.tags), batch.map((c) => c.readOnly)];
+    const source = `unnest(${spec.keys.map((_, i) => `$${i + 2}::text[]`).join(', ')}, $${n + 2}::text[], $${n + 3}::text[])
+         as u(${spec.keys.map((_, i) => `k${i}`).join(', ')}, tags, read_only)`;
+    const sameKeys = spec.keys.map((k, i) => `t.${k} = u.k${i}`).join(' and ');
+    // The snapshot's rows are staged rows, or the versions it sees (their tags are re-derived from
+    // the same tags as received, so every snapshot sharing a version gets the same result).
     await tx.execute(
-      `update ${spec.table} t set tags = u.tags::jsonb,
-         tags_read_only = array(select jsonb_array_elements_text(u.read_only::jsonb))
-       from unnest(${spec.keys.map((_, i) => `$${i + 2}::text[]`).join(', ')}, $${n + 2}::text[], $${n + 3}::text[])
-         as u(${spec.keys.map((_, i) => `k${i}`).join(', ')}, tags, read_only)
-       where t.snapshot_id = $1 and ${spec.keys.map((k, i) => `t.${k} = u.k${i}`).join(' and ')}`,
-      [snapshotId, ...spec.keys.map((_, i) => batch.map((c) => c.keys[i])), batch.map((c) => c.tags), batch.map((c) => c.readOnly)],
+      `update ${stored.staged} t set tags = u.tags::jsonb, tags_read_only = array(select jsonb_array_elements_text(u.read_only::jsonb))
+       from ${source} where t.snapshot_id = $1 and ${sameKeys}`,
+      params,
     );
+    const seen = `from ${source}, snapshots s
+       where s.id = $1 and s.versioned and ${versionSeenBy('t', 's')} and ${sameKeys}`;
+    await tx.execute(`update ${stored.versions} t set tags = u.tags::jsonb, tags_read_only = array(select jsonb_array_elements_text(u.read_only::jsonb)) ${seen}`, params);
+    // The content changed: its hash follows, so the next collection finds the version identical.
+    await tx.execute(`update ${stored.versions} t set hash = ${hashSql(stored, 't')} ${seen}`, params);
   }
   return changed.length;
 }
@@ -126,7 +136,7 @@ async function mergeSealedDailyValues(db: Database, rules: TagRules): Promise<nu
   });
   if (moves.length === 0) return 0;
   return db.transaction(async (tx) => {
-    const moved = await tx.query<{ n: number }>(
+    const moved = await tx.query<{ n: number; days: string[] }>(
       `with m as (select * from unnest($1::text[], $2::text[], $3::text[]) as m(dimension, old_value, new_value)),
        moved as (
          delete from cost_daily d using m
@@ -147,9 +157,12 @@ async function mergeSealedDailyValues(db: Database, rules: TagRules): Promise<nu
            computed_at = now()
          returning 1
        )
-       select (select count(*) from moved)::int as n`,
+       select (select count(*) from moved)::int as n,
+         (select coalesce(array_agg(distinct to_char(day, 'YYYY-MM-DD')), '{}') from moved) as days`,
       [moves.map((m) => m.dimension), moves.map((m) => m.group_value), moves.map((m) => m.next)],
     );
+    // The merged days' totals (summed over scopes) follow their cost_daily rows.
+    await writeDailyTotals(tx, moved[0]?.days ?? []);
     return moved[0]?.n ?? 0;
   });
 }

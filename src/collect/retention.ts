@@ -12,8 +12,9 @@
  * waits long behind them (on Postgres readers are not blocked at all; PGlite runs one statement
  * at a time).
  */
-import { gapCapsFor, refreshCostDaily, type GapCaps } from '../db/cost-model.js';
+import { gapCapsFor, refreshCostDaily, writeDailyTotals, type GapCaps } from '../db/cost-model.js';
 import type { Database } from '../db/connection.js';
+import { pruneVersions } from '../db/versions.js';
 import { CollectionStoppedError } from './errors.js';
 import { PRICED_KINDS } from './snapshot-writer.js';
 import type { CollectorDeps } from './types.js';
@@ -66,6 +67,10 @@ export async function pruneHistory(
     snapshotsDeleted += (await db.execute('DELETE FROM snapshots WHERE id = ANY($1::int[])', [ids])).rowCount;
   }
 
+  // Versions no remaining snapshot sees (a deleted snapshot's versions stay while a kept one needs them).
+  const thinnedAt = candidates.length > 0 ? thinnedRange(candidates) : undefined;
+  const versionsDeleted = snapshotsDeleted > 0 ? await pruneVersions(db, cutoff, thinnedAt) : 0;
+
   const runsDeleted = (
     await db.execute(
       `DELETE FROM collection_runs r
@@ -77,9 +82,15 @@ export async function pruneHistory(
   await db.execute('DELETE FROM schedule_claims WHERE expires_at < now()');
 
   if (snapshotsDeleted > 0 || runsDeleted > 0) {
-    logger.info({ snapshotsDeleted, daysSealed, runsDeleted, cutoff, hourlyCutoff }, 'history pruned');
+    logger.info({ snapshotsDeleted, versionsDeleted, daysSealed, runsDeleted, cutoff, hourlyCutoff }, 'history pruned');
   }
   return { snapshotsDeleted, daysSealed, runsDeleted };
+}
+
+/** The span of the days whose snapshots were just deleted (versions ending in it may now be unseen). */
+function thinnedRange(candidates: readonly Candidate[]): { from: Date; to: Date } {
+  const days = candidates.map((c) => c.day).sort();
+  return { from: new Date(`${days[0]}T00:00:00Z`), to: new Date(Date.parse(`${days[days.length - 1]}T00:00:00Z`) + 2 * DAY_MS) };
 }
 
 function startOfUtcDay(date: Date): Date {
@@ -125,6 +136,7 @@ async function sealDays(db: Database, candidates: readonly Candidate[], now: Dat
     await db.transaction(async (tx) => {
       await refreshCostDaily(tx, { fromDay: range[0]!, toDay: range[range.length - 1]! }, { now, maxGapHours });
       await tx.execute('INSERT INTO cost_daily_sealed_days (day) SELECT unnest($1::date[]) ON CONFLICT DO NOTHING', [range]);
+      await writeDailyTotals(tx, range);
     });
   }
   return toSeal;

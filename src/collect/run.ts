@@ -271,6 +271,8 @@ async function executeRun(deps: CollectorDeps, input: ExecuteInput): Promise<Run
   const finishedAt = input.clock();
   const finalStatus = await finishRun(db, runId, { status, finishedAt, counts, errors });
   await closeDays({ db, config: deps.config, logger: log }, finishedAt);
+  // Not when asked to stop (shutdown): the next run's evaluation covers it.
+  if (deps.afterRun && !signal?.aborted) await deps.afterRun(finishedAt).catch((err: unknown) => log.error({ err }, 'work after the collection failed (budget alerts are evaluated again after the next run)'));
   const summary: RunSummary = {
     runId,
     status: finalStatus,

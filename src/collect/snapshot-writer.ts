@@ -5,7 +5,8 @@
  *      (no transaction is held open across API calls: PGlite has a single connection, and a
  *      database transaction must not wait on a remote API with retries and backoff);
  *   3. ONE finalising transaction makes it visible: complete = true and row_count, presence
- *      (first/last seen, gone), and the cost rollups of priced kinds;
+ *      (first/last seen, gone), the cost rollups of priced kinds, and the fold of its staged rows
+ *      into versions (only new or changed rows are stored; see db/versions.ts);
  *   4. on any failure the incomplete snapshot is deleted (its rows cascade).
  * Reports read only complete snapshots, so a reader never sees a half-written one, and a failed
  * scope leaves the previous good snapshot the latest good one.
@@ -16,6 +17,7 @@ import { prepareBulkCopy, prepareBulkInsert, runBulkWrite, type PreparedBulkWrit
 import type { Database } from '../db/connection.js';
 import { computeCostRollups, PRICED_KINDS as COST_KINDS } from '../db/cost-model.js';
 import type { SnapshotKind } from '../db/schema.js';
+import { foldSnapshot, VERSIONED_TABLES } from '../db/versions.js';
 import { updatePresence } from './presence.js';
 import type { RowCounts } from './types.js';
 
@@ -131,6 +133,7 @@ export class SnapshotWriter {
     this.assertOpen();
     const started = performance.now();
     try {
+      await analyseStaged(this.db, this.target.kind, this.rowCount);
       await this.db.transaction(async (tx) => {
         const done = await tx.execute(
           `UPDATE snapshots SET complete = true, row_count = $2
@@ -146,6 +149,7 @@ export class SnapshotWriter {
         }
         await updatePresence(tx, { id: this.id, kind: this.target.kind, scopeKey: this.target.scopeKey, takenAt: this.target.takenAt });
         if (PRICED_KINDS.has(this.target.kind)) await computeCostRollups(tx, this.id);
+        await foldSnapshot(tx, { id: this.id, kind: this.target.kind, scopeKey: this.target.scopeKey, takenAt: this.target.takenAt });
       });
       this.state = 'complete';
       return this.rowCounts();
@@ -164,6 +168,18 @@ export class SnapshotWriter {
   private assertOpen(): void {
     if (this.state !== 'open') throw new Error(`snapshot ${this.id} is already ${this.state}`);
   }
+}
+
+/**
+ * A staging table is empty whenever autovacuum looks at it (rows stay there only until their
+ * snapshot is finalised), so its statistics say "no rows" and the finalising statements over a
+ * big snapshot's rows (presence, rollups, fold) would be planned as nested loops over thousands
+ * of rows. Big snapshots refresh the statistics first (a sample: ~0.1 s at 100,000 rows).
+ */
+const ANALYSE_FROM_ROWS = 2_000;
+async function analyseStaged(db: Database, kind: SnapshotKind, rows: number): Promise<void> {
+  if (rows < ANALYSE_FROM_ROWS) return;
+  for (const table of VERSIONED_TABLES) if (table.kind === kind) await db.execute(`ANALYZE "${table.staged}"`);
 }
 
 /** Step 1 of the staging rule: an incomplete snapshot row, invisible to reports. */

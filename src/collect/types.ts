@@ -22,6 +22,11 @@ export interface CollectorDeps {
   imageIds?: readonly string[];
   /** Free-feature activation ids to collect; default config.freeFeatureIds. */
   freeFeatureIds?: readonly number[];
+  /**
+   * Work after each run, once its complete days are closed (budget threshold alerts, wired by
+   * main.ts), given the run's end. A failure is logged and never fails the run.
+   */
+  afterRun?: (finishedAt: Date) => Promise<void>;
 }
 
 /** Counts of rows written per kind; `cluster_server` is counted apart from `cluster`. */

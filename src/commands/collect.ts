@@ -1,5 +1,6 @@
 import { DEFAULT_STOP_TIMEOUT_MS, runCollectCommand } from '../collect/index.js';
 import type { Config } from '../config.js';
+import { alertsAfterRun } from '../notify/after-run.js';
 import { connectCloud } from '../connect-cloud.js';
 import type { Logger } from '../logger.js';
 import { openMigratedDatabase } from '../ops/startup.js';
@@ -37,7 +38,17 @@ async function collectUntilStopped(config: Config, logger: Logger, signal: Abort
         process.stdout.write('stopped before the collection started\n');
         return 1;
       }
-      return await runCollectCommand({ db: database, client: cloud.client, config, logger, ...cloud.scopes }, { out: process.stdout, signal });
+      return await runCollectCommand(
+        {
+          db: database,
+          client: cloud.client,
+          config,
+          logger,
+          ...cloud.scopes,
+          afterRun: alertsAfterRun({ db: database, config, logger }),
+        },
+        { out: process.stdout, signal },
+      );
     } finally {
       await cloud.close();
     }

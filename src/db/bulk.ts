@@ -70,7 +70,7 @@ export function prepareBulkInsert<T extends PgTable>(
   rows: readonly InferInsertModel<T>[],
   options: BulkInsertOptions<T> = {},
 ): PreparedBulkInsert {
-  const tableName = qualifiedName(table);
+  const tableName = labelOf(table);
   if (rows.length === 0) return { method: 'insert', tableName, text: '', rowCount: 0, chunks: [] };
   const columns = insertColumns(table, tableName, rows, options.columns);
   const chunkSize = options.chunkSize ?? DEFAULT_CHUNK_SIZE;
@@ -82,7 +82,7 @@ export function prepareBulkInsert<T extends PgTable>(
     const chunk = rows.slice(start, start + chunkSize) as readonly Record<string, unknown>[];
     chunks.push({ start, rows: chunk.length, params: columns.map((col) => columnParam(col, chunk, tableName, start)) });
   }
-  return { method: 'insert', tableName, text: insertStatement(tableName, columns, options.onConflictDoNothing ?? false), rowCount: rows.length, chunks };
+  return { method: 'insert', tableName, text: insertStatement(qualifiedName(table), columns, options.onConflictDoNothing ?? false), rowCount: rows.length, chunks };
 }
 
 /** Runs a prepared bulk insert, chunk after chunk; returns the rows inserted. */
@@ -148,7 +148,7 @@ export function prepareBulkCopy<T extends PgTable>(
   rows: readonly InferInsertModel<T>[],
   options: BulkCopyOptions<T> = {},
 ): PreparedBulkCopy {
-  const tableName = qualifiedName(table);
+  const tableName = labelOf(table);
   if (rows.length === 0) return { method: 'copy', tableName, rowCount: 0, parts: [] };
   const columns = insertColumns(table, tableName, rows, options.columns);
   const records = rows as readonly Record<string, unknown>[];
@@ -159,7 +159,7 @@ export function prepareBulkCopy<T extends PgTable>(
     for (let start = 0; start < rowIndexes.length; start += COPY_CHUNK_ROWS) {
       data.push(copyText(present, records, rowIndexes, start, Math.min(start + COPY_CHUNK_ROWS, rowIndexes.length), tableName));
     }
-    parts.push({ into: `${tableName} (${present.map((c) => quoteIdent(c.name)).join(', ')})`, data, rowIndexes });
+    parts.push({ into: `${qualifiedName(table)} (${present.map((c) => quoteIdent(c.name)).join(', ')})`, data, rowIndexes });
   }
   return { method: 'copy', tableName, rowCount: rows.length, parts };
 }
@@ -268,6 +268,16 @@ interface ColumnInfo {
 }
 
 const dialect = new PgDialect();
+
+/**
+ * The table as messages name it: a resource kind's staging table (`instances_staged`, see
+ * db/versions.ts) by the name readers know it by (`instances`, the view of every snapshot's rows).
+ */
+function labelOf(table: PgTable): string {
+  const { name, schema } = getTableConfig(table);
+  const label = name.replace(/_staged$/, '');
+  return schema ? `${quoteIdent(schema)}.${quoteIdent(label)}` : quoteIdent(label);
+}
 
 function qualifiedName(table: PgTable): string {
   const { name, schema } = getTableConfig(table);

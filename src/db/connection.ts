@@ -72,6 +72,14 @@ export interface Database extends Queryable {
    * lock keeps other processes out). withAdvisoryLock on the same name sees it as held.
    */
   holdAdvisoryLock(name: string): Promise<HeldLock | null>;
+  /**
+   * Postgres only (undefined on PGlite): the rows of one query in batches of `batchSize`, read
+   * through a server-side cursor (`DECLARE ... NO SCROLL CURSOR` + `FETCH n`) in a read-only
+   * transaction on one pooled connection, so a query of any size runs once and memory holds at
+   * most two batches (the next is fetched while one is consumed). Planned for reading every row
+   * (cursor_tuple_fraction 1), as a plain query would be. Stopping early closes the cursor.
+   */
+  cursorBatches?<R extends Row = Row>(text: string, params: readonly unknown[], batchSize: number): AsyncGenerator<R[]>;
   close(): Promise<void>;
 }
 
@@ -193,6 +201,47 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
         }
         throw err;
       } finally {
+        client.release(broken);
+      }
+    },
+
+    async *cursorBatches<R extends Row = Row>(text: string, params: readonly unknown[], batchSize: number): AsyncGenerator<R[]> {
+      if (!Number.isInteger(batchSize) || batchSize < 1) throw new Error(`cursorBatches: batch size must be a positive integer, got ${batchSize}`);
+      const client = await pool.connect();
+      let broken = false;
+      let open = false;
+      // A fetch started ahead may fail while the consumer is busy: settled at once, thrown when reached.
+      const fetchBatch = () =>
+        runPg(client, `FETCH ${batchSize} FROM cloudtally_export`).then(
+          (r) => ({ rows: r.rows as R[] }),
+          (error: unknown) => ({ error }),
+        );
+      try {
+        await client.query('BEGIN READ ONLY');
+        open = true;
+        await client.query('SET LOCAL cursor_tuple_fraction = 1');
+        await runPg(client, `DECLARE cloudtally_export NO SCROLL CURSOR FOR ${text}`, params);
+        let next: ReturnType<typeof fetchBatch> | null = fetchBatch();
+        while (next) {
+          const outcome = await next;
+          next = null;
+          if ('error' in outcome) throw outcome.error;
+          if (outcome.rows.length === batchSize) next = fetchBatch();
+          if (outcome.rows.length > 0) yield outcome.rows;
+        }
+        open = false;
+        await client.query('COMMIT');
+      } catch (err) {
+        broken = !(err instanceof pg.DatabaseError);
+        throw err;
+      } finally {
+        // Stopped early (the client went away) or failed: the transaction ends, and the cursor with it.
+        if (open) {
+          await client.query('ROLLBACK').catch((err: unknown) => {
+            broken = true;
+            onPoolError(err as Error);
+          });
+        }
         client.release(broken);
       }
     },

@@ -22,6 +22,7 @@
  */
 import cron from 'node-cron';
 import type { Database, Queryable } from './connection.js';
+import { gpuCountSql } from './gpu-count.js';
 import { UNTAGGED } from './schema.js';
 
 /** Snapshot kinds that carry cost. */
@@ -95,6 +96,8 @@ export const PRICED_RESOURCE_COLUMNS = [
   'quantity',
   'price_per_hour',
   'price_per_month',
+  /** GPUs per unit from the flavor's hardware description (db/gpu-count.ts); NULL = cannot be read. */
+  'gpus',
 ] as const;
 
 /**
@@ -104,9 +107,14 @@ export const PRICED_RESOURCE_COLUMNS = [
  * current run-rate (unit price x running quantity: 0 when not running). `snaps` must be a
  * relation name or a parenthesised subquery written by code, never by user input.
  */
-export function pricedResourcesSql(snaps: string, kinds: readonly PricedKind[] = PRICED_KINDS): string {
+export function pricedResourcesSql(
+  snaps: string,
+  kinds: readonly PricedKind[] = PRICED_KINDS,
+  /** Only the instances for which this SQL condition (on `s`, the snapshot, and `i`, the instance row) holds. */
+  opts: { instanceWhere?: string } = {},
+): string {
   const branches: string[] = [];
-  if (kinds.includes('instance')) branches.push(instanceBranch(snaps));
+  if (kinds.includes('instance')) branches.push(instanceBranch(snaps, opts.instanceWhere));
   if (kinds.includes('cluster')) branches.push(clusterBranch(snaps));
   if (kinds.includes('k8s_price')) branches.push(k8sBranch(snaps));
   if (branches.length === 0) throw new Error('pricedResourcesSql: no kinds');
@@ -136,7 +144,8 @@ function priceColumns(p: PriceInputs): string {
     case when ${known} then ${month} end as unit_price_per_month,
     ${p.quantity} as quantity,
     case when ${known} then ${hour} * ${p.quantity} end as price_per_hour,
-    case when ${known} then ${month} * ${p.quantity} end as price_per_month`;
+    case when ${known} then ${month} * ${p.quantity} end as price_per_month,
+    null::int as gpus`;
 }
 
 /**
@@ -149,7 +158,7 @@ function normalisedFlavorColumns(g: string): string {
   const hour = `coalesce(${g}.price_per_hour, ${g}.price_per_month / ${HOURS_PER_MONTH})`;
   return `${currency} as currency, ${hour} as hour,
     coalesce(${g}.price_per_month, ${g}.price_per_hour * ${HOURS_PER_MONTH}) as month,
-    (${currency} is not null and ${hour} is not null) as known`;
+    (${currency} is not null and ${hour} is not null) as known, ${gpuCountSql(`${g}.hardware->>'gpu'`)} as gpus`;
 }
 
 /**
@@ -179,7 +188,8 @@ function flavorPrices(quantity: string, alsoKnownWhen?: string): string {
     case when ${known} then coalesce(fx.month, fy.month) end as unit_price_per_month,
     ${quantity} as quantity,
     case when ${known} then coalesce(fx.hour, fy.hour) * ${quantity} end as price_per_hour,
-    case when ${known} then coalesce(fx.month, fy.month) * ${quantity} end as price_per_month`;
+    case when ${known} then coalesce(fx.month, fy.month) * ${quantity} end as price_per_month,
+    coalesce(fx.gpus, fy.gpus) as gpus`;
 }
 
 /**
@@ -216,7 +226,7 @@ function flavorById(snaps: string, kind: PricedKind, idExpr: string): string {
     on fx.matched is null and fy.snapshot_id = s.flavor_snapshot_id and fy.flavor_id = ${idExpr}`;
 }
 
-function instanceBranch(snaps: string): string {
+function instanceBranch(snaps: string, where?: string): string {
   const running = runningSql('i.status', 'i.vm_state');
   return `select i.snapshot_id, s.taken_at, 'instance'::text as kind, s.scope_key, i.instance_id as resource_id, i.name,
     coalesce(i.project_id, s.project_id) as project_id, coalesce(i.region_id, s.region_id) as region_id, i.region as region_name,
@@ -227,7 +237,8 @@ function instanceBranch(snaps: string): string {
   from ${snapshotsWithFlavors(snaps, 'instance')} s
   join instances i on i.snapshot_id = s.id
   ${flavorByName(snaps, 'instance', 'i.flavor_name')}
-  ${flavorById(snaps, 'instance', 'i.flavor_id')}`;
+  ${flavorById(snaps, 'instance', 'i.flavor_id')}${where ? `
+  where ${where}` : ''}`;
 }
 
 function clusterBranch(snaps: string): string {
@@ -313,10 +324,12 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /**
  * Closes every complete UTC day not closed yet (or closed under other gap caps) and not sealed:
  * computes its cost_daily rows with refreshCostDaily (the very integration reports do live) and
- * records it in cost_daily_closed_days, one transaction per day. A day is complete once its end
+ * records it in cost_daily_closed_days with its cost_daily_totals, one transaction per day. A day is complete once its end
  * plus the longest cap has passed: no rate that holds on it can still be running, so `now` no
  * longer matters to it; a snapshot written later that affects it re-opens it (computeCostRollups).
- * Returns the days closed. Cheap when nothing is left to close (one query). Aborting stops between days.
+ * Then writes the totals still missing for sealed and closed days (sumStoredDays). Returns
+ * the days closed. Cheap when nothing is left to close or sum (two queries). Aborting stops
+ * between days.
  */
 export async function closeCompleteDays(db: Database, opts: CostOverTimeOptions & { signal?: AbortSignal } = {}): Promise<string[]> {
   const now = opts.now ?? new Date();
@@ -349,10 +362,95 @@ export async function closeCompleteDays(db: Database, opts: CostOverTimeOptions 
          on conflict (day) do update set caps = excluded.caps, reach_secs = excluded.reach_secs, closed_at = excluded.closed_at`,
         [day, caps, reachSecs],
       );
+      await writeDailyTotals(tx, [day]);
       closed.push(day);
     });
   }
+  if (!opts.signal?.aborted) await sumStoredDays(db, caps, opts.signal);
   return closed;
+}
+
+/** Most days whose totals one transaction of sumStoredDays writes. */
+const TOTALS_BATCH_DAYS = 31;
+
+/**
+ * Writes the missing cost_daily_totals of the sealed days and of the days closed under `caps`
+ * (days stored before the totals existed, or whose stamp no longer matches), a batch of days per
+ * transaction. Cheap when none is missing (one query).
+ */
+async function sumStoredDays(db: Database, caps: string, signal?: AbortSignal): Promise<void> {
+  const missing = await db.query<{ day: string }>(
+    `select to_char(d.day, 'YYYY-MM-DD') as day
+       from (select day from cost_daily_sealed_days union select day from cost_daily_closed_days where caps = $1) d
+      where not exists (select 1 from cost_daily_totals_days t where t.day = d.day and t.source_at = ${STORED_AT_SQL('d.day')})
+      order by d.day`,
+    [caps],
+  );
+  for (let i = 0; i < missing.length && !signal?.aborted; i += TOTALS_BATCH_DAYS) {
+    const days = missing.slice(i, i + TOTALS_BATCH_DAYS).map((r) => r.day);
+    await db.transaction(async (tx) => {
+      // As closing does: a day being closed or re-opened meanwhile waits (or is waited for).
+      await tx.execute('lock table cost_daily_closed_days in share row exclusive mode');
+      await writeDailyTotals(tx, days);
+    });
+  }
+}
+
+/**
+ * SQL of the stamp of the cost_daily rows of `day` (an SQL expression): sealed_at when the day is
+ * sealed (sealed days win), else closed_at when it is closed, else NULL.
+ */
+const STORED_AT_SQL = (day: string) =>
+  `coalesce((select s.sealed_at from cost_daily_sealed_days s where s.day = ${day}), (select c.closed_at from cost_daily_closed_days c where c.day = ${day}))`;
+
+/**
+ * Rewrites cost_daily_totals for `days` ('YYYY-MM-DD') from their cost_daily rows, and stamps
+ * each sealed or closed one of them with the sealed_at / closed_at of those rows (days neither
+ * sealed nor closed get no stamp: readers integrate them live anyway). Call it in the transaction
+ * that writes their cost_daily rows and seals or closes them, after doing so.
+ */
+export async function writeDailyTotals(q: Queryable, days: readonly string[]): Promise<void> {
+  if (days.length === 0) return;
+  await inTransaction(q, async (tx) => {
+    await tx.execute('delete from cost_daily_totals_days where day = any($1::date[])', [days]);
+    await tx.execute('delete from cost_daily_totals where day = any($1::date[])', [days]);
+    // The (untagged) rule of the readers (see costOverDaysSql), applied here once per day: for
+    // every tag dimension present on the day, the `kind` rows (totals) of each (kind, scope)
+    // without a row of it count as (untagged).
+    await tx.execute(
+      `with d as (
+        select day, kind, scope_key, dimension, group_value, currency, cost, resource_hours, unpriced_resource_hours,
+          gpu_hours, gpu_cost, gpu_unknown_resource_hours
+        from cost_daily where day = any($1::date[])
+      ),
+      tag_dims as (select distinct day, dimension from d where dimension like 'tag:%'),
+      parts as (
+        select day, kind, dimension, group_value, currency, cost, resource_hours, unpriced_resource_hours, gpu_hours, gpu_cost, gpu_unknown_resource_hours from d
+        union all
+        select k.day, k.kind, t.dimension, $2::text, k.currency, k.cost, k.resource_hours, k.unpriced_resource_hours, k.gpu_hours, k.gpu_cost, k.gpu_unknown_resource_hours
+        from d k join tag_dims t on t.day = k.day
+        where k.dimension = 'kind'
+          and not exists (select 1 from cost_daily x where x.day = k.day and x.dimension = t.dimension and x.kind = k.kind and x.scope_key = k.scope_key)
+      )
+      insert into cost_daily_totals (day, kind, dimension, group_value, currency, cost, resource_hours, unpriced_resource_hours,
+        gpu_hours, gpu_cost, gpu_unknown_resource_hours)
+      select day, kind, dimension, group_value, currency, sum(cost), sum(resource_hours), sum(unpriced_resource_hours),
+        -- GPU figures are unknown (NULL) for a group when any of its rows predates GPU counting.
+        case when bool_and(gpu_hours is not null) then sum(gpu_hours) end,
+        case when bool_and(gpu_hours is not null) then sum(gpu_cost) end,
+        case when bool_and(gpu_hours is not null) then sum(gpu_unknown_resource_hours) end
+      from parts group by day, kind, dimension, group_value, currency
+      -- Stored in the order readers fetch them (a dimension's groups of one day side by side).
+      order by dimension, day, kind, group_value, currency`,
+      [days, UNTAGGED],
+    );
+    await tx.execute(
+      `insert into cost_daily_totals_days (day, source_at)
+       select u.day, ${STORED_AT_SQL('u.day')} from unnest($1::date[]) as u(day)
+       where ${STORED_AT_SQL('u.day')} is not null`,
+      [days],
+    );
+  });
 }
 
 /** Runs fn in a transaction: the caller's, when q is one; else a new one. (JIT is off for every connection: db/connection.ts.) */
@@ -390,12 +488,14 @@ function rollupInsertSql(kind: PricedKind): string {
   ),
   sets as materialized (
     select grouping(r.tags) = 1 as fixed_set, r.currency, r.running, r.project_id, r.region_id, r.kind, r.flavor, r.tags,
-      coalesce(sum(r.price_per_hour), 0) as h, coalesce(sum(r.price_per_month), 0) as m, count(*)::int as n
+      coalesce(sum(r.price_per_hour), 0) as h, coalesce(sum(r.price_per_month), 0) as m, count(*)::int as n,
+      coalesce(sum(r.gpus * r.quantity), 0)::int as gn, coalesce(sum(r.price_per_hour) filter (where r.gpus > 0), 0) as gh,
+      (count(*) filter (where r.gpus is null and r.quantity > 0))::int as gu
     from (${pricedResourcesSql('s', [kind])}) r
     group by grouping sets ((r.currency, r.running, r.project_id, r.region_id, r.kind, r.flavor), (r.currency, r.tags))
   ),
   fixed as (
-    select d.dimension, d.group_value, c.currency, sum(c.h) as h, sum(c.m) as m, sum(c.n)::int as n
+    select d.dimension, d.group_value, c.currency, sum(c.h) as h, sum(c.m) as m, sum(c.n)::int as n, sum(c.gn)::int as gn, sum(c.gh) as gh, sum(c.gu)::int as gu
     from sets c cross join lateral (values
       ('project', coalesce(c.project_id::text, ${sqlText(NO_VALUE)})),
       ('region', coalesce(c.region_id::text, ${sqlText(NO_VALUE)})),
@@ -408,16 +508,20 @@ function rollupInsertSql(kind: PricedKind): string {
   ),
   tagged as materialized (
     select ${sqlText(TAG_DIMENSION_PREFIX)} || t.key as dimension, t.value as group_value, c.currency,
-      sum(c.h) as h, sum(c.m) as m, sum(c.n)::int as n
+      sum(c.h) as h, sum(c.m) as m, sum(c.n)::int as n, sum(c.gn)::int as gn, sum(c.gh) as gh, sum(c.gu)::int as gu
     from sets c cross join lateral jsonb_each_text(c.tags) as t(key, value)
     where not c.fixed_set
     group by t.key, t.value, c.currency
   ),
-  totals as (select currency, sum(h) as h, sum(m) as m, sum(n)::int as n from sets where fixed_set group by currency),
-  with_key as (select dimension, currency, sum(h) as h, sum(m) as m, sum(n)::int as n from tagged group by dimension, currency),
+  totals as (select currency, sum(h) as h, sum(m) as m, sum(n)::int as n, sum(gn)::int as gn, sum(gh) as gh, sum(gu)::int as gu from sets where fixed_set group by currency),
+  with_key as (
+    select dimension, currency, sum(h) as h, sum(m) as m, sum(n)::int as n, sum(gn)::int as gn, sum(gh) as gh, sum(gu)::int as gu
+    from tagged group by dimension, currency
+  ),
   untagged as (
     select k.dimension, $2::text as group_value, t.currency,
-      t.h - coalesce(w.h, 0) as h, t.m - coalesce(w.m, 0) as m, t.n - coalesce(w.n, 0) as n
+      t.h - coalesce(w.h, 0) as h, t.m - coalesce(w.m, 0) as m, t.n - coalesce(w.n, 0) as n,
+      t.gn - coalesce(w.gn, 0) as gn, t.gh - coalesce(w.gh, 0) as gh, t.gu - coalesce(w.gu, 0) as gu
     from (select distinct dimension from tagged) k
     cross join totals t
     left join with_key w on w.dimension = k.dimension and w.currency is not distinct from t.currency
@@ -425,9 +529,9 @@ function rollupInsertSql(kind: PricedKind): string {
   ),
   g as (select * from fixed union all select * from tagged union all select * from untagged)
   insert into cost_rollups (snapshot_id, taken_at, kind, scope_key, project_id, region_id, dimension, group_value, currency,
-    price_per_hour, price_per_month, resource_count, unpriced_count)
+    price_per_hour, price_per_month, resource_count, unpriced_count, gpu_count, gpu_price_per_hour, gpu_unknown_count)
   select s.id, s.taken_at, s.kind, s.scope_key, s.project_id, s.region_id, g.dimension, g.group_value, g.currency,
-    g.h, g.m, g.n, case when g.currency is null then g.n else 0 end
+    g.h, g.m, g.n, case when g.currency is null then g.n else 0 end, g.gn, g.gh, g.gu
   from g cross join s`;
 }
 
@@ -580,26 +684,38 @@ export async function refreshCostDaily(
       ),
       effective as (
         select p.kind, p.scope_key, p.project_id, p.region_id, p.day, p.secs,
-          r.dimension, r.group_value, r.currency, r.price_per_hour, r.resource_count, r.unpriced_count
+          r.dimension, r.group_value, r.currency, r.price_per_hour, r.resource_count, r.unpriced_count, r.gpu_count, r.gpu_price_per_hour, r.gpu_unknown_count
         from pieces p join cost_rollups r on r.snapshot_id = p.id
         union all
         select p.kind, p.scope_key, p.project_id, p.region_id, p.day, p.secs,
-          t.dimension, $7, k.currency, k.price_per_hour, k.resource_count, k.unpriced_count
+          t.dimension, $7, k.currency, k.price_per_hour, k.resource_count, k.unpriced_count, k.gpu_count, k.gpu_price_per_hour, k.gpu_unknown_count
         from pieces p
         join tag_dims t on t.kind = p.kind and t.scope_key = p.scope_key
         join cost_rollups k on k.snapshot_id = p.id and k.dimension = 'kind'
         where not exists (select 1 from cost_rollups x where x.snapshot_id = p.id and x.dimension = t.dimension)
       )
       insert into cost_daily (day, kind, scope_key, project_id, region_id, dimension, group_value, currency,
-        cost, resource_hours, unpriced_resource_hours, max_resource_count, computed_at)
+        cost, resource_hours, unpriced_resource_hours, max_resource_count, gpu_hours, gpu_cost, gpu_unknown_resource_hours, computed_at)
       select e.day, e.kind, e.scope_key, max(e.project_id), max(e.region_id), e.dimension, e.group_value, e.currency,
         trim_scale(sum(e.price_per_hour * e.secs) / 3600), trim_scale(sum(e.resource_count * e.secs) / 3600), trim_scale(sum(e.unpriced_count * e.secs) / 3600),
-        max(e.resource_count), now()
+        max(e.resource_count), ${gpuSums('e')}, now()
       from effective e
       group by e.day, e.kind, e.scope_key, e.dimension, e.group_value, e.currency`,
       [...params, UNTAGGED],
     );
   });
+}
+
+/**
+ * GPU-hours, their cost and the hours of resources with an unreadable GPU count, integrated over
+ * the pieces `e` (columns gpu_count, gpu_price_per_hour, gpu_unknown_count, secs): NULL when a
+ * rollup predates GPU counting (its GPUs are unknown, never 0).
+ */
+function gpuSums(e: string): string {
+  const known = `bool_and(${e}.gpu_count is not null)`;
+  return `case when ${known} then trim_scale(sum(${e}.gpu_count * ${e}.secs) / 3600) end as gpu_hours,
+    case when ${known} then trim_scale(sum(${e}.gpu_price_per_hour * ${e}.secs) / 3600) end as gpu_cost,
+    case when ${known} then trim_scale(sum(${e}.gpu_unknown_count * ${e}.secs) / 3600) end as gpu_unknown_resource_hours`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -625,7 +741,8 @@ export function effectiveRollupsSql(
   // Rollup rows without a currency hold the unpriced resources: their amounts are unknown, so
   // NULL (sums stay NULL: "n/a"), never the 0 the rollup stores.
   const values = `r.currency, case when r.currency is not null then r.price_per_hour end as price_per_hour,
-    case when r.currency is not null then r.price_per_month end as price_per_month, r.resource_count, r.unpriced_count`;
+    case when r.currency is not null then r.price_per_month end as price_per_month, r.resource_count, r.unpriced_count,
+    r.gpu_count, case when r.currency is not null then r.gpu_price_per_hour end as gpu_price_per_hour, r.gpu_unknown_count`;
   return `select ${cols}, r.group_value, ${values}
     from cost_rollups r join ${snaps} sn on sn.id = r.snapshot_id
     where r.dimension = ${dimParam} and ${alsoWhere}
@@ -644,6 +761,12 @@ export interface DailyCostRow {
   cost: string | null;
   resource_hours: string;
   unpriced_resource_hours: string;
+  /** GPU-hours of the resources whose GPU count can be read; NULL when not counted on some day (before GPU counting). */
+  gpu_hours: string | null;
+  /** Cost of those resources (NULL for the rows without a currency). */
+  gpu_cost: string | null;
+  /** Hours of running resources whose GPU count cannot be read. */
+  gpu_unknown_resource_hours: string | null;
 }
 
 export interface DailyCostQuery extends CostOverTimeOptions {
@@ -679,6 +802,12 @@ export interface BucketCostRow {
   cost: string | null;
   resource_hours: string;
   unpriced_resource_hours: string;
+  /** GPU-hours of the resources whose GPU count can be read; NULL when not counted on some day (before GPU counting). */
+  gpu_hours: string | null;
+  /** Cost of those resources (NULL for the rows without a currency). */
+  gpu_cost: string | null;
+  /** Hours of running resources whose GPU count cannot be read. */
+  gpu_unknown_resource_hours: string | null;
 }
 
 /**
@@ -701,13 +830,32 @@ const BUCKET_SQL: Record<CostBucket, string> = {
   all: `''::text`,
 };
 
+/** The GPU columns of costOverDays: NULL when a day of the bucket has none (GPUs not counted then). */
+const GPU_TOTALS = `case when bool_and(gpu_hours is not null) then trim_scale(sum(gpu_hours))::text end as gpu_hours,
+      case when bool_and(gpu_hours is not null) then trim_scale(sum(gpu_cost))::text end as gpu_cost,
+      case when bool_and(gpu_hours is not null) then trim_scale(sum(gpu_unknown_resource_hours))::text end as gpu_unknown_resource_hours`;
+
 function costOverDaysSql(bucket: CostBucket): string {
   const filter = (t: string) =>
     `($9::text is null or ${t}.kind = $9) and ($10::int is null or ${t}.project_id = $10) and ($11::int is null or ${t}.region_id = $11)`;
-  // Days read from cost_daily: sealed ones, and those closed under the same gap caps ($12).
+  // Days read from cost_daily: sealed ones, and those closed under the same gap caps ($12); of
+  // these, the summed ones are read from cost_daily_totals (one row per group, not per scope)
+  // when no project or region filter asks for the scopes, and while their totals' stamp still
+  // matches the sealing or closing that wrote the day's cost_daily rows.
   return `with stored_days as (
       select day from cost_daily_sealed_days
       union select day from cost_daily_closed_days where caps = $12
+    ),
+    summed_days as (
+      select t.day from cost_daily_totals_days t
+      where $10::int is null and $11::int is null and t.day between $1::date and $2::date
+        and t.source_at = coalesce(
+          (select s.sealed_at from cost_daily_sealed_days s where s.day = t.day),
+          (select c.closed_at from cost_daily_closed_days c where c.day = t.day and c.caps = $12))
+    ),
+    unsummed_days as (
+      select day from stored_days where day between $1::date and $2::date
+      except select day from summed_days
     ),
     ${piecesCte('stored_days')},
     -- Each piece joined to its snapshot's rollup rows in one go (an index lookup per piece): joining
@@ -715,29 +863,61 @@ function costOverDaysSql(bucket: CostBucket): string {
     effective as (${effectiveRollupsSql('pieces', '$7', '$8', ['day', 'secs'], WINDOW_TIME_RANGE)}),
     live as (
       select e.day, e.group_value, e.currency, sum(e.price_per_hour * e.secs) / 3600 as cost,
-        sum(e.resource_count * e.secs) / 3600 as resource_hours, sum(e.unpriced_count * e.secs) / 3600 as unpriced_resource_hours
+        sum(e.resource_count * e.secs) / 3600 as resource_hours, sum(e.unpriced_count * e.secs) / 3600 as unpriced_resource_hours,
+        ${gpuSums('e')}
       from effective e
       where ${filter('e')}
       group by e.day, e.group_value, e.currency
     ),
+    -- Stored days without usable totals: read day by day (lateral, an index probe per day), as
+    -- they are usually none or a few (all of them under a project or region filter).
     stored as (
-      select d.day, d.group_value, d.currency, case when d.currency is not null then d.cost end as cost, d.resource_hours, d.unpriced_resource_hours
-      from cost_daily d
-      where d.dimension = $7 and d.day between $1::date and $2::date and d.day in (select day from stored_days) and ${filter('d')}
+      select d.* from unsummed_days u cross join lateral (
+        select d.day, d.group_value, d.currency, case when d.currency is not null then d.cost end as cost, d.resource_hours, d.unpriced_resource_hours,
+          d.gpu_hours, case when d.currency is not null then d.gpu_cost end as gpu_cost, d.gpu_unknown_resource_hours
+        from cost_daily d
+        where d.dimension = $7 and d.day = u.day and ${filter('d')}
+        union all
+        select d.day, $8::text, d.currency, case when d.currency is not null then d.cost end, d.resource_hours, d.unpriced_resource_hours,
+          d.gpu_hours, case when d.currency is not null then d.gpu_cost end, d.gpu_unknown_resource_hours
+        from cost_daily d
+        where d.dimension = 'kind' and left($7, 4) = 'tag:' and d.day = u.day and ${filter('d')}
+          and not exists (select 1 from cost_daily x where x.day = d.day and x.dimension = $7 and x.kind = d.kind and x.scope_key = d.scope_key)
+      ) d
+    ),
+    -- The days of the range whose totals are not read. NOT IN keeps it a hashed filter on one
+    -- range scan of the totals, whatever the planner guesses about how many days match (a join
+    -- to the summed days, guessed at one row, made it rescan them for every row).
+    not_summed as (
+      select d::date as day from generate_series($1::date, $2::date, interval '1 day') d
+      except select day from summed_days
+    ),
+    -- The same rows summed over scopes (the (untagged) rule applied when they were written for
+    -- every tag dimension present on the day; a dimension absent that day is all (untagged)).
+    summed as (
+      select t.day, t.group_value, t.currency, case when t.currency is not null then t.cost end as cost, t.resource_hours, t.unpriced_resource_hours,
+        t.gpu_hours, case when t.currency is not null then t.gpu_cost end as gpu_cost, t.gpu_unknown_resource_hours
+      from cost_daily_totals t
+      where t.dimension = $7 and t.day between $1::date and $2::date and t.day not in (select day from not_summed)
+        and $10::int is null and $11::int is null and ($9::text is null or t.kind = $9)
       union all
-      select d.day, $8::text, d.currency, case when d.currency is not null then d.cost end, d.resource_hours, d.unpriced_resource_hours
-      from cost_daily d
-      where d.dimension = 'kind' and left($7, 4) = 'tag:' and d.day between $1::date and $2::date
-        and d.day in (select day from stored_days) and ${filter('d')}
-        and not exists (select 1 from cost_daily x where x.day = d.day and x.dimension = $7 and x.kind = d.kind and x.scope_key = d.scope_key)
+      select t.day, $8::text, t.currency, case when t.currency is not null then t.cost end, t.resource_hours, t.unpriced_resource_hours,
+        t.gpu_hours, case when t.currency is not null then t.gpu_cost end, t.gpu_unknown_resource_hours
+      from cost_daily_totals t
+      where t.dimension = 'kind' and left($7, 4) = 'tag:' and t.day between $1::date and $2::date and t.day not in (select day from not_summed)
+        and $10::int is null and $11::int is null and ($9::text is null or t.kind = $9)
+        and not exists (select 1 from cost_daily_totals x where x.dimension = $7 and x.day = t.day)
     )
     select ${BUCKET_SQL[bucket]} as bucket, group_value, currency,
       trim_scale(sum(cost))::text as cost, trim_scale(sum(resource_hours))::text as resource_hours,
-      trim_scale(sum(unpriced_resource_hours))::text as unpriced_resource_hours
+      trim_scale(sum(unpriced_resource_hours))::text as unpriced_resource_hours,
+      ${GPU_TOTALS}
     from (
-      select day, group_value, currency, cost, resource_hours, unpriced_resource_hours from live
+      select day, group_value, currency, cost, resource_hours, unpriced_resource_hours, gpu_hours, gpu_cost, gpu_unknown_resource_hours from live
       union all
-      select day, group_value, currency, cost, resource_hours, unpriced_resource_hours from stored
+      select day, group_value, currency, cost, resource_hours, unpriced_resource_hours, gpu_hours, gpu_cost, gpu_unknown_resource_hours from stored
+      union all
+      select day, group_value, currency, cost, resource_hours, unpriced_resource_hours, gpu_hours, gpu_cost, gpu_unknown_resource_hours from summed
     ) u
     group by 1, group_value, currency
     order by 1, group_value, currency nulls last`;

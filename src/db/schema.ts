@@ -30,6 +30,8 @@ import {
   timestamp,
   unique,
   uniqueIndex,
+  uuid,
+  type AnyPgColumn,
 } from 'drizzle-orm/pg-core';
 
 /** int64 kept exact as a decimal string (a JS number would lose precision above 2^53). */
@@ -152,6 +154,11 @@ export const snapshots = pgTable(
     /** True when the snapshot holds everything of its scope; only complete snapshots mark resources gone. */
     complete: boolean('complete').notNull().default(false),
     rowCount: integer('row_count').notNull().default(0),
+    /**
+     * True once the snapshot's rows were folded into the <name>_versions tables (at finalising);
+     * false while they are staged rows (being written, or inserted directly as whole rows).
+     */
+    versioned: boolean('versioned').notNull().default(false),
   },
   (t) => [
     check('snapshots_kind_check', sql`${t.kind} in (${inList(SNAPSHOT_KINDS)})`),
@@ -166,8 +173,39 @@ export const snapshots = pgTable(
 );
 
 // ---------------------------------------------------------------------------------------------
-// Resource rows. Each belongs to one snapshot; the primary key starts with snapshot_id so that
-// "the rows of a snapshot" and the cascade on snapshot delete are index scans.
+// Resource rows (issue 15: stored as versions, see DATA-MODEL.md "History as versions").
+//
+// Each resource kind has two tables and one view:
+//   <name>_staged   rows of a snapshot being written (same shape as the old per-snapshot table:
+//                   the primary key starts with snapshot_id, cascade with the snapshot). The
+//                   TypeScript objects below (`instances`, ...) are these: collectors write here.
+//   <name>_versions each distinct content of a resource in its scope once, with the range of
+//                   taken_at in which it was current: [valid_from, valid_to), valid_to NULL = still
+//                   current. A snapshot's finalising transaction folds its staged rows into them.
+//   <name>          (view, hand-written in the migration) the rows of every snapshot, with a
+//                   snapshot_id column, exactly as the old tables held them: for a folded snapshot
+//                   S the versions of S's scope with valid_from <= S.taken_at < valid_to, plus the
+//                   staged rows of snapshots not folded. Every report query keeps working unchanged.
+
+/** Scope of a version (snapshots.scope_key of the snapshots it belongs to). */
+const versionKey = () => ({ scopeKey: text('scope_key').notNull() });
+
+/** Content hash (md5 of the row's text, as uuid) and the range of taken_at in which the version was current. */
+const versionRange = () => ({
+  hash: uuid('hash').notNull(),
+  validFrom: timestamptz('valid_from').notNull(),
+  validTo: timestamptz('valid_to'),
+});
+
+/**
+ * "Versions of a scope current at T": scope_key = S and coalesce(valid_to, infinity) > T (and
+ * valid_from <= T, checked on the rows found): for recent snapshots an index range over about
+ * the current versions only. The partial index on valid_to serves retention.
+ */
+const versionIndexes = (table: string, t: { scopeKey: AnyPgColumn; validTo: AnyPgColumn }) => [
+  index(`${table}_versions_current_idx`).on(t.scopeKey, sql`coalesce(${t.validTo}, 'infinity'::timestamptz)`),
+  index(`${table}_versions_ended_idx`).on(t.validTo).where(sql`${t.validTo} is not null`),
+];
 
 const snapshotId = () =>
   integer('snapshot_id')
@@ -195,110 +233,120 @@ const scopeColumns = () => ({
   regionId: integer('region_id'),
 });
 
-export const gpuClusters = pgTable(
-  'gpu_clusters',
-  {
-    snapshotId: snapshotId(),
-    clusterId: text('cluster_id').notNull(),
-    clusterName: text('cluster_name'),
-    clusterStatus: text('cluster_status'),
-    taskStatus: text('task_status'),
-    /** Flavor name (the API's `flavor`). */
-    flavorName: text('flavor_name'),
-    imageId: text('image_id'),
-    imageName: text('image_name'),
-    ...scopeColumns(),
-    region: text('region'),
-    createdAt: timestamptz('created_at'),
-    sshKeyName: text('ssh_key_name'),
-    serverCount: integer('server_count').notNull().default(0),
-    ...tagColumns(),
-    ...rawColumn(),
-  },
-  (t) => [
-    primaryKey({ name: 'gpu_clusters_pk', columns: [t.snapshotId, t.clusterId] }),
-    index('gpu_clusters_tags_idx').using('gin', t.tags.op('jsonb_path_ops')),
-  ],
-);
+const gpuClustersColumns = () => ({
+  clusterId: text('cluster_id').notNull(),
+  clusterName: text('cluster_name'),
+  clusterStatus: text('cluster_status'),
+  taskStatus: text('task_status'),
+  /** Flavor name (the API's `flavor`). */
+  flavorName: text('flavor_name'),
+  imageId: text('image_id'),
+  imageName: text('image_name'),
+  ...scopeColumns(),
+  region: text('region'),
+  createdAt: timestamptz('created_at'),
+  sshKeyName: text('ssh_key_name'),
+  serverCount: integer('server_count').notNull().default(0),
+  ...tagColumns(),
+  ...rawColumn(),
+});
 
-export const gpuClusterServers = pgTable(
-  'gpu_cluster_servers',
-  {
-    snapshotId: snapshotId(),
-    clusterId: text('cluster_id').notNull(),
-    serverId: text('server_id').notNull(),
-    name: text('name'),
-    status: text('status'),
-    vmState: text('vm_state'),
-    flavorId: text('flavor_id'),
-    flavorName: text('flavor_name'),
-    resourceClass: text('resource_class'),
-    ...scopeColumns(),
-    region: text('region'),
-    createdAt: timestamptz('created_at'),
-    sshKeyName: text('ssh_key_name'),
-    ...tagColumns(),
-    ...rawColumn(),
-  },
-  (t) => [
-    primaryKey({ name: 'gpu_cluster_servers_pk', columns: [t.snapshotId, t.clusterId, t.serverId] }),
-    index('gpu_cluster_servers_tags_idx').using('gin', t.tags.op('jsonb_path_ops')),
-  ],
-);
+export const gpuClusters = pgTable('gpu_clusters_staged', { snapshotId: snapshotId(), ...gpuClustersColumns() }, (t) => [
+  primaryKey({ name: 'gpu_clusters_pk', columns: [t.snapshotId, t.clusterId] }),
+]);
 
-export const instances = pgTable(
-  'instances',
-  {
-    snapshotId: snapshotId(),
-    instanceId: text('instance_id').notNull(),
-    name: text('name'),
-    description: text('description'),
-    status: text('status'),
-    vmState: text('vm_state'),
-    taskState: text('task_state'),
-    flavorId: text('flavor_id'),
-    flavorName: text('flavor_name'),
-    vcpus: integer('vcpus'),
-    /** RAM as the flavor reports it (the API gives no unit; MiB in practice). */
-    ram: integer('ram'),
-    ...scopeColumns(),
-    region: text('region'),
-    createdAt: timestamptz('created_at'),
-    sshKeyName: text('ssh_key_name'),
-    /** Configured security groups through which the instance was listed (one row per instance). */
-    securityGroupIds: text('security_group_ids').array().notNull().default(sql`'{}'::text[]`),
-    /** Names from the record's own security_groups list. */
-    securityGroupNames: text('security_group_names').array().notNull().default(sql`'{}'::text[]`),
-    volumeCount: integer('volume_count'),
-    ...tagColumns(),
-    ...rawColumn(),
-  },
-  (t) => [
-    primaryKey({ name: 'instances_pk', columns: [t.snapshotId, t.instanceId] }),
-    index('instances_tags_idx').using('gin', t.tags.op('jsonb_path_ops')),
-  ],
-);
+export const gpuClustersVersions = pgTable('gpu_clusters_versions', { ...versionKey(), ...gpuClustersColumns(), ...versionRange() }, (t) => [
+  primaryKey({ name: 'gpu_clusters_versions_pk', columns: [t.scopeKey, t.clusterId, t.validFrom] }),
+  ...versionIndexes('gpu_clusters', t),
+  index('gpu_clusters_versions_tags_idx').using('gin', t.tags.op('jsonb_path_ops')),
+]);
 
-export const instancePorts = pgTable(
-  'instance_ports',
-  {
-    snapshotId: snapshotId(),
-    instanceId: text('instance_id').notNull(),
-    portId: text('port_id').notNull(),
-    name: text('name'),
-    /** [{id, name}] as received. */
-    securityGroups: jsonb('security_groups').$type<Array<{ id: string | null; name: string | null }>>(),
-    ...scopeColumns(),
-    ...rawColumn(),
-    /**
-     * NULL when the ports were read for this snapshot. Set on the rows of an instance whose ports
-     * could not be read this time (see unread_instance_ports): its last known ports, carried over
-     * from the previous port snapshot, and the time they were read.
-     */
-    readAt: timestamptz('read_at'),
-  },
-  (t) => [primaryKey({ name: 'instance_ports_pk', columns: [t.snapshotId, t.instanceId, t.portId] })],
-);
+const gpuClusterServersColumns = () => ({
+  clusterId: text('cluster_id').notNull(),
+  serverId: text('server_id').notNull(),
+  name: text('name'),
+  status: text('status'),
+  vmState: text('vm_state'),
+  flavorId: text('flavor_id'),
+  flavorName: text('flavor_name'),
+  resourceClass: text('resource_class'),
+  ...scopeColumns(),
+  region: text('region'),
+  createdAt: timestamptz('created_at'),
+  sshKeyName: text('ssh_key_name'),
+  ...tagColumns(),
+  ...rawColumn(),
+});
+
+export const gpuClusterServers = pgTable('gpu_cluster_servers_staged', { snapshotId: snapshotId(), ...gpuClusterServersColumns() }, (t) => [
+  primaryKey({ name: 'gpu_cluster_servers_pk', columns: [t.snapshotId, t.clusterId, t.serverId] }),
+]);
+
+export const gpuClusterServersVersions = pgTable('gpu_cluster_servers_versions', { ...versionKey(), ...gpuClusterServersColumns(), ...versionRange() }, (t) => [
+  primaryKey({ name: 'gpu_cluster_servers_versions_pk', columns: [t.scopeKey, t.clusterId, t.serverId, t.validFrom] }),
+  ...versionIndexes('gpu_cluster_servers', t),
+  index('gpu_cluster_servers_versions_tags_idx').using('gin', t.tags.op('jsonb_path_ops')),
+]);
+
+const instancesColumns = () => ({
+  instanceId: text('instance_id').notNull(),
+  name: text('name'),
+  description: text('description'),
+  status: text('status'),
+  vmState: text('vm_state'),
+  taskState: text('task_state'),
+  flavorId: text('flavor_id'),
+  flavorName: text('flavor_name'),
+  vcpus: integer('vcpus'),
+  /** RAM as the flavor reports it (the API gives no unit; MiB in practice). */
+  ram: integer('ram'),
+  ...scopeColumns(),
+  region: text('region'),
+  createdAt: timestamptz('created_at'),
+  sshKeyName: text('ssh_key_name'),
+  /** Configured security groups through which the instance was listed (one row per instance). */
+  securityGroupIds: text('security_group_ids').array().notNull().default(sql`'{}'::text[]`),
+  /** Names from the record's own security_groups list. */
+  securityGroupNames: text('security_group_names').array().notNull().default(sql`'{}'::text[]`),
+  volumeCount: integer('volume_count'),
+  ...tagColumns(),
+  ...rawColumn(),
+});
+
+export const instances = pgTable('instances_staged', { snapshotId: snapshotId(), ...instancesColumns() }, (t) => [
+  primaryKey({ name: 'instances_pk', columns: [t.snapshotId, t.instanceId] }),
+]);
+
+export const instancesVersions = pgTable('instances_versions', { ...versionKey(), ...instancesColumns(), ...versionRange() }, (t) => [
+  primaryKey({ name: 'instances_versions_pk', columns: [t.scopeKey, t.instanceId, t.validFrom] }),
+  ...versionIndexes('instances', t),
+  index('instances_versions_tags_idx').using('gin', t.tags.op('jsonb_path_ops')),
+]);
+
+const instancePortsColumns = () => ({
+  instanceId: text('instance_id').notNull(),
+  portId: text('port_id').notNull(),
+  name: text('name'),
+  /** [{id, name}] as received. */
+  securityGroups: jsonb('security_groups').$type<Array<{ id: string | null; name: string | null }>>(),
+  ...scopeColumns(),
+  ...rawColumn(),
+  /**
+   * NULL when the ports were read for this snapshot. Set on the rows of an instance whose ports
+   * could not be read this time (see unread_instance_ports): its last known ports, carried over
+   * from the previous port snapshot, and the time they were read.
+   */
+  readAt: timestamptz('read_at'),
+});
+
+export const instancePorts = pgTable('instance_ports_staged', { snapshotId: snapshotId(), ...instancePortsColumns() }, (t) => [
+  primaryKey({ name: 'instance_ports_pk', columns: [t.snapshotId, t.instanceId, t.portId] }),
+]);
+
+export const instancePortsVersions = pgTable('instance_ports_versions', { ...versionKey(), ...instancePortsColumns(), ...versionRange() }, (t) => [
+  primaryKey({ name: 'instance_ports_versions_pk', columns: [t.scopeKey, t.instanceId, t.portId, t.validFrom] }),
+  ...versionIndexes('instance_ports', t),
+]);
 
 /**
  * Instances of a port snapshot's instance list whose ports could not be read (the request failed
@@ -318,89 +366,109 @@ export const unreadInstancePorts = pgTable(
   (t) => [primaryKey({ name: 'unread_instance_ports_pk', columns: [t.snapshotId, t.instanceId] })],
 );
 
-export const keypairs = pgTable(
-  'keypairs',
-  {
-    snapshotId: snapshotId(),
-    /** UUID per the spec; legacy responses put the key's name here (sshkey_id). */
-    keypairId: text('keypair_id').notNull(),
-    name: text('name'),
-    fingerprint: text('fingerprint'),
-    state: text('state'),
-    sharedInProject: boolean('shared_in_project'),
-    ...scopeColumns(),
-    createdAt: timestamptz('created_at'),
-    ...rawColumn(),
-  },
-  (t) => [primaryKey({ name: 'keypairs_pk', columns: [t.snapshotId, t.keypairId] })],
-);
+const keypairsColumns = () => ({
+  /** UUID per the spec; legacy responses put the key's name here (sshkey_id). */
+  keypairId: text('keypair_id').notNull(),
+  name: text('name'),
+  fingerprint: text('fingerprint'),
+  state: text('state'),
+  sharedInProject: boolean('shared_in_project'),
+  ...scopeColumns(),
+  createdAt: timestamptz('created_at'),
+  ...rawColumn(),
+});
 
-export const storageSshKeys = pgTable(
-  'storage_ssh_keys',
-  {
-    snapshotId: snapshotId(),
-    keyId: int64String('key_id').notNull(),
-    name: text('name'),
-    createdAt: timestamptz('created_at'),
-    ...rawColumn(),
-  },
-  (t) => [primaryKey({ name: 'storage_ssh_keys_pk', columns: [t.snapshotId, t.keyId] })],
-);
+export const keypairs = pgTable('keypairs_staged', { snapshotId: snapshotId(), ...keypairsColumns() }, (t) => [
+  primaryKey({ name: 'keypairs_pk', columns: [t.snapshotId, t.keypairId] }),
+]);
 
-export const imageTags = pgTable(
-  'image_tags',
-  {
-    snapshotId: snapshotId(),
-    imageId: text('image_id').notNull(),
-    /** The key as received (image tags are a resource of their own, not normalised). */
-    key: text('key').notNull(),
-    value: text('value'),
-    readOnly: boolean('read_only').notNull().default(false),
-    ...scopeColumns(),
-    ...rawColumn(),
-  },
-  (t) => [primaryKey({ name: 'image_tags_pk', columns: [t.snapshotId, t.imageId, t.key] })],
-);
+export const keypairsVersions = pgTable('keypairs_versions', { ...versionKey(), ...keypairsColumns(), ...versionRange() }, (t) => [
+  primaryKey({ name: 'keypairs_versions_pk', columns: [t.scopeKey, t.keypairId, t.validFrom] }),
+  ...versionIndexes('keypairs', t),
+]);
 
-export const freeFeatures = pgTable(
-  'free_features',
-  {
-    snapshotId: snapshotId(),
-    /** The internal feature activation ID (the path parameter of the endpoint). */
-    activationId: int64String('activation_id').notNull(),
-    clientId: int64String('client_id'),
-    featureId: int64String('feature_id'),
-    featureName: text('feature_name'),
-    featureService: text('feature_service'),
-    isFree: boolean('is_free'),
-    /** The API's create_date. */
-    createdAt: timestamptz('created_at'),
-    ...rawColumn(),
-  },
-  (t) => [primaryKey({ name: 'free_features_pk', columns: [t.snapshotId, t.activationId] })],
-);
+const storageSshKeysColumns = () => ({
+  keyId: int64String('key_id').notNull(),
+  name: text('name'),
+  createdAt: timestamptz('created_at'),
+  ...rawColumn(),
+});
 
-export const gpuFlavors = pgTable(
-  'gpu_flavors',
-  {
-    snapshotId: snapshotId(),
-    flavorId: text('flavor_id').notNull(),
-    flavorName: text('flavor_name'),
-    disabled: boolean('disabled').notNull().default(false),
-    /** Available clusters of this configuration (include_capacity). */
-    capacity: integer('capacity'),
-    currencyCode: text('currency_code'),
-    pricePerHour: money('price_per_hour'),
-    pricePerMonth: money('price_per_month'),
-    priceStatus: text('price_status'),
-    resourceClass: text('resource_class'),
-    /** hardware_description: {cpu, disk, ephemeral, gpu, network, ram}. */
-    hardware: jsonb('hardware').$type<Record<string, string | null>>(),
-    ...scopeColumns(),
-    ...rawColumn(),
-  },
-  (t) => [primaryKey({ name: 'gpu_flavors_pk', columns: [t.snapshotId, t.flavorId] })],
-);
+export const storageSshKeys = pgTable('storage_ssh_keys_staged', { snapshotId: snapshotId(), ...storageSshKeysColumns() }, (t) => [
+  primaryKey({ name: 'storage_ssh_keys_pk', columns: [t.snapshotId, t.keyId] }),
+]);
+
+export const storageSshKeysVersions = pgTable('storage_ssh_keys_versions', { ...versionKey(), ...storageSshKeysColumns(), ...versionRange() }, (t) => [
+  primaryKey({ name: 'storage_ssh_keys_versions_pk', columns: [t.scopeKey, t.keyId, t.validFrom] }),
+  ...versionIndexes('storage_ssh_keys', t),
+]);
+
+const imageTagsColumns = () => ({
+  imageId: text('image_id').notNull(),
+  /** The key as received (image tags are a resource of their own, not normalised). */
+  key: text('key').notNull(),
+  value: text('value'),
+  readOnly: boolean('read_only').notNull().default(false),
+  ...scopeColumns(),
+  ...rawColumn(),
+});
+
+export const imageTags = pgTable('image_tags_staged', { snapshotId: snapshotId(), ...imageTagsColumns() }, (t) => [
+  primaryKey({ name: 'image_tags_pk', columns: [t.snapshotId, t.imageId, t.key] }),
+]);
+
+export const imageTagsVersions = pgTable('image_tags_versions', { ...versionKey(), ...imageTagsColumns(), ...versionRange() }, (t) => [
+  primaryKey({ name: 'image_tags_versions_pk', columns: [t.scopeKey, t.imageId, t.key, t.validFrom] }),
+  ...versionIndexes('image_tags', t),
+]);
+
+const freeFeaturesColumns = () => ({
+  /** The internal feature activation ID (the path parameter of the endpoint). */
+  activationId: int64String('activation_id').notNull(),
+  clientId: int64String('client_id'),
+  featureId: int64String('feature_id'),
+  featureName: text('feature_name'),
+  featureService: text('feature_service'),
+  isFree: boolean('is_free'),
+  /** The API's create_date. */
+  createdAt: timestamptz('created_at'),
+  ...rawColumn(),
+});
+
+export const freeFeatures = pgTable('free_features_staged', { snapshotId: snapshotId(), ...freeFeaturesColumns() }, (t) => [
+  primaryKey({ name: 'free_features_pk', columns: [t.snapshotId, t.activationId] }),
+]);
+
+export const freeFeaturesVersions = pgTable('free_features_versions', { ...versionKey(), ...freeFeaturesColumns(), ...versionRange() }, (t) => [
+  primaryKey({ name: 'free_features_versions_pk', columns: [t.scopeKey, t.activationId, t.validFrom] }),
+  ...versionIndexes('free_features', t),
+]);
+
+const gpuFlavorsColumns = () => ({
+  flavorId: text('flavor_id').notNull(),
+  flavorName: text('flavor_name'),
+  disabled: boolean('disabled').notNull().default(false),
+  /** Available clusters of this configuration (include_capacity). */
+  capacity: integer('capacity'),
+  currencyCode: text('currency_code'),
+  pricePerHour: money('price_per_hour'),
+  pricePerMonth: money('price_per_month'),
+  priceStatus: text('price_status'),
+  resourceClass: text('resource_class'),
+  /** hardware_description: {cpu, disk, ephemeral, gpu, network, ram}. */
+  hardware: jsonb('hardware').$type<Record<string, string | null>>(),
+  ...scopeColumns(),
+  ...rawColumn(),
+});
+
+export const gpuFlavors = pgTable('gpu_flavors_staged', { snapshotId: snapshotId(), ...gpuFlavorsColumns() }, (t) => [
+  primaryKey({ name: 'gpu_flavors_pk', columns: [t.snapshotId, t.flavorId] }),
+]);
+
+export const gpuFlavorsVersions = pgTable('gpu_flavors_versions', { ...versionKey(), ...gpuFlavorsColumns(), ...versionRange() }, (t) => [
+  primaryKey({ name: 'gpu_flavors_versions_pk', columns: [t.scopeKey, t.flavorId, t.validFrom] }),
+  ...versionIndexes('gpu_flavors', t),
+]);
 
 /** One price item of the pricing endpoint, kept as received (numbers as decimal strings). */
 export interface PriceItem {
@@ -413,26 +481,30 @@ export interface PriceItem {
   tax_percent: string | null;
 }
 
-export const k8sClusterPrices = pgTable(
-  'k8s_cluster_prices',
-  {
-    snapshotId: snapshotId(),
-    clusterName: text('cluster_name').notNull(),
-    /** From total_price. */
-    currencyCode: text('currency_code'),
-    pricePerHour: money('price_per_hour'),
-    pricePerMonth: money('price_per_month'),
-    priceWithoutDiscountPerMonth: money('price_without_discount_per_month'),
-    discountPercent: numeric('discount_percent', { mode: 'string' }),
-    taxPercent: numeric('tax_percent', { mode: 'string' }),
-    priceStatus: text('price_status'),
-    /** {instances: PriceItem[], publicips: PriceItem[], volumes: PriceItem[]}. */
-    breakdown: jsonb('breakdown').$type<{ instances: PriceItem[]; publicips: PriceItem[]; volumes: PriceItem[] }>(),
-    ...scopeColumns(),
-    ...rawColumn(),
-  },
-  (t) => [primaryKey({ name: 'k8s_cluster_prices_pk', columns: [t.snapshotId, t.clusterName] })],
-);
+const k8sClusterPricesColumns = () => ({
+  clusterName: text('cluster_name').notNull(),
+  /** From total_price. */
+  currencyCode: text('currency_code'),
+  pricePerHour: money('price_per_hour'),
+  pricePerMonth: money('price_per_month'),
+  priceWithoutDiscountPerMonth: money('price_without_discount_per_month'),
+  discountPercent: numeric('discount_percent', { mode: 'string' }),
+  taxPercent: numeric('tax_percent', { mode: 'string' }),
+  priceStatus: text('price_status'),
+  /** {instances: PriceItem[], publicips: PriceItem[], volumes: PriceItem[]}. */
+  breakdown: jsonb('breakdown').$type<{ instances: PriceItem[]; publicips: PriceItem[]; volumes: PriceItem[] }>(),
+  ...scopeColumns(),
+  ...rawColumn(),
+});
+
+export const k8sClusterPrices = pgTable('k8s_cluster_prices_staged', { snapshotId: snapshotId(), ...k8sClusterPricesColumns() }, (t) => [
+  primaryKey({ name: 'k8s_cluster_prices_pk', columns: [t.snapshotId, t.clusterName] }),
+]);
+
+export const k8sClusterPricesVersions = pgTable('k8s_cluster_prices_versions', { ...versionKey(), ...k8sClusterPricesColumns(), ...versionRange() }, (t) => [
+  primaryKey({ name: 'k8s_cluster_prices_versions_pk', columns: [t.scopeKey, t.clusterName, t.validFrom] }),
+  ...versionIndexes('k8s_cluster_prices', t),
+]);
 
 // ---------------------------------------------------------------------------------------------
 // First / last seen per resource. Not tied to a snapshot (no FK): it outlives retention.
@@ -484,6 +556,15 @@ export const costRollups = pgTable(
     pricePerMonth: money('price_per_month').notNull().default('0'),
     resourceCount: integer('resource_count').notNull().default(0),
     unpricedCount: integer('unpriced_count').notNull().default(0),
+    /**
+     * GPUs running (GPUs per unit from the flavor's hardware description x running units), of the
+     * resources whose GPU count can be read (db/gpu-count.ts). NULL: written before GPUs were counted.
+     */
+    gpuCount: integer('gpu_count'),
+    /** Run-rate of the resources with at least one GPU counted in gpu_count (for the cost per GPU-hour). */
+    gpuPricePerHour: money('gpu_price_per_hour'),
+    /** Running resources whose GPU count cannot be read: their GPUs are unknown, never 0. */
+    gpuUnknownCount: integer('gpu_unknown_count'),
   },
   (t) => [
     unique('cost_rollups_group_uq')
@@ -514,6 +595,12 @@ export const costDaily = pgTable(
     resourceHours: numeric('resource_hours', { mode: 'string' }).notNull().default('0'),
     unpricedResourceHours: numeric('unpriced_resource_hours', { mode: 'string' }).notNull().default('0'),
     maxResourceCount: integer('max_resource_count').notNull().default(0),
+    /** GPU-hours (cost_rollups.gpu_count over the day); NULL when a rollup of the day predates GPU counting. */
+    gpuHours: numeric('gpu_hours', { mode: 'string' }),
+    /** Cost of the resources whose GPUs are counted in gpu_hours. */
+    gpuCost: money('gpu_cost'),
+    /** Hours of running resources whose GPU count cannot be read. */
+    gpuUnknownResourceHours: numeric('gpu_unknown_resource_hours', { mode: 'string' }),
     computedAt: timestamptz('computed_at').notNull().defaultNow(),
   },
   (t) => [
@@ -691,4 +778,128 @@ export const costDailyClosedDays = pgTable('cost_daily_closed_days', {
   caps: text('caps').notNull(),
   reachSecs: integer('reach_secs').notNull(),
   closedAt: timestamptz('closed_at').notNull().defaultNow(),
+});
+
+// ---------------------------------------------------------------------------------------------
+// Notification outbox (written by src/notify).
+
+export const NOTIFY_DELIVERY_STATUSES = ['pending', 'sent', 'failed'] as const;
+export type NotifyDeliveryStatus = (typeof NOTIFY_DELIVERY_STATUSES)[number];
+
+/**
+ * One row per logical notice (budget alert, anomaly alert, scheduled report delivery). `key` is
+ * unique: enqueueing a key that is already here does nothing, so a notice goes out once across
+ * replicas and restarts. `payload` is the message (subject, text, data, link, attachment).
+ */
+export const notifyMessages = pgTable('notify_messages', {
+  id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+  key: text('key').notNull().unique('notify_messages_key_uq'),
+  payload: jsonb('payload').notNull(),
+  createdAt: timestamptz('created_at').notNull().defaultNow(),
+});
+
+/**
+ * One row per message and channel. The dispatcher claims due pending rows by setting
+ * `claimed_until` (a lease: a replica that dies mid-send leaves the row to be retried when it
+ * passes), sends, then marks them `sent`, or back to `pending` with `next_attempt_at` moved out
+ * (exponential backoff), or `failed` after the last attempt.
+ */
+export const notifyDeliveries = pgTable(
+  'notify_deliveries',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    messageId: bigint('message_id', { mode: 'number' })
+      .notNull()
+      .references(() => notifyMessages.id, { onDelete: 'cascade' }),
+    channel: text('channel').notNull(),
+    status: text('status').$type<NotifyDeliveryStatus>().notNull().default('pending'),
+    attempts: integer('attempts').notNull().default(0),
+    nextAttemptAt: timestamptz('next_attempt_at').notNull().defaultNow(),
+    claimedBy: text('claimed_by'),
+    claimedUntil: timestamptz('claimed_until'),
+    lastError: text('last_error'),
+    sentAt: timestamptz('sent_at'),
+    createdAt: timestamptz('created_at').notNull().defaultNow(),
+  },
+  (t) => [
+    check('notify_deliveries_status_check', sql`${t.status} in (${inList(NOTIFY_DELIVERY_STATUSES)})`),
+    unique('notify_deliveries_message_channel_uq').on(t.messageId, t.channel),
+    index('notify_deliveries_due_idx').on(t.nextAttemptAt).where(sql`${t.status} = 'pending'`),
+  ],
+);
+
+// ---------------------------------------------------------------------------------------------
+// Budgets (issue 14): those made in the web app by admins. Budgets of the configuration file are
+// not stored here (the file stays their only source); both kinds are read by read-models/budgets.ts.
+
+/**
+ * A monthly budget: what it covers (`by` NULL = every priced resource, else a grouping such as
+ * `tag:team` or `project` with its group `value`), its currency and amount per month, the
+ * percentages that alert and the channels they go to. Archiving keeps the row (the audit log and
+ * past alerts name it); a name is unique among the budgets that are not archived.
+ */
+export const budgets = pgTable(
+  'budgets',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    name: text('name').notNull(),
+    by: text('by'),
+    value: text('value'),
+    currency: text('currency').notNull(),
+    amountPerMonth: money('amount_per_month').notNull(),
+    thresholds: jsonb('thresholds').$type<number[]>().notNull().default([50, 80, 100]),
+    notify: jsonb('notify').$type<string[]>().notNull().default([]),
+    createdAt: timestamptz('created_at').notNull().defaultNow(),
+    createdBy: text('created_by').notNull(),
+    updatedAt: timestamptz('updated_at').notNull().defaultNow(),
+    updatedBy: text('updated_by').notNull(),
+    archivedAt: timestamptz('archived_at'),
+    archivedBy: text('archived_by'),
+  },
+  (t) => [
+    check('budgets_amount_positive', sql`${t.amountPerMonth} > 0`),
+    check('budgets_currency_iso', sql`${t.currency} ~ '^[A-Z]{3}$'`),
+    check('budgets_group_check', sql`(${t.by} is null) = (${t.value} is null)`),
+    uniqueIndex('budgets_active_name_uq')
+      .on(sql`lower(${t.name})`)
+      .where(sql`${t.archivedAt} is null`),
+  ],
+);
+
+/**
+ * The cost_daily rows of a sealed or closed day summed over scopes, per (day, kind, dimension,
+ * group, currency), with the `(untagged)` rule already applied: for every tag dimension present
+ * that day, the `kind` rows of the (kind, scope)s lacking it are in its `(untagged)` group. Reports
+ * over periods without a project or region filter read these (a few rows per group and day)
+ * instead of one row per scope. Written by writeDailyTotals (db/cost-model.ts) when a day is
+ * closed or sealed, and when recompute-rollups merges sealed days' tag values.
+ */
+export const costDailyTotals = pgTable(
+  'cost_daily_totals',
+  {
+    day: date('day', { mode: 'string' }).notNull(),
+    kind: text('kind').$type<SnapshotKind>().notNull(),
+    dimension: text('dimension').notNull(),
+    groupValue: text('group_value').notNull(),
+    currency: text('currency'),
+    cost: money('cost').notNull(),
+    resourceHours: numeric('resource_hours', { mode: 'string' }).notNull(),
+    unpricedResourceHours: numeric('unpriced_resource_hours', { mode: 'string' }).notNull(),
+    /** GPU-hours, their cost and the hours of resources whose GPU count is unknown; NULL: a row of the day predates GPU counting. */
+    gpuHours: numeric('gpu_hours', { mode: 'string' }),
+    gpuCost: money('gpu_cost'),
+    gpuUnknownResourceHours: numeric('gpu_unknown_resource_hours', { mode: 'string' }),
+  },
+  (t) => [unique('cost_daily_totals_uq').on(t.dimension, t.day, t.kind, t.groupValue, t.currency).nullsNotDistinct()],
+);
+
+/**
+ * Days whose cost_daily_totals rows are written, and the sealed_at (sealed days) or closed_at
+ * (closed days) of the cost_daily rows they were summed from: readers use a day's totals only
+ * while that stamp still matches (a re-closing or re-sealing rewrites cost_daily and the stamp;
+ * until the totals follow, readers sum cost_daily itself).
+ */
+export const costDailyTotalsDays = pgTable('cost_daily_totals_days', {
+  day: date('day', { mode: 'string' }).primaryKey(),
+  sourceAt: timestamptz('source_at').notNull(),
 });

@@ -37,6 +37,42 @@ export function compareDecimal(a: string, b: string): number {
   return diff < 0n ? -1 : diff > 0n ? 1 : 0;
 }
 
+export function subtractDecimal(a: string, b: string): string {
+  const y = parse(b);
+  return addDecimal(a, format(-y.units, y.scale));
+}
+
+/** The exact product of two decimals. */
+export function multiplyDecimal(a: string, b: string): string {
+  const x = parse(a);
+  const y = parse(b);
+  return format(x.units * y.units, x.scale + y.scale);
+}
+
+/** a / b rounded half away from zero to `places` decimals (b must not be 0). */
+export function divideDecimal(a: string, b: string, places: number): string {
+  const x = parse(a);
+  const y = parse(b);
+  if (y.units === 0n) throw new Error('divideDecimal: division by zero');
+  // a / b = (xu / 10^xs) / (yu / 10^ys); scaled by 10^places and doubled to round half away from zero.
+  const num = x.units * 10n ** BigInt(places + y.scale) * 2n;
+  const den = y.units * 10n ** BigInt(x.scale);
+  let q = num / den;
+  q = q + (q < 0n ? -1n : 1n) * (q % 2n === 0n ? 0n : 1n);
+  return fixed(format(q / 2n, places), places);
+}
+
+/** Decimal text with exactly `places` decimals (trailing zeros kept: '-100.00'). */
+function fixed(text: string, places: number): string {
+  if (places === 0) return text;
+  const [int, frac = ''] = text.split('.');
+  return `${int}.${frac.padEnd(places, '0')}`;
+}
+
+export function absDecimal(a: string): string {
+  return a.trim().startsWith('-') ? a.trim().slice(1) : a.trim();
+}
+
 /** Per-currency totals of hourly and monthly amounts; rows without a price are counted apart. */
 export interface MoneyTotal {
   currency: string;
@@ -63,4 +99,24 @@ export function totalsByCurrency(items: Iterable<{ pricePerHour: string | null; 
     byCurrency.set(item.currency, total);
   }
   return { totals: [...byCurrency.values()].sort((a, b) => a.currency.localeCompare(b.currency)), unpriced };
+}
+
+/** Digits after the decimal point of decimal text ("1.250" -> 3). */
+export function decimalScale(text: string): number {
+  return parse(text).scale;
+}
+
+/** Decimal text as an integer count of 10^-scale ("1.25", 3 -> 1250n); scale must hold every digit. */
+export function decimalToUnits(text: string, scale: number): bigint {
+  const x = parse(text);
+  if (x.scale > scale) throw new Error(`decimalToUnits: ${JSON.stringify(text)} has more than ${scale} decimals`);
+  return x.units * 10n ** BigInt(scale - x.scale);
+}
+
+/** An integer count of 10^-scale as decimal text with exactly `scale` decimals (1250n, 2 -> "12.50"). */
+export function unitsToDecimal(units: bigint, scale: number): string {
+  const negative = units < 0n;
+  const digits = (negative ? -units : units).toString().padStart(scale + 1, '0');
+  const out = scale > 0 ? `${digits.slice(0, -scale)}.${digits.slice(-scale)}` : digits;
+  return negative ? `-${out}` : out;
 }

@@ -12,7 +12,7 @@ import { normaliseTagKey, normaliseTagValue, type Config } from '../config.js';
 import type { Column, FilterField, Row } from './report.js';
 import { detailRows, keysetRows } from './shared/batches.js';
 import { appUrl, stopConfirmPath } from './shared/links.js';
-import { dirParam, idParam, repeated, tagFilterParam, tagKeyParam, textParam } from './shared/params.js';
+import { dirParam, idParam, instantParam, repeated, tagFilterParam, tagKeyParam, textParam } from './shared/params.js';
 import { formatAge } from './shared/format.js';
 import { freshnessNotes, latestSnapshots, latestSnapshotsSql } from './shared/snapshots.js';
 import { defineReport } from './shared/define.js';
@@ -37,6 +37,8 @@ export const inventoryParams = z
     q: textParam('q', 100),
     sort: z.enum(ALL_SORT_KEYS, { error: 'sort must name a sortable column of this kind' }).optional(),
     dir: dirParam,
+    /** The inventory as it was collected then: each scope's latest complete collection at or before this time. */
+    at: instantParam('at'),
   })
   .superRefine((p, ctx) => {
     const spec = KINDS[p.kind];
@@ -99,23 +101,27 @@ function conditions(spec: KindSpec, p: InventoryParams, config: Config, binds: B
  * The rows of a kind with presence (first/last seen) and, for instances and servers, statuses
  * changed by a stop through cloudtally since the latest snapshot (they cost 0 from then on).
  */
-function baseSql(spec: KindSpec, binds: Binds, snapshotIds?: number[]): string {
+function baseSql(spec: KindSpec, binds: Binds, snapshotIds: number[] | undefined, at: Date | undefined): string {
   // Phase 2 reads exactly the snapshots phase 1 read, even if a newer one completed in between.
   const snapshots = snapshotIds
     ? `select id, kind, scope_key, project_id, region_id, taken_at, run_id from snapshots where id = any(${binds.add(snapshotIds)}::int[])`
-    : latestSnapshotsSql(binds.add(spec.snapshotKinds));
-  const override = spec.overridable
+    : latestSnapshotsSql(binds.add(spec.snapshotKinds), at ? binds.add(at) : undefined);
+  // As of a past time, rows are as collected then: no stop or scheduled stop made since.
+  const current = spec.overridable && !at;
+  const override = current
     ? `left join instance_status_overrides o on src.kind in ('instance', 'cluster_server')
          and o.instance_id = src.resource_id and o.project_id = src.project_id and o.region_id = src.region_id`
     : '';
   // An open scheduled stop (pending, or being executed) shows its due time on the row.
-  const scheduled = spec.overridable
+  const scheduled = current
     ? `left join scheduled_stops ss on ss.status in ('pending', 'running') and src.kind in ('instance', 'cluster_server')
          and ss.instance_id = src.resource_id and ss.project_id = src.project_id and ss.region_id = src.region_id`
     : '';
-  const overridden = spec.overridable
+  const overridden = current
     ? `, coalesce(o.status, src.status) as status_now, o.status is not null as stopped_since_snapshot, ss.due_at as scheduled_stop_at`
-    : `, null::text as status_now, false as stopped_since_snapshot`;
+    : spec.overridable
+      ? `, null::text as status_now, false as stopped_since_snapshot, null::timestamptz as scheduled_stop_at`
+      : `, null::text as status_now, false as stopped_since_snapshot`;
   return `latest as (${snapshots}),
     src as (${spec.source}),
     b as (
@@ -177,7 +183,7 @@ interface PageRequest {
 function keysQuery(ctx: ReportCtx, p: InventoryParams, page: PageRequest) {
   const spec = KINDS[p.kind];
   const binds = new Binds();
-  const base = baseSql(spec, binds, page.snapshotIds);
+  const base = baseSql(spec, binds, page.snapshotIds, p.at);
   const where = conditions(spec, p, ctx.config, binds);
   const ordering = orderingOf(spec, p);
   if (page.after) {
@@ -197,7 +203,7 @@ function keysQuery(ctx: ReportCtx, p: InventoryParams, page: PageRequest) {
 function detailsQuery(p: InventoryParams, snapshotIds: number[], rowKeys: string[]) {
   const spec = KINDS[p.kind];
   const binds = new Binds();
-  const base = baseSql(spec, binds, snapshotIds);
+  const base = baseSql(spec, binds, snapshotIds, p.at);
   const sql = `with ${base}
     select b.* from b where b.row_key = any(${binds.add(rowKeys)}::text[])`;
   return { sql, values: binds.values };
@@ -206,7 +212,7 @@ function detailsQuery(p: InventoryParams, snapshotIds: number[], rowKeys: string
 function countQuery(ctx: ReportCtx, p: InventoryParams) {
   const spec = KINDS[p.kind];
   const binds = new Binds();
-  const base = baseSql(spec, binds);
+  const base = baseSql(spec, binds, undefined, p.at);
   const where = conditions(spec, p, ctx.config, binds);
   return { sql: `with ${base} select count(*)::int as n from b ${where.length ? `where ${where.join(' and ')}` : ''}`, values: binds.values };
 }
@@ -222,7 +228,7 @@ function hasCost(spec: KindSpec): boolean {
 function totalsQuery(ctx: ReportCtx, p: InventoryParams) {
   const spec = KINDS[p.kind];
   const binds = new Binds();
-  const base = baseSql(spec, binds);
+  const base = baseSql(spec, binds, undefined, p.at);
   const where = ['b.currency is not null', ...conditions(spec, p, ctx.config, binds)];
   const cost = (column: string) => `sum(case when b.stopped_since_snapshot then 0 else b.${column} end) as ${column}`;
   return {
@@ -239,7 +245,8 @@ async function costTotals(ctx: ReportCtx, p: InventoryParams): Promise<Row[]> {
   return found.map((r) => totalRow(spec.columns, { currency: r.currency, price_per_hour: r.price_per_hour, price_per_month: r.price_per_month }));
 }
 
-function toRow(kind: InventoryKind, r: Record<string, unknown>, now: Date): Row {
+/** `now`: the time ages are counted to (the `at` of an inventory as of then). */
+function toRow(kind: InventoryKind, r: Record<string, unknown>, now: Date, asOf = false): Row {
   const row: Row = {};
   for (const column of KINDS[kind].columns) row[column.key] = r[column.key] ?? null;
   if (KINDS[kind].overridable && r.stopped_since_snapshot === true) {
@@ -254,7 +261,7 @@ function toRow(kind: InventoryKind, r: Record<string, unknown>, now: Date): Row 
     // Instances and cluster servers can be stopped (through the instance endpoint): the view offers it to operators.
     const ref = { projectId: Number(r.project_id), regionId: Number(r.region_id), instanceId: String(r.resource_id) };
     row.ref = formatInstanceRef(ref);
-    row.stop_href = row.running === true ? stopConfirmPath(ref) : null;
+    row.stop_href = row.running === true && !asOf ? stopConfirmPath(ref) : null;
   }
   if (kind === 'ports') {
     row.instance_href = appUrl('/reports/inventory', { kind: 'instances', q: String(r.instance_id ?? '') });
@@ -292,6 +299,7 @@ function columnsOf(kind: InventoryKind): Column[] {
 
 function describeFilters(p: InventoryParams): string {
   const parts: string[] = [];
+  if (p.at) parts.push(`as of ${p.at.toISOString()}`);
   if (p.type) parts.push(p.type);
   if (p.project) parts.push(`project ${p.project}`);
   if (p.region) parts.push(`region ${p.region}`);
@@ -320,15 +328,20 @@ export const inventoryReport: Report<InventoryParams> = defineReport({
     const [rows, counted, snapshots, totals] = await Promise.all([
       fetchRows(ctx.db, ctx, params, { limit: page.limit, offset: page.offset }),
       ctx.db.query<{ n: number }>(count.sql, count.values),
-      latestSnapshots(ctx.db, spec.snapshotKinds),
+      latestSnapshots(ctx.db, spec.snapshotKinds, params.at),
       costTotals(ctx, params),
     ]);
     const filters = describeFilters(params);
-    const out = rows.map((r) => toRow(params.kind, r, ctx.now));
+    const out = rows.map((r) => toRow(params.kind, r, params.at ?? ctx.now, params.at !== undefined));
     const overridden = rows.filter((r) => r.stopped_since_snapshot === true).length;
     // Lower case for the sentence, but not the acronyms and names (GPU, SSH, Kubernetes).
     const what = spec.label.replace(/^[A-Z][a-z]/, (w) => w.toLowerCase());
-    const notes = [...freshnessNotes(ctx.now, snapshots, what)];
+    const notes = params.at
+      ? [
+          `As of ${params.at.toISOString()}: each scope's latest complete collection at or before then, as collected (stops made since are not shown).`,
+          ...(snapshots.length === 0 ? [`No complete snapshot of ${what} at or before then.`] : []),
+        ]
+      : [...freshnessNotes(ctx.now, snapshots, what)];
     if (hasCost(spec)) {
       notes.push('Cost = the flavor price of the scope while running (clusters: x running servers; Kubernetes: the pricing total); stopped resources cost 0; an empty cost means the price is unknown, never zero.');
     }
@@ -361,6 +374,7 @@ export const inventoryReport: Report<InventoryParams> = defineReport({
     ];
     const has = (f: FilterName) => spec.filters.includes(f);
     if (has('q')) fields.push({ name: 'q', label: 'Search', type: 'text', value: params.q ?? '' });
+    fields.push({ name: 'at', label: 'As of (UTC, empty: now)', type: 'text', value: params.at?.toISOString() ?? '' });
     fields.push(...scopeFilterFields(params).filter((f) => has(f.name as FilterName)));
     if (has('status')) fields.push({ name: 'status', label: 'Status', type: 'text', value: params.status ?? '' });
     if (has('state')) fields.push(optionalSelect('state', 'Running', params.state, [['running', 'Running'], ['stopped', 'Not running']]));
@@ -391,35 +405,71 @@ async function unreadPortsNotes(db: Queryable, snapshotIds: number[]): Promise<s
   ];
 }
 
-/** Keys per keyset query of an export (small rows: the keys and the sort values). */
+/** Keys per keyset query of a paged export (PGlite). */
 const EXPORT_KEY_PAGE = 20_000;
-/** Full rows per details query of an export. */
+/** Full rows per details query of a paged export. */
 const EXPORT_DETAIL_CHUNK = 1_000;
+/** Full rows per FETCH of a cursor export (Postgres). */
+const EXPORT_CURSOR_BATCH = 2_000;
+
+export interface ExportSizes {
+  keyPage: number;
+  detailChunk: number;
+  /** Rows per FETCH when the export reads one cursor. */
+  cursorBatch?: number;
+}
 
 /**
- * Every row matching the parameters, in the page order: the keys in large keyset pages (a query
- * that reads only the sort columns, so sorting a snapshot's keys once serves 20,000 rows), then
- * the full rows in chunks of 1,000 looked up by key, the next chunk fetched while one is sent.
- * In the default order (scope, snapshot, row key) the pages go one snapshot at a time, so each
- * reads the rows of one snapshot rather than of every scope; the snapshots are fixed when the
- * export starts.
+ * The one query a cursor export runs: every column of every row matching the parameters, in the
+ * page order (exported for the benchmark's `psql \copy` baseline of the same SQL).
+ */
+export function inventoryExportQuery(ctx: ReportCtx, p: InventoryParams): { sql: string; values: unknown[] } {
+  const spec = KINDS[p.kind];
+  const binds = new Binds();
+  const base = baseSql(spec, binds, undefined, p.at);
+  const where = conditions(spec, p, ctx.config, binds);
+  const sql = `with ${base}
+    select b.* from b
+    ${where.length ? `where ${where.join(' and ')}` : ''}
+    order by ${orderBy(orderingOf(spec, p))}`;
+  return { sql, values: binds.values };
+}
+
+/**
+ * Every row matching the parameters, in the page order. On Postgres: one query read through a
+ * server-side cursor in batches of 2,000 (one plan, one pass, one snapshot of the data; memory
+ * holds two batches). Where the database offers no cursor (PGlite, or `paged`): the keys in large
+ * keyset pages (a query that reads only the sort columns, so sorting a snapshot's keys once serves
+ * 20,000 rows), then the full rows in chunks of 1,000 looked up by key, the next chunk fetched
+ * while one is sent. In the default order (scope, snapshot, row key) the pages go one snapshot at
+ * a time, so each reads the rows of one snapshot rather than of every scope; the snapshots are
+ * fixed when the export starts.
  */
 export async function* inventoryRows(
   ctx: ReportCtx,
   params: InventoryParams,
-  sizes: { keyPage: number; detailChunk: number } = { keyPage: EXPORT_KEY_PAGE, detailChunk: EXPORT_DETAIL_CHUNK },
+  sizes: ExportSizes = { keyPage: EXPORT_KEY_PAGE, detailChunk: EXPORT_DETAIL_CHUNK },
+  options: { paged?: boolean } = {},
 ): AsyncGenerator<Row> {
+  const now = params.at ?? ctx.now;
+  if (ctx.db.cursorBatches && !options.paged) {
+    const query = inventoryExportQuery(ctx, params);
+    for await (const batch of ctx.db.cursorBatches<Record<string, unknown>>(query.sql, query.values, sizes.cursorBatch ?? EXPORT_CURSOR_BATCH)) {
+      for (const r of batch) yield toRow(params.kind, r, now, params.at !== undefined);
+    }
+    return;
+  }
   if (params.sort) {
     yield* exportBatches(ctx, params, sizes);
     return;
   }
-  const snapshots = await latestSnapshots(ctx.db, KINDS[params.kind].snapshotKinds);
+  const snapshots = await latestSnapshots(ctx.db, KINDS[params.kind].snapshotKinds, params.at);
   // The default order's first terms: scope key in byte order ("C"), then snapshot id.
   snapshots.sort((a, b) => Buffer.compare(Buffer.from(a.scope_key), Buffer.from(b.scope_key)) || a.id - b.id);
   for (const snapshot of snapshots) yield* exportBatches(ctx, params, sizes, [snapshot.id]);
 }
 
-async function* exportBatches(ctx: ReportCtx, params: InventoryParams, sizes: { keyPage: number; detailChunk: number }, snapshotIds?: number[]): AsyncGenerator<Row> {
+async function* exportBatches(ctx: ReportCtx, params: InventoryParams, sizes: ExportSizes, snapshotIds?: number[]): AsyncGenerator<Row> {
   const { terms } = orderingOf(KINDS[params.kind], params);
   const keys = keysetRows<unknown[]>(
     async (after, limit) => {
@@ -429,7 +479,7 @@ async function* exportBatches(ctx: ReportCtx, params: InventoryParams, sizes: { 
     (row) => terms.map((_, i) => keyValue(row[`__k${i}`])),
     sizes.keyPage,
   );
-  for await (const r of detailRows(keys, (chunk) => detailsInOrder(ctx.db, params, chunk), sizes.detailChunk)) yield toRow(params.kind, r, ctx.now);
+  for await (const r of detailRows(keys, (chunk) => detailsInOrder(ctx.db, params, chunk), sizes.detailChunk)) yield toRow(params.kind, r, params.at ?? ctx.now, params.at !== undefined);
 }
 
 /** Keyset values travel as text and are cast back in SQL (Dates as ISO instants). */

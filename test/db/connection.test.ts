@@ -93,6 +93,46 @@ describe.each(testDatabases())('database on $name', ({ name, open }) => {
     expect(result.rowCount).toBe(2);
   });
 
+  it(`reads a query through a server-side cursor in batches on Postgres, none on PGlite (${name})`, async () => {
+    if (name === 'pglite') {
+      expect(database.cursorBatches).toBeUndefined();
+      return;
+    }
+    const read = async (n: number, batch: number) => {
+      const batches: Array<Array<{ i: number; money: string; day: string }>> = [];
+      for await (const rows of database.cursorBatches!<{ i: number; money: string; day: string }>(
+        `SELECT i, (i * 0.1)::numeric AS money, ('2024-01-01'::date + i) AS day FROM generate_series(1, $1::int) i ORDER BY i`,
+        [n],
+        batch,
+      )) {
+        batches.push(rows);
+      }
+      return batches;
+    };
+    // 7 rows by 3: 3 + 3 + 1; raw values as query() gives them (numeric as exact text, date as text).
+    const batches = await read(7, 3);
+    expect(batches.map((b) => b.length)).toEqual([3, 3, 1]);
+    expect(batches[2]).toEqual([{ i: 7, money: '0.7', day: '2024-01-08' }]);
+    // A multiple of the batch size ends without an empty batch; no rows, no batch.
+    expect((await read(6, 3)).map((b) => b.length)).toEqual([3, 3]);
+    expect(await read(0, 3)).toEqual([]);
+    // Stopping early and a failing query both give the connection back (the pool has 10: 12 rounds would block).
+    for (let i = 0; i < 12; i++) {
+      for await (const _rows of database.cursorBatches!('SELECT generate_series(1, 100)', [], 10)) break;
+    }
+    for (let i = 0; i < 12; i++) {
+      await expect(
+        (async () => {
+          for await (const _rows of database.cursorBatches!('SELECT 1 / (3 - i) FROM generate_series(1, 5) i', [], 1)) {
+            // the third row divides by zero
+          }
+        })(),
+      ).rejects.toThrow(/division by zero/);
+    }
+    await expect(database.cursorBatches!('SELECT 1', [], 0).next()).rejects.toThrow(/batch size/);
+    expect(await database.query('SELECT 1 AS ok')).toEqual([{ ok: 1 }]);
+  });
+
   it('lets one holder at a time have an advisory lock', async () => {
     let releaseFirst!: () => void;
     const firstHolds = new Promise<void>((resolve) => (releaseFirst = resolve));

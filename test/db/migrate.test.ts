@@ -10,26 +10,51 @@ const MIGRATION_COUNT = (JSON.parse(readFileSync(new URL('../../migrations/meta/
 const EXPECTED_TABLES = [
   'audit_log',
   'auth_sessions',
+  'budgets',
   'collection_runs',
   'cost_daily',
   'cost_daily_closed_days',
   'cost_daily_sealed_days',
+  'cost_daily_totals',
+  'cost_daily_totals_days',
   'cost_rollups',
-  'free_features',
-  'gpu_cluster_servers',
-  'gpu_clusters',
-  'gpu_flavors',
-  'image_tags',
-  'instance_ports',
+  'free_features', // a view: every snapshot's rows, over free_features_versions and free_features_staged
+  'free_features_staged',
+  'free_features_versions',
+  'gpu_cluster_servers', // a view: every snapshot's rows, over gpu_cluster_servers_versions and gpu_cluster_servers_staged
+  'gpu_cluster_servers_staged',
+  'gpu_cluster_servers_versions',
+  'gpu_clusters', // a view: every snapshot's rows, over gpu_clusters_versions and gpu_clusters_staged
+  'gpu_clusters_staged',
+  'gpu_clusters_versions',
+  'gpu_flavors', // a view: every snapshot's rows, over gpu_flavors_versions and gpu_flavors_staged
+  'gpu_flavors_staged',
+  'gpu_flavors_versions',
+  'image_tags', // a view: every snapshot's rows, over image_tags_versions and image_tags_staged
+  'image_tags_staged',
+  'image_tags_versions',
+  'instance_ports', // a view: every snapshot's rows, over instance_ports_versions and instance_ports_staged
+  'instance_ports_staged',
+  'instance_ports_versions',
   'instance_status_overrides', // a view (information_schema.tables lists views too)
-  'instances',
-  'k8s_cluster_prices',
-  'keypairs',
+  'instances', // a view: every snapshot's rows, over instances_versions and instances_staged
+  'instances_staged',
+  'instances_versions',
+  'k8s_cluster_prices', // a view: every snapshot's rows, over k8s_cluster_prices_versions and k8s_cluster_prices_staged
+  'k8s_cluster_prices_staged',
+  'k8s_cluster_prices_versions',
+  'keypairs', // a view: every snapshot's rows, over keypairs_versions and keypairs_staged
+  'keypairs_staged',
+  'keypairs_versions',
+  'notify_deliveries',
+  'notify_messages',
   'resource_presence',
   'schedule_claims',
   'scheduled_stops',
   'snapshots',
-  'storage_ssh_keys',
+  'storage_ssh_keys', // a view: every snapshot's rows, over storage_ssh_keys_versions and storage_ssh_keys_staged
+  'storage_ssh_keys_staged',
+  'storage_ssh_keys_versions',
   'unread_instance_ports',
 ];
 
@@ -53,7 +78,7 @@ describe.each(testDatabases())('migrations on $name', ({ open }) => {
       `SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'public' ORDER BY indexname`,
     );
     const byName = new Map(indexes.map((i) => [i.indexname, i.indexdef]));
-    expect(byName.get('instances_tags_idx')).toMatch(/USING gin \(tags jsonb_path_ops\)/);
+    expect(byName.get('instances_versions_tags_idx')).toMatch(/USING gin \(tags jsonb_path_ops\)/);
     expect(byName.get('snapshots_latest_complete_idx')).toMatch(/\(kind, scope_key, taken_at DESC\) WHERE complete/);
     const presence = await database.query<{ reloptions: string[] | null }>(`SELECT reloptions FROM pg_class WHERE relname = 'resource_presence'`);
     expect(presence[0]!.reloptions).toEqual(['fillfactor=60']);

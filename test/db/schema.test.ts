@@ -14,6 +14,7 @@ import {
   snapshots,
   UNTAGGED,
 } from '../../src/db/schema.js';
+import { foldSnapshot } from '../../src/db/versions.js';
 import { testDatabases } from '../helpers/databases.js';
 
 describe.each(testDatabases())('schema on $name', ({ open }) => {
@@ -97,8 +98,10 @@ describe.each(testDatabases())('schema on $name', ({ open }) => {
         raw: {},
       })),
     );
+    // Folded into versions as a collection's finalising transaction does (db/versions.ts).
+    await database.transaction((tx) => foldSnapshot(tx, { id: snap, kind: 'instance', scopeKey: 'p9-r9', takenAt: new Date('2024-05-02T00:00:00Z') }));
     const plan = await explain(`SELECT instance_id FROM instances WHERE tags @> '{"team": "ml"}'`);
-    expect(plan).toContain('instances_tags_idx');
+    expect(plan).toContain('instances_versions_tags_idx');
     const [row] = await database.query<{ n: number }>(`SELECT count(*)::int AS n FROM instances WHERE tags @> '{"team": "ml"}'`);
     expect(row!.n).toBe(20);
   });

@@ -4,6 +4,7 @@
  * as soon as it arrives (its records let go before the write waits on the database), and only an
  * id -> group ids map is kept to merge the duplicates with one UPDATE at the end.
  */
+import { getTableName } from 'drizzle-orm';
 import { arrayLiteral } from '../../db/bulk.js';
 import { instances } from '../../db/schema.js';
 import { forEachLimited } from '../concurrency.js';
@@ -51,7 +52,7 @@ export const instancesCollector: Collector = {
     for (let i = 0; i < shared.length; i += MERGE_CHUNK) {
       const chunk = shared.slice(i, i + MERGE_CHUNK);
       await writer.execute(
-        `UPDATE instances AS i SET security_group_ids = u.groups::text[]
+        `UPDATE ${getTableName(instances)} AS i SET security_group_ids = u.groups::text[]
            FROM unnest($2::text[], $3::text[]) AS u(id, groups)
           WHERE i.snapshot_id = $1 AND i.instance_id = u.id`,
         [writer.id, chunk.map(([id]) => id), chunk.map(([, groups]) => arrayLiteral(groups))],

@@ -253,6 +253,15 @@ export function historySuite(): void {
         const result = await pruneHistory({ db, config, logger: testDeps(db, sim, client, config).logger }, { now });
         expect(result.daysSealed).toEqual([day]);
         expect(await daily()).toEqual(asReported);
+        // Its totals over scopes (what reports without a project or region filter read) are written
+        // by the same transaction, stamped with the sealing, and add up to its rows.
+        expect(
+          await db.query(`SELECT to_char(t.day, 'YYYY-MM-DD') AS day FROM cost_daily_totals_days t JOIN cost_daily_sealed_days s ON s.day = t.day AND s.sealed_at = t.source_at`),
+        ).toEqual([{ day }]);
+        const perCurrency = (table: string) =>
+          db.query(`SELECT currency, trim_scale(sum(cost))::text AS cost FROM ${table} WHERE day = $1 AND dimension = 'kind' GROUP BY currency ORDER BY currency`, [day]);
+        expect((await perCurrency('cost_daily_totals')).length).toBeGreaterThan(0);
+        expect(await perCurrency('cost_daily_totals')).toEqual(await perCurrency('cost_daily'));
       });
     });
   });
