@@ -4,11 +4,14 @@ export const AUDIT_ACTIONS = {
   stop: 'stop',
   scheduleStop: 'schedule_stop',
   cancelScheduledStop: 'cancel_scheduled_stop',
+  createBudget: 'budget_create',
+  changeBudget: 'budget_change',
+  archiveBudget: 'budget_archive',
 } as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[keyof typeof AUDIT_ACTIONS];
 
 /** Results written to audit_log.result. `stopped` rows also drive instance_status_overrides. */
-export const AUDIT_RESULTS = ['stopped', 'already_stopped', 'not_found', 'failed', 'would_stop', 'scheduled', 'cancelled'] as const;
+export const AUDIT_RESULTS = ['stopped', 'already_stopped', 'not_found', 'failed', 'would_stop', 'scheduled', 'cancelled', 'budget_created', 'budget_changed', 'budget_archived'] as const;
 export type AuditResult = (typeof AUDIT_RESULTS)[number];
 
 /** What each result means, for people (pages and the audit report's Outcome column). */
@@ -20,4 +23,7 @@ export const AUDIT_RESULT_LABELS: Record<AuditResult, string> = {
   would_stop: 'Would be stopped (dry run)',
   scheduled: 'Stop scheduled',
   cancelled: 'Scheduled stop cancelled',
+  budget_created: 'Budget created',
+  budget_changed: 'Budget changed',
+  budget_archived: 'Budget archived',
 };

@@ -4,8 +4,9 @@
  * tag changes included.
  */
 import { z } from 'zod';
+import type { Queryable } from '../db/connection.js';
 import type { SnapshotKind } from '../db/schema.js';
-import type { Column, Row } from './report.js';
+import type { Column, Diff, FieldChange, Row, TagChange } from './report.js';
 import { offsetRows } from './shared/batches.js';
 import { formatAge, formatInstant } from './shared/format.js';
 import { dirParam, idParam, instantParam, intParam, invalidParameter, sortParam } from './shared/params.js';
@@ -73,7 +74,7 @@ const SPECS = {
     tags: false,
   },
 } as const satisfies Record<string, ChangeSpec>;
-type ChangeKind = keyof typeof SPECS;
+export type ChangeKind = keyof typeof SPECS;
 const CHANGE_KINDS = Object.keys(SPECS) as [ChangeKind, ...ChangeKind[]];
 
 export const changesParams = z.strictObject({
@@ -155,6 +156,7 @@ async function fetchDiff(ctx: ReportCtx, p: ChangesParams, list: readonly Pair[]
       changed_fields: [...Object.keys(r.fields), ...(Object.keys(r.tags).length > 0 ? ['tags'] : [])].join(', '),
       tag_changes: describeTagChanges(r.tags),
       details: Object.keys(r.fields).length > 0 ? r.fields : null,
+      diff: diffOf(spec, r.fields, r.tags),
     })),
     counts: first ? { added: first.n_added, removed: first.n_removed, changed: first.n_changed } : null,
   };
@@ -168,7 +170,7 @@ async function fetchDiff(ctx: ReportCtx, p: ChangesParams, list: readonly Pair[]
  * `fields` = {column: [before, after]} and `tags` = {key: [before, after]} of what differs:
  * building those for every changed row would cost more than the whole comparison.
  */
-function diffQuery(spec: ChangeSpec, p: ChangesParams): string {
+function diffQuery(spec: ChangeSpec, p: Pick<ChangesParams, 'sort' | 'dir'>): string {
   const cols = [...new Set([spec.id, spec.name, ...spec.fields, ...(spec.tags ? ['tags'] : [])])];
   const pick = (side: 'a' | 'b') => cols.map((c) => `${side}.${c} as ${side}_${c}`).join(', ');
   const compared = [...spec.fields, ...(spec.tags ? ['tags'] : [])];
@@ -217,6 +219,106 @@ function diffQuery(spec: ChangeSpec, p: ChangesParams): string {
     order by ${order}`;
 }
 
+/** One resource that differs between two snapshots of its scope. */
+export interface ResourceChange {
+  scope_key: string;
+  resource_id: string;
+  name: string | null;
+  change: 'added' | 'removed' | 'changed';
+  /** Changed columns: {column: [before, after]}. */
+  fields: Record<string, [unknown, unknown]>;
+  /** Changed tags: {key: [before, after]}. */
+  tags: Record<string, [unknown, unknown]>;
+  /** The tag changes as text, e.g. `team: "ml" -> "data"; +env="prod"`. */
+  tag_changes: string;
+}
+
+/**
+ * Every difference between the given (before, after) snapshot pairs of one kind, with the same
+ * diff as the report (for other reports that explain a change, e.g. anomalies).
+ */
+export async function diffSnapshotPairs(
+  q: Queryable,
+  kind: ChangeKind,
+  list: ReadonlyArray<{ scope_key: string; from_id: number; to_id: number }>,
+): Promise<ResourceChange[]> {
+  if (list.length === 0) return [];
+  const rows = await q.query<Omit<ResourceChange, 'tag_changes'> & Record<string, unknown>>(diffQuery(SPECS[kind], { sort: 'scope', dir: 'asc' }), [
+    list.map((x) => x.to_id),
+    list.map((x) => x.from_id),
+    list.map((x) => x.scope_key),
+    null,
+    null,
+    0,
+  ]);
+  return rows.map((r) => ({
+    scope_key: r.scope_key,
+    resource_id: r.resource_id,
+    name: r.name,
+    change: r.change,
+    fields: r.fields,
+    tags: r.tags,
+    tag_changes: describeTagChanges(r.tags),
+  }));
+}
+
+/** People's names of the compared fields (the API's own names where these say nothing more). */
+const FIELD_LABELS: Record<string, string> = {
+  name: 'Name',
+  cluster_name: 'Name',
+  status: 'Status',
+  cluster_status: 'Status',
+  vm_state: 'VM state',
+  task_status: 'Task status',
+  flavor_name: 'Flavor',
+  flavor_id: 'Flavor ID',
+  ssh_key_name: 'SSH key',
+  security_group_ids: 'Security groups',
+  security_groups: 'Security groups',
+  volume_count: 'Volumes',
+  image_id: 'Image',
+  server_count: 'Servers',
+  cluster_id: 'Cluster',
+  instance_id: 'Instance',
+  keypair_id: 'Keypair ID',
+  fingerprint: 'Fingerprint',
+  state: 'State',
+  shared_in_project: 'Shared in project',
+  disabled: 'Disabled',
+  capacity: 'Capacity',
+  currency_code: 'Currency',
+  price_per_hour: 'Price per hour',
+  price_per_month: 'Price per month',
+  discount_percent: 'Discount %',
+  price_status: 'Price status',
+};
+
+export function fieldLabel(field: string): string {
+  return FIELD_LABELS[field] ?? field.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase());
+}
+
+function tagValue(value: unknown): string | null {
+  return value === null || value === undefined ? null : typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+/**
+ * The change of a resource as data: each changed field (in the kind's field order) with its
+ * label, value before and after; each changed tag (by key) added, removed or changed.
+ */
+function diffOf(spec: ChangeSpec, fields: Record<string, [unknown, unknown]>, tags: Record<string, [unknown, unknown]>): Diff {
+  const fieldChanges: FieldChange[] = spec.fields
+    .filter((f) => f in fields)
+    .map((f) => ({ field: f, label: fieldLabel(f), before: fields[f]![0], after: fields[f]![1] }));
+  const tagChanges: TagChange[] = Object.entries(tags)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([key, [before, after]]) => {
+      const b = tagValue(before);
+      const a = tagValue(after);
+      return { key, change: b === null ? 'added' : a === null ? 'removed' : 'changed', before: b, after: a };
+    });
+  return { fields: fieldChanges, tags: tagChanges };
+}
+
 /** `team: "ml" -> "data"; +env="prod"; -owner` */
 function describeTagChanges(tags: Record<string, [unknown, unknown]>): string {
   return Object.entries(tags)
@@ -233,10 +335,11 @@ const COLUMNS: Column[] = [
   { key: 'scope', label: 'Scope', kind: 'text', sortable: true },
   { key: 'change', label: 'Change', kind: 'text', sortable: true },
   { key: 'resource_id', label: 'ID', kind: 'text', sortable: true },
-  { key: 'name', label: 'Name', kind: 'text', sortable: true },
-  { key: 'changed_fields', label: 'Fields changed', kind: 'text' },
-  { key: 'tag_changes', label: 'Tag changes', kind: 'text' },
-  { key: 'details', label: 'Before -> after', kind: 'json' },
+  { key: 'name', label: 'Name', kind: 'text', sortable: true, identifies: true },
+  /** Field by field, old and new value, and the tags added, removed and changed (JSON: the structure). */
+  { key: 'diff', label: 'What changed', kind: 'diff' },
+  { key: 'changed_fields', label: 'Fields changed', kind: 'text', secondary: true },
+  { key: 'tag_changes', label: 'Tag changes', kind: 'text', secondary: true },
 ];
 
 export const changesReport: Report<ChangesParams> = defineReport({

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { COLLECTOR_NAMES, type CollectorName } from '../config.js';
 import { cronGapHours } from '../db/cost-model.js';
 import { SNAPSHOT_KINDS, type RunError, type SnapshotKind } from '../db/schema.js';
+import { deliveryKeyPrefix, lastDeliveries, outboxCounts, outboxProblems } from '../read-models/outbox.js';
 import type { Column, Row } from './report.js';
 import { listRows, offsetRows } from './shared/batches.js';
 import { formatAge, kindLabel } from './shared/format.js';
@@ -15,7 +16,7 @@ import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
 
 export const collectionHealthParams = z.strictObject({
-  view: z.enum(['runs', 'scopes'], { error: 'view must be runs or scopes' }).default('runs'),
+  view: z.enum(['runs', 'scopes', 'notifications', 'deliveries'], { error: 'view must be runs, scopes, notifications or deliveries' }).default('runs'),
   status: z.enum(['running', 'succeeded', 'partial', 'failed'], { error: 'status must be running, succeeded, partial or failed' }).optional(),
   days: intParam('days', 1, 3650).default(7),
   sort: sortParam(['started_at', 'age_hours', 'scope']),
@@ -42,13 +43,13 @@ const RUN_COLUMNS: Column[] = [
   { key: 'trigger', label: 'Trigger', kind: 'text' },
   { key: 'status', label: 'Status', kind: 'text' },
   { key: 'started_at', label: 'Started', kind: 'timestamp', sortable: true },
-  { key: 'finished_at', label: 'Finished', kind: 'timestamp' },
+  { key: 'finished_at', label: 'Finished', kind: 'timestamp', secondary: true },
   { key: 'duration_seconds', label: 'Seconds', kind: 'decimal' },
   { key: 'collectors', label: 'Collectors', kind: 'text' },
   { key: 'rows', label: 'Rows written', kind: 'int' },
   { key: 'error_count', label: 'Errors', kind: 'int' },
   { key: 'errors', label: 'Errors (collector / scope: status message)', kind: 'text' },
-  { key: 'runner_id', label: 'Runner', kind: 'text' },
+  { key: 'runner_id', label: 'Runner', kind: 'text', secondary: true },
 ];
 
 const SCOPE_COLUMNS: Column[] = [
@@ -62,6 +63,61 @@ const SCOPE_COLUMNS: Column[] = [
   { key: 'last_error_at', label: 'Last error', kind: 'timestamp' },
   { key: 'last_error', label: 'Last error message', kind: 'text' },
 ];
+
+const NOTIFICATION_COLUMNS: Column[] = [
+  { key: 'key', label: 'Message', kind: 'text' },
+  { key: 'channel', label: 'Channel', kind: 'text' },
+  { key: 'status', label: 'Status', kind: 'text' },
+  { key: 'attempts', label: 'Attempts', kind: 'int' },
+  { key: 'created_at', label: 'Queued', kind: 'timestamp' },
+  { key: 'next_attempt_at', label: 'Next attempt', kind: 'timestamp' },
+  { key: 'last_error', label: 'Last error', kind: 'text' },
+];
+
+const DELIVERY_COLUMNS: Column[] = [
+  { key: 'delivery', label: 'Delivery', kind: 'text' },
+  { key: 'report', label: 'Report', kind: 'text' },
+  { key: 'schedule', label: 'Schedule', kind: 'text' },
+  { key: 'channels', label: 'Channels', kind: 'text' },
+  { key: 'last_slot', label: 'Last slot queued', kind: 'timestamp' },
+  { key: 'status', label: 'Status', kind: 'text' },
+  { key: 'detail', label: 'Per channel', kind: 'text' },
+];
+
+/** Failed deliveries (of the last `days`) and pending ones that failed once or are overdue. */
+async function notificationRows(ctx: ReportCtx, p: CollectionHealthParams, limit: number, offset: number): Promise<{ rows: Row[]; total: number }> {
+  const found = await outboxProblems(ctx.db, ctx.now, { days: p.days, overdueMinutes: ctx.config.outbox.overdueAfterMinutes, limit, offset });
+  return {
+    rows: found.rows.map((r) => ({
+      key: r.key,
+      channel: r.channel,
+      status: r.status === 'pending' ? (r.overdue ? 'overdue' : 'retrying') : 'failed',
+      attempts: r.attempts,
+      created_at: r.createdAt,
+      next_attempt_at: r.nextAttemptAt,
+      last_error: r.lastError,
+    })),
+    total: found.total,
+  };
+}
+
+/** Each configured scheduled delivery with the status of its latest slot. */
+async function deliveryRows(ctx: ReportCtx): Promise<Row[]> {
+  const deliveries = ctx.config.deliveries;
+  const last = await lastDeliveries(ctx.db, deliveries.map((d) => d.id));
+  return deliveries.map((d) => {
+    const latest = last.get(d.id);
+    return {
+      delivery: d.name ?? `#${d.id}`,
+      report: d.report,
+      schedule: d.schedule,
+      channels: d.notify.join(', '),
+      last_slot: latest ? latest.key.slice(deliveryKeyPrefix(d.id).length) : null,
+      status: latest?.status ?? 'not yet run',
+      detail: latest ? latest.channels.map((c) => `${c.channel}: ${c.status} (${c.attempts} attempt${c.attempts === 1 ? '' : 's'})${c.lastError && c.status !== 'sent' ? ` ${c.lastError}` : ''}`).join('; ') : null,
+    };
+  });
+}
 
 function errorText(errors: readonly RunError[]): string {
   return errors
@@ -157,6 +213,20 @@ async function scopeRows(ctx: ReportCtx, p: CollectionHealthParams): Promise<Row
   return rows;
 }
 
+const TITLES: Record<CollectionHealthParams['view'], string> = {
+  runs: 'Collection runs',
+  scopes: 'Collection health per scope',
+  notifications: 'Notifications not delivered',
+  deliveries: 'Scheduled deliveries',
+};
+
+const COLUMNS: Record<CollectionHealthParams['view'], Column[]> = {
+  runs: RUN_COLUMNS,
+  scopes: SCOPE_COLUMNS,
+  notifications: NOTIFICATION_COLUMNS,
+  deliveries: DELIVERY_COLUMNS,
+};
+
 export const collectionHealthReport: Report<CollectionHealthParams> = defineReport({
   name: 'collection-health',
   title: 'Collection health',
@@ -172,14 +242,26 @@ export const collectionHealthReport: Report<CollectionHealthParams> = defineRepo
       "select count(*)::int as n from collection_runs where status in ('failed', 'partial') and started_at >= $1::timestamptz - interval '24 hours'",
       [ctx.now],
     );
-    const runs = params.view === 'runs' ? await runRows(ctx, params, page.limit, page.offset) : null;
+    const runs =
+      params.view === 'runs'
+        ? await runRows(ctx, params, page.limit, page.offset)
+        : params.view === 'notifications'
+          ? await notificationRows(ctx, params, page.limit, page.offset)
+          : params.view === 'deliveries'
+            ? { rows: (await deliveryRows(ctx)).slice(page.offset, page.offset + page.limit), total: ctx.config.deliveries.length }
+            : null;
+    const outbox = await outboxCounts(ctx.db, ctx.now, { days: params.days, overdueMinutes: ctx.config.outbox.overdueAfterMinutes });
+    const notifyFailed = outbox.channels.reduce((n, c) => n + c.failed, 0);
+    const notifyOverdue = outbox.channels.reduce((n, c) => n + c.overdue, 0);
     const recent = await runRows(ctx, { ...params, status: undefined, dir: 'desc' }, 30, 0);
     return {
-      title: params.view === 'runs' ? 'Collection runs' : 'Collection health per scope',
+      title: TITLES[params.view],
       summary: [
         { label: 'Last run', value: lastRun[0] ? `${lastRun[0].status}, ${formatAge(ctx.now, lastRun[0].started_at)} ago` : null, kind: 'text' },
         { label: 'Failed or partial runs, last 24 h', value: failed[0]?.n ?? 0, kind: 'int' },
         { label: 'Stale scopes', value: stale.length, kind: 'int', hint: 'latest good snapshot older than twice the schedule' },
+        { label: `Failed notifications, last ${params.days} days`, value: notifyFailed, kind: 'int', hint: 'alerts and scheduled deliveries a channel did not take after every retry' },
+        { label: 'Overdue notifications', value: notifyOverdue, kind: 'int', hint: `pending more than ${ctx.config.outbox.overdueAfterMinutes} minutes past their time` },
       ],
       charts: [
         {
@@ -191,7 +273,7 @@ export const collectionHealthReport: Report<CollectionHealthParams> = defineRepo
           valueLabel: 'seconds',
         },
       ],
-      columns: params.view === 'runs' ? RUN_COLUMNS : SCOPE_COLUMNS,
+      columns: COLUMNS[params.view],
       rows: runs ? runs.rows : scopes.slice(page.offset, page.offset + page.limit),
       totalRows: runs ? runs.total : scopes.length,
       notes: [
@@ -204,11 +286,23 @@ export const collectionHealthReport: Report<CollectionHealthParams> = defineRepo
           ? `Stale: ${stale.map((r) => `${r.scope} ${String(r.kind).toLowerCase()}`).join(', ')}. Reports keep showing their latest good snapshot.`
           : 'Every scope has a good snapshot within twice its schedule.',
         'A failed scope never erases or hides its last good snapshot.',
+        ...(notifyFailed + notifyOverdue > 0
+          ? [
+              `Notifications not delivered: ${outbox.channels
+                .filter((c) => c.failed + c.overdue > 0)
+                .map((c) => `${c.channel} (${c.failed} failed, ${c.overdue} overdue)`)
+                .join(', ')}. The notifications view lists them with their errors.`,
+            ]
+          : []),
       ],
     };
   },
 
   async export(ctx, params) {
+    if (params.view === 'notifications') {
+      return { columns: NOTIFICATION_COLUMNS, rows: offsetRows(async (limit, offset) => (await notificationRows(ctx, params, limit, offset)).rows) };
+    }
+    if (params.view === 'deliveries') return { columns: DELIVERY_COLUMNS, rows: listRows(await deliveryRows(ctx)) };
     if (params.view === 'scopes') {
       const rows = await scopeRows(ctx, params);
       return { columns: SCOPE_COLUMNS, rows: listRows(rows) };
@@ -226,6 +320,8 @@ export const collectionHealthReport: Report<CollectionHealthParams> = defineRepo
         options: [
           { value: 'runs', label: 'Runs' },
           { value: 'scopes', label: 'Scopes' },
+          { value: 'notifications', label: 'Notifications not delivered' },
+          { value: 'deliveries', label: 'Scheduled deliveries' },
         ],
       },
       {

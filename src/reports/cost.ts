@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { PRICED_KINDS, type PricedKind } from '../db/cost-model.js';
 import type { Column, Coverage, Row, SummaryItem } from './report.js';
 import { offsetRows } from './shared/batches.js';
-import { dimensionOf, GROUPING_HELP, unknownTagKeyNotes, groupingField, groupNameColumns, groupNames, latestTotals, type CostFilter } from './shared/costs.js';
+import { dimensionOf, GROUPING_HELP, unknownTagKeyNotes, groupingField, groupNameColumns, groupNames, groupLabels, latestTotals, type CostFilter } from './shared/costs.js';
 import { collectedBy, periodCoverage } from './shared/coverage.js';
 import { checkPeriodParams, periodField, resolvePeriod, type ResolvedPeriod } from './shared/period.js';
 import { periodGroups, type PeriodGroups } from './shared/period-groups.js';
@@ -22,8 +22,9 @@ import { defineReport } from './shared/define.js';
 import { groupedSpendParamShape } from './shared/spend-params.js';
 import type { Report, ReportCtx } from './shared/types.js';
 import { pricedKindSelect, scopeFilterFields } from './shared/fields.js';
+import { gpuCells, gpuColumns, gpuNotes } from './shared/gpu.js';
 
-const SORTS = ['group', 'currency', 'cost', 'previous_cost', 'change_percent', 'price_per_hour', 'price_per_month', 'share', 'resources', 'unpriced'] as const;
+const SORTS = ['group', 'currency', 'cost', 'previous_cost', 'change_percent', 'price_per_hour', 'price_per_month', 'share', 'resources', 'unpriced', 'gpu_hours', 'cost_per_gpu_hour'] as const;
 type CostSort = (typeof SORTS)[number];
 
 export const costParams = z
@@ -46,6 +47,8 @@ const ORDER: Record<CostSort, string> = {
   share: 'share',
   resources: 'resources',
   unpriced: 'unpriced',
+  gpu_hours: 'gpu_hours',
+  cost_per_gpu_hour: 'cost_per_gpu_hour',
 };
 
 function filterOf(params: CostParams): CostFilter {
@@ -75,10 +78,11 @@ function columns(dimension: string, period: ResolvedPeriod): Column[] {
     { key: 'previous_cost', label: `Spend ${period.previous.fromDay} to ${period.previous.toDay}`, kind: 'money', currencyKey: 'currency', sortable: true },
     { key: 'change_percent', label: 'Change %', kind: 'decimal', sortable: true },
     { key: 'price_per_hour', label: 'Run-rate per hour (now)', kind: 'money', currencyKey: 'currency', hourly: true, hrefKey: 'href', sortable: true },
-    { key: 'price_per_month', label: 'Run-rate per month (now)', kind: 'money', currencyKey: 'currency', sortable: true },
+    { key: 'price_per_month', label: 'Run-rate per month (now)', kind: 'money', currencyKey: 'currency', sortable: true, secondary: true },
     { key: 'share', label: 'Share of currency run-rate', kind: 'percent', sortable: true },
     { key: 'resources', label: 'Resources', kind: 'int', sortable: true },
-    { key: 'unpriced', label: 'Without price', kind: 'int', sortable: true },
+    { key: 'unpriced', label: 'Without price', kind: 'int', sortable: true, secondary: true },
+    ...gpuColumns(true),
   ];
 }
 
@@ -92,14 +96,18 @@ interface Resolved {
 async function resolve(ctx: ReportCtx, params: CostParams): Promise<Resolved> {
   const dimension = resolveDimension(ctx, params);
   const period = resolvePeriod(params, ctx.now);
-  const coverage = await periodCoverage(ctx, period);
-  const groups = await periodGroups(ctx, {
-    dimension,
-    filter: filterOf(params),
-    range: { fromDay: period.fromDay, toDay: period.lastDay },
-    previous: period.previous,
-    previousKnown: collectedBy(coverage, period.previous),
-  });
+  // The period's costs are read while the coverage is (only the previous period waits for it).
+  const covered = periodCoverage(ctx, period);
+  const [coverage, groups] = await Promise.all([
+    covered,
+    periodGroups(ctx, {
+      dimension,
+      filter: filterOf(params),
+      range: { fromDay: period.fromDay, toDay: period.lastDay },
+      previous: period.previous,
+      previousKnown: covered.then((c) => collectedBy(c, period.previous)),
+    }),
+  ]);
   return { dimension, period, coverage, groups };
 }
 
@@ -118,6 +126,7 @@ async function fetchRows(ctx: ReportCtx, r: Resolved, params: CostParams, limit:
     share: g.share,
     resources: g.resources,
     unpriced: g.unpriced,
+    ...gpuCells(g),
     href: inventoryHref(r.dimension, String(g.group_value), (g.currency as string | null) ?? null, filter),
   }));
   return { rows, total: found.total };
@@ -138,12 +147,13 @@ export const costReport: Report<CostParams> = defineReport({
   async run(ctx, params, page) {
     const r = await resolve(ctx, params);
     const filter = filterOf(params);
-    const [{ rows, total }, totals, currentTotals, groups, snapshots] = await Promise.all([
+    const [{ rows, total }, totals, currentTotals, groups, snapshots, chartNames] = await Promise.all([
       fetchRows(ctx, r, params, page.limit, page.offset),
       r.groups.totals(),
       latestTotals(ctx.db, filter),
       r.groups.latest, // the run-rate per group, read once by periodGroups
       latestSnapshots(ctx.db, PRICED_KINDS),
+      groupLabels(ctx.db, r.dimension),
     ]);
     const scopeNote = [params.kind ? kindLabel(params.kind) : null, params.project ? `project ${params.project}` : null, params.region ? `region ${params.region}` : null]
       .filter(Boolean)
@@ -157,7 +167,7 @@ export const costReport: Report<CostParams> = defineReport({
         ]),
         ...runRateSummary(currentTotals),
       ],
-      charts: shareCharts('share', `Share of the run-rate by ${dimensionLabel(r.dimension)}`, groups),
+      charts: shareCharts('share', `Share of the run-rate by ${dimensionLabel(r.dimension)}`, groups, chartNames),
       columns: columns(r.dimension, r.period),
       rows,
       totalRows: total,
@@ -171,6 +181,7 @@ export const costReport: Report<CostParams> = defineReport({
         'Amounts in different currencies are never added together: each share is within its own currency.',
         ...(r.dimension.startsWith('tag:') ? [`Resources without the tag key "${r.dimension.slice(4)}" are in the (untagged) group.`] : []),
         ...(unpriced > 0 ? [`${unpriced} resource${unpriced === 1 ? ' has' : 's have'} no known price: they are in the rows without a currency, never priced at zero.`] : []),
+        ...(await gpuNotes(ctx.db, totals.some((t) => t.gpu_hours === null))),
       ],
     };
   },

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { PRICED_KINDS } from '../db/cost-model.js';
+import { gpuCountSql } from '../db/gpu-count.js';
 import type { ChartSpec, Column, Row } from './report.js';
 import { offsetRows } from './shared/batches.js';
 import { addDays, chartNumber, isoDay } from './shared/format.js';
@@ -52,7 +53,7 @@ function catalogueSql(p: FlavorsParams): string {
       rows as (
         select l.scope_key, coalesce(f.project_id, l.project_id) as project_id, coalesce(f.region_id, l.region_id) as region_id,
           f.flavor_id, f.flavor_name, f.disabled, f.capacity, upper(f.currency_code) as currency, f.price_per_hour, f.price_per_month,
-          f.price_status, f.resource_class, f.hardware ->> 'gpu' as gpu, f.hardware, coalesce(u.n, 0) as in_use, l.taken_at
+          f.price_status, f.resource_class, f.hardware ->> 'gpu' as gpu, ${gpuCountSql(`f.hardware ->> 'gpu'`)} as gpu_count, f.hardware, coalesce(u.n, 0) as in_use, l.taken_at
         from latest l join gpu_flavors f on f.snapshot_id = l.id
         left join in_use u on u.scope_key = l.scope_key and u.group_value = f.flavor_name
         where ($3::int is null or coalesce(f.project_id, l.project_id) = $3) and ($4::int is null or coalesce(f.region_id, l.region_id) = $4)
@@ -73,6 +74,7 @@ async function catalogue(ctx: ReportCtx, p: FlavorsParams, limit: number, offset
       flavor_id: r.flavor_id,
       flavor_name: r.flavor_name,
       gpu: r.gpu,
+      gpu_count: r.gpu_count,
       disabled: r.disabled,
       capacity: r.capacity,
       currency: r.currency,
@@ -93,17 +95,19 @@ async function catalogue(ctx: ReportCtx, p: FlavorsParams, limit: number, offset
 const COLUMNS: Column[] = [
   { key: 'scope', label: 'Scope', kind: 'text', sortable: true },
   { key: 'flavor_name', label: 'Flavor', kind: 'text', hrefKey: 'history_href', sortable: true },
-  { key: 'flavor_id', label: 'Flavor ID', kind: 'text' },
+  { key: 'flavor_id', label: 'Flavor ID', kind: 'text', secondary: true },
   { key: 'gpu', label: 'GPU', kind: 'text' },
+  /** Read from the GPU description (db/gpu-count.ts): empty when it cannot be read, never 0. */
+  { key: 'gpu_count', label: 'GPUs', kind: 'int' },
   { key: 'disabled', label: 'Disabled', kind: 'bool', sortable: true },
   { key: 'capacity', label: 'Capacity', kind: 'int', sortable: true },
   { key: 'price_per_hour', label: 'Price per hour', kind: 'money', currencyKey: 'currency', hourly: true, sortable: true },
   { key: 'price_per_month', label: 'Price per month', kind: 'money', currencyKey: 'currency', sortable: true },
-  { key: 'currency', label: 'Currency', kind: 'text' },
+  { key: 'currency', label: 'Currency', kind: 'text', secondary: true },
   { key: 'price_status', label: 'Price status', kind: 'text' },
   { key: 'in_use', label: 'Resources using it', kind: 'int', hrefKey: 'in_use_href', sortable: true },
-  { key: 'resource_class', label: 'Resource class', kind: 'text' },
-  { key: 'hardware', label: 'Hardware', kind: 'json' },
+  { key: 'resource_class', label: 'Resource class', kind: 'text', secondary: true },
+  { key: 'hardware', label: 'Hardware', kind: 'json', secondary: true },
 ];
 
 /** Price per hour and capacity of one flavor name over time, one series per scope. */

@@ -79,7 +79,10 @@ export const FOCUS_MANDATORY_COLUMNS = [
   'ServiceName',
 ] as const;
 
-export const FOCUS_COLUMNS: Column[] = [
+/** What the HTML table shows by default (the rest behind "More columns"); CSV and JSON carry every column. */
+const FOCUS_SHOWN = new Set(['ResourceName', 'ResourceType', 'RegionName', 'ChargePeriodStart', 'BilledCost', 'BillingCurrency', 'Tags']);
+
+export const FOCUS_COLUMNS: Column[] = (<Column[]>[
   money('BilledCost'),
   text('BillingAccountId'),
   text('BillingAccountName'),
@@ -122,7 +125,7 @@ export const FOCUS_COLUMNS: Column[] = [
   text('x_ResourceKind'),
   { key: 'x_Snapshots', label: 'x_Snapshots', kind: 'int' },
   text('x_CostSource'),
-];
+]).map((c) => ({ ...c, ...(FOCUS_SHOWN.has(c.key) ? {} : { secondary: true }), ...(c.key === 'ResourceName' ? { identifies: true } : {}) }));
 
 /** FOCUS date/time format: 'YYYY-MM-DDTHH:mm:ssZ' (UTC, whole seconds). */
 export function focusDateTime(date: Date): string {

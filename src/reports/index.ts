@@ -3,7 +3,9 @@
  * this list).
  */
 import type { ReportDefinition } from './report.js';
+import { anomaliesReport } from './anomalies.js';
 import { auditReport } from './audit.js';
+import { budgetsReport } from './budgets.js';
 import { changesReport } from './changes.js';
 import { collectionHealthReport } from './collection-health.js';
 import { costReport } from './cost.js';
@@ -29,6 +31,8 @@ export function dataReports(): ReportDefinition[] {
     overviewReport,
     costReport,
     monthlyReport,
+    budgetsReport,
+    anomaliesReport,
     trendReport,
     tagHygieneReport,
     k8sPricesReport,

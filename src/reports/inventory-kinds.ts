@@ -57,16 +57,16 @@ const time = (expr: string): SortSpec => ({ expr: `coalesce(${expr}, '-infinity'
 const int = (expr: string): SortSpec => ({ expr: `coalesce(${expr}, -1)`, type: 'int', nullable: expr });
 
 const SEEN_COLUMNS: Column[] = [
-  { key: 'first_seen', label: 'First seen', kind: 'timestamp', sortable: true },
-  { key: 'last_seen', label: 'Last seen', kind: 'timestamp', sortable: true },
+  { key: 'first_seen', label: 'First seen', kind: 'timestamp', sortable: true, secondary: true },
+  { key: 'last_seen', label: 'Last seen', kind: 'timestamp', sortable: true, secondary: true },
 ];
 const SEEN_SORTS: Record<string, SortSpec> = { first_seen: time('b.first_seen'), last_seen: time('b.last_seen') };
 
 /** Due time of an open scheduled stop (kinds whose rows can be stopped: see inventory.ts). */
-const SCHEDULED_STOP_COLUMN: Column = { key: 'scheduled_stop_at', label: 'Scheduled stop', kind: 'timestamp', sortable: true };
+const SCHEDULED_STOP_COLUMN: Column = { key: 'scheduled_stop_at', label: 'Scheduled stop', kind: 'timestamp', sortable: true, secondary: true };
 
 const SCOPE_COLUMNS: Column[] = [
-  { key: 'project_id', label: 'Project', kind: 'int', sortable: true },
+  { key: 'project_id', label: 'Project', kind: 'int', sortable: true, secondary: true },
   { key: 'region_id', label: 'Region', kind: 'int', sortable: true },
 ];
 const SCOPE_SORTS: Record<string, SortSpec> = { project_id: int('b.project_id'), region_id: int('b.region_id') };
@@ -74,7 +74,7 @@ const SCOPE_SORTS: Record<string, SortSpec> = { project_id: int('b.project_id'),
 const PRICE_COLUMNS: Column[] = [
   { key: 'price_per_hour', label: 'Cost per hour', kind: 'money', currencyKey: 'currency', hourly: true, sortable: true },
   { key: 'price_per_month', label: 'Cost per month', kind: 'money', currencyKey: 'currency', sortable: true },
-  { key: 'currency', label: 'Currency', kind: 'text', sortable: true },
+  { key: 'currency', label: 'Currency', kind: 'text', sortable: true, secondary: true },
 ];
 const PRICE_SORTS: Record<string, SortSpec> = {
   price_per_hour: num('b.price_per_hour'),
@@ -99,11 +99,11 @@ const RESOURCE_COLUMNS: Column[] = [
   { key: 'name', label: 'Name', kind: 'text', sortable: true },
   ...SCOPE_COLUMNS,
   { key: 'status', label: 'Status', kind: 'text', sortable: true },
-  { key: 'running', label: 'Running', kind: 'bool', sortable: true },
+  { key: 'running', label: 'Running', kind: 'bool', sortable: true, secondary: true },
   { key: 'flavor', label: 'Flavor', kind: 'text', sortable: true },
   ...PRICE_COLUMNS,
   { key: 'tags', label: 'Tags', kind: 'tags' },
-  { key: 'created_at', label: 'Created', kind: 'timestamp', sortable: true },
+  { key: 'created_at', label: 'Created', kind: 'timestamp', sortable: true, secondary: true },
   ...SEEN_COLUMNS,
   SCHEDULED_STOP_COLUMN,
 ];
@@ -135,7 +135,7 @@ export const KINDS: Record<InventoryKind, KindSpec> = {
     label: 'Instances',
     snapshotKinds: ['instance'],
     source: pricedSource(['instance']),
-    columns: [...RESOURCE_COLUMNS.slice(0, 9), { key: 'ssh_key_name', label: 'SSH key', kind: 'text', sortable: true }, ...RESOURCE_COLUMNS.slice(9)],
+    columns: [...RESOURCE_COLUMNS.slice(0, 9), { key: 'ssh_key_name', label: 'SSH key', kind: 'text', sortable: true, secondary: true }, ...RESOURCE_COLUMNS.slice(9)],
     filters: PRICED_FILTERS,
     sorts: { ...RESOURCE_SORTS, ssh_key_name: text('b.ssh_key_name') },
     search: ['b.resource_id', 'b.name'],
@@ -148,7 +148,7 @@ export const KINDS: Record<InventoryKind, KindSpec> = {
     columns: [
       ...RESOURCE_COLUMNS.slice(0, 7),
       { key: 'servers_running', label: 'Servers running', kind: 'int', sortable: true },
-      { key: 'servers_total', label: 'Servers', kind: 'int', sortable: true },
+      { key: 'servers_total', label: 'Servers', kind: 'int', sortable: true, secondary: true },
       ...RESOURCE_COLUMNS.slice(7).filter((c) => c !== SCHEDULED_STOP_COLUMN),
     ],
     filters: PRICED_FILTERS,
@@ -160,7 +160,8 @@ export const KINDS: Record<InventoryKind, KindSpec> = {
     label: 'Priced resources (instances, GPU clusters, Kubernetes clusters)',
     snapshotKinds: PRICED_KINDS,
     source: pricedSource(PRICED_KINDS),
-    columns: [{ key: 'kind', label: 'Kind', kind: 'text', sortable: true }, ...RESOURCE_COLUMNS],
+    // The kind says more than the flavor here: the flavor waits behind "More columns".
+    columns: [{ key: 'kind', label: 'Kind', kind: 'text', sortable: true }, ...RESOURCE_COLUMNS.map((c) => (c.key === 'flavor' ? { ...c, secondary: true } : c))],
     filters: [...PRICED_FILTERS, 'type'],
     sorts: { ...RESOURCE_SORTS, kind: text('b.kind') },
     search: ['b.resource_id', 'b.name'],
@@ -190,8 +191,8 @@ export const KINDS: Record<InventoryKind, KindSpec> = {
       { key: 'cluster_name', label: 'Cluster', kind: 'text', sortable: true },
       ...SCOPE_COLUMNS,
       { key: 'status', label: 'Status', kind: 'text', sortable: true },
-      { key: 'running', label: 'Running', kind: 'bool', sortable: true },
-      { key: 'flavor', label: 'Flavor', kind: 'text', sortable: true },
+      { key: 'running', label: 'Running', kind: 'bool', sortable: true, secondary: true },
+      { key: 'flavor', label: 'Flavor', kind: 'text', sortable: true, secondary: true },
       ...PRICE_COLUMNS,
       { key: 'tags', label: 'Tags', kind: 'tags' },
       ...SEEN_COLUMNS,
@@ -230,8 +231,8 @@ export const KINDS: Record<InventoryKind, KindSpec> = {
       { key: 'instance_id', label: 'Instance', kind: 'text', sortable: true, hrefKey: 'instance_href' },
       ...SCOPE_COLUMNS,
       { key: 'security_groups', label: 'Security groups', kind: 'text' },
-      { key: 'read_at', label: 'Ports read', kind: 'timestamp', sortable: true },
-      { key: 'last_known', label: 'Last known (not read in the latest collection)', kind: 'text' },
+      { key: 'read_at', label: 'Ports read', kind: 'timestamp', sortable: true, secondary: true },
+      { key: 'last_known', label: 'Last known (not read in the latest collection)', kind: 'text', secondary: true },
       ...SEEN_COLUMNS,
     ],
     filters: ['project', 'region', 'q'],
@@ -252,7 +253,7 @@ export const KINDS: Record<InventoryKind, KindSpec> = {
       { key: 'resource_id', label: 'ID', kind: 'text', sortable: true },
       { key: 'fingerprint', label: 'Fingerprint', kind: 'text' },
       { key: 'status', label: 'State', kind: 'text', sortable: true },
-      { key: 'shared_in_project', label: 'Shared in project', kind: 'bool' },
+      { key: 'shared_in_project', label: 'Shared in project', kind: 'bool', secondary: true },
       ...SCOPE_COLUMNS,
       { key: 'created_at', label: 'Created', kind: 'timestamp', sortable: true },
       ...SEEN_COLUMNS,
@@ -311,8 +312,8 @@ export const KINDS: Record<InventoryKind, KindSpec> = {
       { key: 'name', label: 'Feature', kind: 'text', sortable: true },
       { key: 'feature_service', label: 'Service', kind: 'text', sortable: true },
       { key: 'is_free', label: 'Free', kind: 'bool' },
-      { key: 'client_id', label: 'Client', kind: 'text' },
-      { key: 'feature_id', label: 'Feature ID', kind: 'text' },
+      { key: 'client_id', label: 'Client', kind: 'text', secondary: true },
+      { key: 'feature_id', label: 'Feature ID', kind: 'text', secondary: true },
       { key: 'created_at', label: 'Activated', kind: 'timestamp', sortable: true },
       ...SEEN_COLUMNS,
     ],

@@ -25,6 +25,8 @@ export const k8sPricesParams = z.strictObject({
 export type K8sPricesParams = z.infer<typeof k8sPricesParams>;
 
 const PARTS = ['instances', 'publicips', 'volumes'] as const;
+/** The parts as people name them (chart legends). */
+const PART_LABELS: Record<(typeof PARTS)[number], string> = { instances: 'Instances', publicips: 'Public IPs', volumes: 'Volumes' };
 
 /**
  * Sum of a breakdown list's hourly prices in the total's currency; items in another currency
@@ -95,21 +97,21 @@ async function totals(ctx: ReportCtx, p: K8sPricesParams): Promise<Row[]> {
 
 const COLUMNS: Column[] = [
   { key: 'cluster_name', label: 'Cluster', kind: 'text', sortable: true },
-  { key: 'scope', label: 'Scope', kind: 'text', sortable: true },
+  { key: 'scope', label: 'Scope', kind: 'text', sortable: true, secondary: true },
   { key: 'project_id', label: 'Project', kind: 'int' },
   { key: 'region_id', label: 'Region', kind: 'int' },
   { key: 'price_per_hour', hourly: true, label: 'Total per hour', kind: 'money', currencyKey: 'currency', sortable: true },
   { key: 'price_per_month', label: 'Total per month', kind: 'money', currencyKey: 'currency', sortable: true },
-  { key: 'price_without_discount_per_month', label: 'Per month before discount', kind: 'money', currencyKey: 'currency' },
+  { key: 'price_without_discount_per_month', label: 'Per month before discount', kind: 'money', currencyKey: 'currency', secondary: true },
   { key: 'discount_percent', label: 'Discount %', kind: 'decimal' },
-  { key: 'tax_percent', label: 'Tax %', kind: 'decimal' },
-  { key: 'currency', label: 'Currency', kind: 'text' },
+  { key: 'tax_percent', label: 'Tax %', kind: 'decimal', secondary: true },
+  { key: 'currency', label: 'Currency', kind: 'text', secondary: true },
   { key: 'instances_per_hour', hourly: true, label: 'Instances per hour', kind: 'money', currencyKey: 'currency' },
-  { key: 'instances_items', label: 'Instance items', kind: 'int' },
-  { key: 'publicips_per_hour', hourly: true, label: 'Public IPs per hour', kind: 'money', currencyKey: 'currency' },
-  { key: 'publicips_items', label: 'Public IP items', kind: 'int' },
-  { key: 'volumes_per_hour', hourly: true, label: 'Volumes per hour', kind: 'money', currencyKey: 'currency' },
-  { key: 'volumes_items', label: 'Volume items', kind: 'int' },
+  { key: 'instances_items', label: 'Instance items', kind: 'int', secondary: true },
+  { key: 'publicips_per_hour', hourly: true, label: 'Public IPs per hour', kind: 'money', currencyKey: 'currency', secondary: true },
+  { key: 'publicips_items', label: 'Public IP items', kind: 'int', secondary: true },
+  { key: 'volumes_per_hour', hourly: true, label: 'Volumes per hour', kind: 'money', currencyKey: 'currency', secondary: true },
+  { key: 'volumes_items', label: 'Volume items', kind: 'int', secondary: true },
   { key: 'price_status', label: 'Price status', kind: 'text' },
 ];
 
@@ -139,9 +141,11 @@ export const k8sPricesReport: Report<K8sPricesParams> = defineReport({
           title: `Breakdown per cluster (${currency} per hour)`,
           type: 'bar' as const,
           stacked: true,
+          // One row per cluster: long names stay readable and none is skipped.
+          horizontal: true,
           // Names repeat across scopes: the label carries the scope.
           labels: mine.map((r) => `${String(r.cluster_name)} (${String(r.scope)})`),
-          datasets: PARTS.map((part) => ({ label: part, data: mine.map((r) => chartNumber(r[`${part}_per_hour`])) })),
+          datasets: PARTS.map((part) => ({ label: PART_LABELS[part], data: mine.map((r) => chartNumber(r[`${part}_per_hour`])) })),
           valueLabel: `${currency} per hour`,
           currency,
         };

@@ -10,7 +10,7 @@ import type { Column, Coverage, Row, SummaryItem } from './report.js';
 import { offsetRows } from './shared/batches.js';
 import { dimensionOf, GROUPING_HELP, unknownTagKeyNotes, groupingField, groupNameColumns, groupNames, type CostFilter } from './shared/costs.js';
 import { periodCoverage } from './shared/coverage.js';
-import { pricedKindSelect, scopeFilterFields } from './shared/fields.js';
+import { optionalSelect, pricedKindSelect, scopeFilterFields } from './shared/fields.js';
 import { dimensionLabel, kindLabel } from './shared/format.js';
 import { invalidParameter } from './shared/params.js';
 import { addMonths, checkPeriodParams, monthsOf, periodField, resolvePeriod, type ResolvedPeriod } from './shared/period.js';
@@ -18,13 +18,20 @@ import { freshnessNotes, latestSnapshots } from './shared/snapshots.js';
 import { bucketCostsFor, gapCapText } from './shared/time.js';
 import { defineReport } from './shared/define.js';
 import { groupedSpendParamShape } from './shared/spend-params.js';
+import { allocatedColumns, allocatedView } from './monthly-allocation.js';
+import { gpuAggregatesSql, gpuCells, gpuColumns, gpuNotes } from './shared/gpu.js';
+import { sumByCurrency, totalRow } from './shared/totals.js';
 import type { Report, ReportCtx } from './shared/types.js';
 
 /** Months shown when no period is given: the last 6, this one included. */
 export const DEFAULT_MONTHS = 6;
 
 export const monthlyParams = z
-  .strictObject(groupedSpendParamShape)
+  .strictObject({
+    ...groupedSpendParamShape,
+    /** `on`: the allocated view (docs/allocation.md): direct spend, allocated in and out, and total per group and month. */
+    allocation: z.enum(['on', 'off'], { error: 'allocation must be on or off' }).optional(),
+  })
   .superRefine(checkPeriodParams);
 export type MonthlyParams = z.infer<typeof monthlyParams>;
 
@@ -61,14 +68,19 @@ function columns(r: Resolved): Column[] {
     { key: 'currency', label: 'Currency', kind: 'text' },
     ...r.months.map((m): Column => ({ key: m, label: m, kind: 'money', currencyKey: 'currency' })),
     { key: 'total', label: 'Total', kind: 'money', currencyKey: 'currency' },
+    ...gpuColumns(),
   ];
 }
 
-const CELLS = `cells as (select * from unnest($1::text[], $2::text[], $3::text[], $4::numeric[]) as c(month, group_value, currency, cost))`;
+const CELLS = `cells as (
+    select * from unnest($1::text[], $2::text[], $3::text[], $4::numeric[], $5::numeric[], $6::numeric[], $7::numeric[])
+      as c(month, group_value, currency, cost, gpu_hours, gpu_cost, gpu_unknown_hours))`;
 
 function cellParams(r: Resolved): unknown[] {
-  return [r.cells.map((c) => c.bucket), r.cells.map((c) => c.group_value), r.cells.map((c) => c.currency), r.cells.map((c) => c.cost)];
+  const c = r.cells;
+  return [c.map((x) => x.bucket), c.map((x) => x.group_value), c.map((x) => x.currency), c.map((x) => x.cost), c.map((x) => x.gpu_hours), c.map((x) => x.gpu_cost), c.map((x) => x.gpu_unknown_resource_hours)];
 }
+
 
 /** A row with every month (0 where the group had no cost that month) and the row's total. */
 function rowOf(r: Resolved, group: string, currency: string, months: Record<string, string>, total: string, extra: Row = {}): Row {
@@ -83,15 +95,15 @@ async function fetchRows(ctx: ReportCtx, r: Resolved, limit: number, offset: num
     ctx.db.query<{ group_value: string; currency: string; months: Record<string, string>; total: string; total_rows: number }>(
       `with ${CELLS}
        select group_value, currency, jsonb_object_agg(month, trim_scale(cost)::text) as months, trim_scale(sum(cost))::text as total,
-         count(*) over ()::int as total_rows
+         ${gpuAggregatesSql()}, count(*) over ()::int as total_rows
        from cells group by group_value, currency
        order by currency, sum(cost) desc, group_value
-       limit $5 offset $6`,
+       limit $8 offset $9`,
       [...cellParams(r), limit, offset],
     ),
     groupNames(ctx.db, r.dimension),
   ]);
-  const rows = found.map((f) => rowOf(r, f.group_value, f.currency, f.months, f.total, names ? { group_name: names(f.group_value) } : {}));
+  const rows = found.map((f) => ({ ...rowOf(r, f.group_value, f.currency, f.months, f.total, names ? { group_name: names(f.group_value) } : {}), ...gpuCells(f) }));
   return { rows, total: Number(found[0]?.total_rows ?? 0) };
 }
 
@@ -99,12 +111,43 @@ async function fetchRows(ctx: ReportCtx, r: Resolved, limit: number, offset: num
 async function totals(ctx: ReportCtx, r: Resolved): Promise<Row[]> {
   const found = await ctx.db.query<{ currency: string; months: Record<string, string>; total: string }>(
     `with ${CELLS},
-       per_month as (select currency, month, sum(cost) as cost from cells group by currency, month)
-     select currency, jsonb_object_agg(month, trim_scale(cost)::text) as months, trim_scale(sum(cost))::text as total
-     from per_month group by currency order by currency`,
+       per_month as (select currency, month, sum(cost) as cost from cells group by currency, month),
+       gpu as (select currency, ${gpuAggregatesSql()} from cells group by currency)
+     select p.currency, jsonb_object_agg(p.month, trim_scale(p.cost)::text) as months, trim_scale(sum(p.cost))::text as total,
+       min(g.gpu_hours) as gpu_hours, min(g.cost_per_gpu_hour) as cost_per_gpu_hour, min(g.gpu_unknown_hours) as gpu_unknown_hours
+     from per_month p join gpu g on g.currency = p.currency group by p.currency order by p.currency`,
     cellParams(r),
   );
-  return found.map((f) => rowOf(r, 'Total', f.currency, f.months, f.total, groupNameColumns(r.dimension).length > 0 ? { group_name: null } : {}));
+  return found.map((f) => ({ ...rowOf(r, 'Total', f.currency, f.months, f.total, groupNameColumns(r.dimension).length > 0 ? { group_name: null } : {}), ...gpuCells(f) }));
+}
+
+/** The allocated view: every row (computed in memory), its columns and its totals per currency. */
+async function allocated(ctx: ReportCtx, r: Resolved): Promise<{ columns: Column[]; rows: Row[]; totals: Row[]; notes: string[] }> {
+  const names = await groupNames(ctx.db, r.dimension);
+  const view = allocatedView(r.dimension, r.cells, ctx.config.allocation, names);
+  const columns = allocatedColumns(r.dimension, groupNameColumns(r.dimension));
+  const keys = ['direct', 'allocated_in', 'allocated_out', 'total'];
+  const sums = await sumByCurrency(ctx.db, view.rows, 'currency', keys);
+  const totals = sums.map((t) => totalRow(columns, { ...(names ? { group_name: null } : {}), currency: t.currency, month: r.period.label, ...Object.fromEntries(keys.map((k) => [k, t[k]])) }));
+  return { columns, rows: view.rows, totals, notes: view.notes };
+}
+
+async function allocatedOutput(ctx: ReportCtx, r: Resolved, page: { limit: number; offset: number }) {
+  const [view, snapshots] = await Promise.all([allocated(ctx, r), latestSnapshots(ctx.db, PRICED_KINDS)]);
+  return {
+    title: `Spend per month by ${dimensionLabel(r.dimension)} after allocation, ${r.period.label}`,
+    summary: view.totals.flatMap((t): SummaryItem[] => [
+      { label: `Spend ${r.period.label} (${String(t.currency)})`, value: t.total as string, kind: 'money', currency: t.currency as string, hint: 'after allocation: the same total' },
+      { label: `Allocated ${r.period.label} (${String(t.currency)})`, value: t.allocated_in as string, kind: 'money', currency: t.currency as string, hint: 'shared costs moved by the rules' },
+    ]),
+    charts: [],
+    columns: view.columns,
+    rows: view.rows.slice(page.offset, page.offset + page.limit),
+    totalRows: view.rows.length,
+    totals: view.totals,
+    coverage: r.coverage,
+    notes: [...view.notes, ...freshnessNotes(ctx.now, snapshots, 'priced resources'), ...(r.dimension.startsWith('tag:') ? [`Resources without the tag key "${r.dimension.slice(4)}" are in the (untagged) group.`] : [])],
+  };
 }
 
 export const monthlyReport: Report<MonthlyParams> = defineReport({
@@ -116,6 +159,7 @@ export const monthlyReport: Report<MonthlyParams> = defineReport({
 
   async run(ctx, params, page) {
     const r = await resolve(ctx, params);
+    if (params.allocation === 'on') return allocatedOutput(ctx, r, page);
     const [{ rows, total }, sums, snapshots] = await Promise.all([fetchRows(ctx, r, page.limit, page.offset), totals(ctx, r), latestSnapshots(ctx.db, PRICED_KINDS)]);
     const scope = [params.kind ? kindLabel(params.kind) : null, params.project ? `project ${params.project}` : null, params.region ? `region ${params.region}` : null].filter(Boolean).join(', ');
     const thisMonth = ctx.now.toISOString().slice(0, 7);
@@ -135,12 +179,17 @@ export const monthlyReport: Report<MonthlyParams> = defineReport({
           (r.months.includes(thisMonth) ? ` ${thisMonth} is the month so far.` : ''),
         'Amounts in different currencies are never added together: each currency is its own block with its own total. Resources without a known price have no amount and are not in this table (see the overview\'s coverage).',
         ...(r.dimension.startsWith('tag:') ? [`Resources without the tag key "${r.dimension.slice(4)}" are in the (untagged) group.`] : []),
+        ...(await gpuNotes(ctx.db, sums.some((t) => t.gpu_hours === null))),
       ],
     };
   },
 
   async export(ctx, params) {
     const r = await resolve(ctx, params);
+    if (params.allocation === 'on') {
+      const view = await allocated(ctx, r);
+      return { columns: view.columns, rows: (async function* () { yield* view.rows; })(), totals: async () => view.totals, coverage: r.coverage };
+    }
     return {
       columns: columns(r),
       rows: offsetRows(async (limit, offset) => (await fetchRows(ctx, r, limit, offset)).rows),
@@ -156,6 +205,7 @@ export const monthlyReport: Report<MonthlyParams> = defineReport({
       await groupingField(ctx, params.by, 'Group by'),
       pricedKindSelect('kind', 'Resource kind', params.kind, 'All kinds'),
       ...scopeFilterFields(params),
+      optionalSelect('allocation', 'Shared costs', params.allocation, [['on', 'Allocated (chargeback)']], 'As spent'),
     ];
   },
 }, { cached: true });

@@ -11,7 +11,7 @@ import { periodCoverage } from './shared/coverage.js';
 import { checkPeriodParams, periodField, periodGiven, periodParamShape, resolvePeriod, type ResolvedPeriod } from './shared/period.js';
 import { periodGroups, type PeriodGroups } from './shared/period-groups.js';
 import { offsetRows } from './shared/batches.js';
-import { dimensionOf, GROUPING_HELP, unknownTagKeyNotes, groupingField, groupingParam, latestEffectiveCte, latestEffectiveParams, latestTotals, groupNameColumns, groupNames, type CurrencyTotal } from './shared/costs.js';
+import { dimensionOf, GROUPING_HELP, unknownTagKeyNotes, groupingField, groupingParam, latestEffectiveCte, latestEffectiveParams, latestTotals, groupNameColumns, groupNames, groupLabels, type CurrencyTotal } from './shared/costs.js';
 import { addDays, chartNumber, dimensionLabel, formatAge, isoDay, kindLabel } from './shared/format.js';
 import { inventoryHref } from './shared/links.js';
 import { intParam, invalidParameter } from './shared/params.js';
@@ -19,6 +19,7 @@ import { freshnessNotes, latestSnapshots, type SnapshotInfo } from './shared/sna
 import { MONTHLY_RUN_RATE_HINT, shareCharts } from './shared/summary.js';
 import { dailyCostsFor, daysBetween, gapCapText, monthToDate } from './shared/time.js';
 import { defineReport } from './shared/define.js';
+import { FORECAST_DAYS, forecastDays, forecastHistoryNote, monthForecasts } from './shared/forecast.js';
 import type { Report, ReportCtx } from './shared/types.js';
 
 export const overviewParams = z
@@ -51,69 +52,33 @@ interface CurrencyFigures extends CurrencyTotal {
   forecast_daily_mean: string | null;
 }
 
-/** Complete days the daily-history forecast averages. */
-export const FORECAST_DAYS = 7;
-
-/** The complete days the forecast reads: the FORECAST_DAYS days before today. */
-function forecastDays(now: Date): { fromDay: string; toDay: string } {
-  const today = isoDay(now);
-  return { fromDay: addDays(today, -FORECAST_DAYS), toDay: addDays(today, -1) };
-}
-
 /**
- * Month-to-date and projection per currency, summed in SQL: projected = MTD + rate/h x hours left.
- * `kindDays` = the cost per day of the `kind` dimension over at least the month so far.
+ * Month-to-date, the run-rate projection and the daily-history forecast (shared/forecast.ts) per
+ * currency, summed in SQL: projected = MTD + rate/h x hours left. `kindDays` = the cost per day of
+ * the `kind` dimension over at least the month so far and the forecast's days.
  */
 async function currencyFigures(ctx: ReportCtx, totals: readonly CurrencyTotal[], kindDays: readonly DailyCostRow[], historyEnough: boolean): Promise<CurrencyFigures[]> {
   const month = monthToDate(ctx.now);
-  const days = kindDays.filter((d) => d.day >= month.fromDay && d.day <= month.toDay);
-  const recent = forecastDays(ctx.now);
-  const history = historyEnough ? kindDays.filter((d) => d.day >= recent.fromDay && d.day <= recent.toDay && d.currency !== null) : [];
   const none = { forecast: null, forecast_low: null, forecast_high: null, forecast_daily_mean: null };
-  const currencies = [...new Set([...totals.map((t) => t.currency), ...days.map((d) => d.currency)])].filter((c): c is string => c !== null).sort();
-  if (currencies.length === 0) return totals.filter((t) => t.currency === null).map((t) => ({ ...t, month_to_date: '0', projected_month: '0', ...none }));
-  // The forecast: month to date + the mean of the last complete days x the days left in the
-  // month (fractional); its band uses the cheapest and the dearest of those days instead.
-  const rows = await ctx.db.query<{ currency: string; month_to_date: string; projected_month: string } & Omit<CurrencyFigures, keyof CurrencyTotal | 'month_to_date' | 'projected_month'>>(
-    `with rate as (select * from unnest($1::text[], $2::numeric[]) as r(currency, per_hour)),
-          mtd as (select currency, sum(cost) as cost from unnest($3::text[], $4::numeric[]) as d(currency, cost) group by currency),
-          per_day as (select currency, day, sum(cost) as cost from unnest($7::text[], $8::text[], $9::numeric[]) as h(currency, day, cost) group by currency, day),
-          hist as (
-            select currency, sum(cost) / $10::int as mean, min(cost) as low, max(cost) as high, count(*) as n
-            from per_day group by currency
-          )
-     select c.currency, trim_scale(coalesce(m.cost, 0)) as month_to_date,
-       trim_scale(coalesce(m.cost, 0) + coalesce(r.per_hour, 0) * $5::numeric / 3600) as projected_month,
-       case when $11::boolean then trim_scale(round(coalesce(h.mean, 0), 10)) end as forecast_daily_mean,
-       case when $11::boolean then trim_scale(round(coalesce(m.cost, 0) + coalesce(h.mean, 0) * $5::numeric / 86400, 10)) end as forecast,
-       -- A day of the window without any cost of this currency cost 0 in it.
-       case when $11::boolean then trim_scale(round(coalesce(m.cost, 0) + (case when coalesce(h.n, 0) < $10::int then least(coalesce(h.low, 0), 0) else h.low end) * $5::numeric / 86400, 10)) end as forecast_low,
-       case when $11::boolean then trim_scale(round(coalesce(m.cost, 0) + coalesce(h.high, 0) * $5::numeric / 86400, 10)) end as forecast_high
-     from unnest($6::text[]) as c(currency) left join rate r using (currency) left join mtd m using (currency) left join hist h using (currency)
-     order by c.currency`,
-    [
-      totals.filter((t) => t.currency !== null).map((t) => t.currency),
-      totals.filter((t) => t.currency !== null).map((t) => t.price_per_hour),
-      days.filter((d) => d.currency !== null).map((d) => d.currency),
-      days.filter((d) => d.currency !== null).map((d) => d.cost),
-      month.secondsLeft,
-      currencies,
-      history.map((d) => d.currency),
-      history.map((d) => d.day),
-      history.map((d) => d.cost),
-      FORECAST_DAYS,
-      historyEnough,
-    ],
+  const priced = totals.filter((t): t is CurrencyTotal & { currency: string } => t.currency !== null);
+  const forecasts = await monthForecasts(ctx.db, kindDays, { now: ctx.now, historyEnough, currencies: priced.map((t) => t.currency) });
+  if (forecasts.length === 0) return totals.filter((t) => t.currency === null).map((t) => ({ ...t, month_to_date: '0', projected_month: '0', ...none }));
+  const projected = await ctx.db.query<{ currency: string; projected_month: string }>(
+    `select f.currency, trim_scale(f.mtd + coalesce(r.per_hour, 0) * $5::numeric / 3600) as projected_month
+     from unnest($3::text[], $4::numeric[]) as f(currency, mtd)
+       left join unnest($1::text[], $2::numeric[]) as r(currency, per_hour) using (currency)`,
+    [priced.map((t) => t.currency), priced.map((t) => t.price_per_hour), forecasts.map((f) => f.currency), forecasts.map((f) => f.month_to_date), month.secondsLeft],
   );
+  const projectedOf = new Map(projected.map((p) => [p.currency, p.projected_month]));
   const byCurrency = new Map(totals.map((t) => [t.currency, t]));
-  const figures: CurrencyFigures[] = rows.map((r) => ({
+  const figures: CurrencyFigures[] = forecasts.map((r) => ({
     currency: r.currency,
     price_per_hour: byCurrency.get(r.currency)?.price_per_hour ?? '0',
     price_per_month: byCurrency.get(r.currency)?.price_per_month ?? '0',
     resource_count: byCurrency.get(r.currency)?.resource_count ?? 0,
     unpriced_count: 0,
     month_to_date: r.month_to_date,
-    projected_month: r.projected_month,
+    projected_month: projectedOf.get(r.currency) ?? r.month_to_date,
     forecast: r.forecast,
     forecast_low: r.forecast_low,
     forecast_high: r.forecast_high,
@@ -241,9 +206,11 @@ interface Resolved {
 async function resolve(ctx: ReportCtx, params: OverviewParams): Promise<Resolved> {
   const dim = dimension(ctx, params);
   const period = resolvePeriod(params, ctx.now);
-  const coverage = await periodCoverage(ctx, period);
   // The overview shows no previous period: previousKnown false skips reading it.
-  const groups = await periodGroups(ctx, { dimension: dim, filter: {}, range: { fromDay: period.fromDay, toDay: period.lastDay }, previous: period.previous, previousKnown: false });
+  const [coverage, groups] = await Promise.all([
+    periodCoverage(ctx, period),
+    periodGroups(ctx, { dimension: dim, filter: {}, range: { fromDay: period.fromDay, toDay: period.lastDay }, previous: period.previous, previousKnown: false }),
+  ]);
   return { dim, period, coverage, groups };
 }
 
@@ -279,14 +246,6 @@ function totalsOf(r: Resolved, totals: Row[]): Row[] {
   }));
 }
 
-/** Why the daily-history forecast is missing, or null when there is enough history. */
-function historyNote(ctx: ReportCtx, coverage: Coverage): string | null {
-  const needFrom = Date.parse(`${forecastDays(ctx.now).fromDay}T00:00:00Z`);
-  if (coverage.first_snapshot_at !== null && Date.parse(coverage.first_snapshot_at) <= needFrom) return null;
-  const since = coverage.first_snapshot_at === null ? 'nothing has been collected yet' : `collection began ${coverage.first_snapshot_at.slice(0, 16).replace('T', ' ')} UTC`;
-  return `needs ${FORECAST_DAYS} complete days of history before today; ${since}`;
-}
-
 export const overviewReport: Report<OverviewParams> = defineReport({
   name: 'overview',
   title: 'Overview',
@@ -295,19 +254,22 @@ export const overviewReport: Report<OverviewParams> = defineReport({
   params: overviewParams,
 
   async run(ctx, params, page) {
-    const r = await resolve(ctx, params);
     const month = monthToDate(ctx.now);
-    const chartDays = chartRange(ctx, params, r.period);
-    const [kindDays, totals, groups, table, groupTotals, uncovered, allLatest] = await Promise.all([
-      kindDailyCosts(ctx, chartDays),
+    const chartDays = chartRange(ctx, params, resolvePeriod(params, ctx.now));
+    // The cost per day does not wait for the period's figures: both are read at once.
+    const days = kindDailyCosts(ctx, chartDays);
+    const [r] = await Promise.all([resolve(ctx, params), days]);
+    const [kindDays, totals, groups, table, groupTotals, uncovered, allLatest, chartNames] = await Promise.all([
+      days,
       latestTotals(ctx.db),
       r.groups.latest, // the run-rate per group, read once by periodGroups
       groupRows(ctx, r, page.limit, page.offset),
       r.groups.totals(),
       coverage(ctx),
       latestSnapshots(ctx.db, SNAPSHOT_KINDS),
+      groupLabels(ctx.db, r.dim),
     ]);
-    const missingHistory = historyNote(ctx, r.coverage);
+    const missingHistory = forecastHistoryNote(ctx.now, r.coverage);
     const figures = await currencyFigures(ctx, totals, kindDays, missingHistory === null);
     const daily = dailyCharts(chartDays, kindDays);
     const priced = allLatest.filter((s) => (PRICED_KINDS as readonly string[]).includes(s.kind));
@@ -334,7 +296,7 @@ export const overviewReport: Report<OverviewParams> = defineReport({
         groupTotals.map((t) => ({ currency: String(t.currency), cost: String(t.cost) })),
         showPeriod ? r.period.label : null,
       ),
-      charts: [...daily, ...shareCharts('top', `Top groups by ${dimensionLabel(r.dim)}`, groups)],
+      charts: [...daily, ...shareCharts('top', `Top groups by ${dimensionLabel(r.dim)}`, groups, chartNames)],
       columns: columnsFor(r.dim, r.period),
       rows: table.rows,
       totalRows: table.total,

@@ -24,7 +24,36 @@ export type ColumnKind =
   /** A flat object of tag key -> value; CSV writes it as JSON. */
   | 'tags'
   | 'bool'
-  | 'json';
+  | 'json'
+  /** A list of lines of text (string[]): a bulleted list in HTML, one line each in a CSV cell. */
+  | 'lines'
+  /**
+   * What changed in one resource ({ fields: FieldChange[], tags: TagChange[] }, see `Diff`): HTML
+   * draws a small old/new table with tag chips, CSV one readable line, JSON the structure.
+   */
+  | 'diff';
+
+/** One field of a resource that changed: its human label, the value before and after (as stored). */
+export interface FieldChange {
+  field: string;
+  label: string;
+  before: unknown;
+  after: unknown;
+}
+
+/** One tag that changed: added (no value before), removed (none after) or changed. */
+export interface TagChange {
+  key: string;
+  change: 'added' | 'removed' | 'changed';
+  before: string | null;
+  after: string | null;
+}
+
+/** The value of a `diff` column. */
+export interface Diff {
+  fields: FieldChange[];
+  tags: TagChange[];
+}
 
 export interface Column {
   key: string;
@@ -41,6 +70,17 @@ export interface Column {
   hrefKey?: string;
   /** Whether the report accepts `sort=<key>` for this column. */
   sortable?: boolean;
+  /**
+   * Left out of the HTML table unless asked for (the page's "More columns": `cols=all` or
+   * `cols=<key>,...`), so the default column set fits a 1440 px screen. JSON and CSV always carry
+   * every column.
+   */
+  secondary?: boolean;
+  /**
+   * The column that names the row, when it is not the first (FOCUS keeps the specification's
+   * order): the HTML table shows it first, always, and keeps it in view when scrolling sideways.
+   */
+  identifies?: boolean;
 }
 
 export type Row = Record<string, unknown>;
@@ -63,6 +103,8 @@ export interface ChartSpec {
   labels: string[];
   datasets: Array<{ label: string; data: Array<number | null> }>;
   stacked?: boolean;
+  /** Bars drawn across, one row per label (long labels, many of them): every label stays readable. */
+  horizontal?: boolean;
   /** Axis title for the values, e.g. "EUR per hour". */
   valueLabel?: string;
   /**
@@ -99,6 +141,12 @@ export interface ReportOutput {
   totals?: Row[];
   /** For reports over a period: which hours of it the snapshots cover. */
   coverage?: Coverage;
+  /**
+   * Names of the regions in the rows' region columns, by region id (as text): see
+   * reports/shared/regions.ts. Set by defineReport, so a cached page keeps them; the web looks
+   * them up for reports defined without it.
+   */
+  regionNames?: Record<string, string>;
 }
 
 /** What a report over a period knows: the period and the hours of it that snapshots cover. */
@@ -130,9 +178,17 @@ export interface ReportExport {
 
 /** What a report may read. Reports read the database only (never the cloud API). */
 export interface ReportContext<Db = unknown, Cfg = unknown> {
+  /** The primary: the data version is read here, and every read unless `reads` routes it. */
   db: Db;
   config: Cfg;
   now: Date;
+  /** Sends reads to a read replica once it shows the primary's data version (reports/shared/read-routing.ts). */
+  reads?: ReadRouter<Db>;
+}
+
+/** Chooses the database a report reads from, given the data version read on the primary. */
+export interface ReadRouter<Db> {
+  readerAt(primary: Db, version: string, options?: { actions?: boolean }): Promise<Db>;
 }
 
 /** A filter or grouping control shown above a report; its `name` is the query parameter it sets. */

@@ -109,13 +109,13 @@ function columnsFor(currencies: readonly string[]): Column[] {
     { key: 'lacking_share', label: 'Share of resources lacking', kind: 'percent', sortable: true },
     ...currencies.flatMap((c, i): Column[] => [
       { key: `lacking_cost_${i}`, label: `Run-rate lacking the key (${c} per hour)`, kind: 'money', currencyKey: `currency_${i}`, hourly: true },
-      { key: `lacking_cost_share_${i}`, label: `Share of ${c} run-rate lacking`, kind: 'percent' },
+      { key: `lacking_cost_share_${i}`, label: `Share of ${c} run-rate lacking`, kind: 'percent', secondary: true },
     ]),
-    { key: 'lacking_unpriced', label: 'Lacking, without price', kind: 'int' },
+    { key: 'lacking_unpriced', label: 'Lacking, without price', kind: 'int', secondary: true },
     { key: 'values', label: 'Distinct values', kind: 'int' },
     { key: 'variant_groups', label: 'Variant groups', kind: 'int', sortable: true },
     { key: 'variants', label: 'Values that look alike', kind: 'text' },
-    { key: 'suggested_config', label: 'Configuration that merges them', kind: 'text' },
+    { key: 'suggested_config', label: 'Configuration that merges them', kind: 'text', secondary: true },
   ];
 }
 
@@ -220,6 +220,7 @@ export const tagHygieneReport: Report<TagHygieneParams> = defineReport({
           id: 'lacking',
           title: 'Resources lacking each key',
           type: 'bar',
+          horizontal: true,
           labels: rows.map((r) => String(r.key)),
           datasets: [{ label: 'Resources lacking', data: rows.map((r) => r.lacking as number) }],
           valueLabel: 'resources',

@@ -8,7 +8,7 @@ import { effectiveRollupsSql, PRICED_KINDS, type PricedKind } from '../db/cost-m
 import { UNTAGGED } from '../db/schema.js';
 import type { ChartSpec, Column, Row } from './report.js';
 import { listRows, offsetRows } from './shared/batches.js';
-import { dimensionOf, GROUPING_HELP, unknownTagKeyNotes, groupingField, groupingParam, type CostFilter } from './shared/costs.js';
+import { dimensionOf, GROUPING_HELP, groupLabels, unknownTagKeyNotes, groupingField, groupingParam, type CostFilter } from './shared/costs.js';
 import { addDays, chartNumber, dimensionLabel, isoDay, kindLabel } from './shared/format.js';
 import { pricedKindSelect } from './shared/fields.js';
 import { dirParam, idParam, intParam, invalidParameter } from './shared/params.js';
@@ -18,6 +18,8 @@ import { periodCoverage } from './shared/coverage.js';
 import { checkPeriodParams, periodField, periodGiven, periodParamShape, resolvePeriod } from './shared/period.js';
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
+import { addDecimal } from '../read-models/decimal.js';
+import { otherLabel, topAndRest } from './shared/summary.js';
 import { sumByCurrency, totalRow } from './shared/totals.js';
 
 export const trendParams = z.strictObject({
@@ -38,8 +40,6 @@ export const trendParams = z.strictObject({
   checkPeriodParams(p, ctx);
 });
 export type TrendParams = z.infer<typeof trendParams>;
-
-const MAX_SERIES = 8;
 
 function resolve(ctx: ReportCtx, p: TrendParams) {
   const dimension = dimensionOf(p.by, ctx.config);
@@ -143,7 +143,10 @@ function columnsFor(p: TrendParams, dimension: string): Column[] {
   ];
 }
 
-/** One line chart per currency: the largest groups as series, the rest summed as "other". */
+/**
+ * One chart per currency: the largest groups as series, the rest summed exactly as "other";
+ * `name` gives a group's value its human label (kinds, regions).
+ */
 function seriesCharts(
   id: string,
   title: string,
@@ -151,25 +154,28 @@ function seriesCharts(
   labels: string[],
   points: Array<{ label: string; group: string; currency: string | null; value: unknown }>,
   valueLabel: (c: string) => string,
+  name: (group: string) => string,
 ): ChartSpec[] {
   const charts: ChartSpec[] = [];
   const currencies = [...new Set(points.map((p) => p.currency).filter((c): c is string => c !== null))].sort();
+  const index = new Map(labels.map((l, i) => [l, i]));
   for (const currency of currencies) {
-    const mine = points.filter((p) => p.currency === currency);
-    const totals = new Map<string, number>();
-    for (const p of mine) totals.set(p.group, (totals.get(p.group) ?? 0) + (chartNumber(p.value) ?? 0));
-    const top = [...totals].sort((a, b) => b[1] - a[1]).slice(0, MAX_SERIES).map(([g]) => g);
-    const index = new Map(labels.map((l, i) => [l, i]));
-    const series = new Map<string, Array<number | null>>();
-    for (const g of [...top, 'other']) series.set(g, labels.map(() => null));
+    const mine = points.filter((p) => p.currency === currency && p.value !== null && p.value !== undefined);
+    const totals = new Map<string, string>();
+    for (const p of mine) totals.set(p.group, addDecimal(totals.get(p.group) ?? '0', String(p.value)));
+    const { shown, rest } = topAndRest([...totals], ([, total]) => chartNumber(total) ?? 0);
+    const named = new Set(shown.map(([g]) => g));
+    const other = otherLabel(rest.length);
+    const series = new Map<string, Array<string | null>>();
+    for (const [g] of shown) series.set(g, labels.map(() => null));
+    if (rest.length > 0) series.set(other, labels.map(() => null));
     for (const p of mine) {
       const i = index.get(p.label);
       if (i === undefined) continue;
-      const name = top.includes(p.group) ? p.group : 'other';
-      const data = series.get(name)!;
-      data[i] = (data[i] ?? 0) + (chartNumber(p.value) ?? 0);
+      const data = series.get(named.has(p.group) ? p.group : other)!;
+      data[i] = addDecimal(data[i] ?? '0', String(p.value));
     }
-    const datasets = [...series].filter(([, data]) => data.some((v) => v !== null)).map(([label, data]) => ({ label, data }));
+    const datasets = [...series].map(([group, data]) => ({ label: group === other ? other : name(group), data: data.map((v) => chartNumber(v)) }));
     charts.push({ id: `${id}-${currency}`, title: `${title} (${currency})`, type, labels, datasets, stacked: type === 'bar', valueLabel: valueLabel(currency), currency });
   }
   return charts;
@@ -190,11 +196,12 @@ export const trendReport: Report<TrendParams> = defineReport({
   async run(ctx, params, page) {
     const { dimension, fromDay, toDay, bucket, period, span } = resolve(ctx, params);
     // Charts cover the whole range; the table is one page of the chosen measure.
-    const [allRate, daily, snapshots, coverage] = await Promise.all([
+    const [allRate, daily, snapshots, coverage, name] = await Promise.all([
       runRateRows(ctx, { ...params, dir: 'asc' }, 100_000, 0),
       dailyRows(ctx, { ...params, dir: 'asc' }),
       latestSnapshots(ctx.db, PRICED_KINDS),
       periodCoverage(ctx, period),
+      groupLabels(ctx.db, dimension),
     ]);
     const rateLabels = [...new Set(allRate.rows.map((r) => bucketLabel(r.time, bucket)))];
     const charts = [
@@ -205,6 +212,7 @@ export const trendReport: Report<TrendParams> = defineReport({
         rateLabels,
         allRate.rows.map((r) => ({ label: bucketLabel(r.time, bucket), group: String(r.group), currency: r.currency as string | null, value: r.price_per_hour })),
         (c) => `${c} per hour`,
+        name,
       ),
       ...seriesCharts(
         'daily-cost',
@@ -213,6 +221,7 @@ export const trendReport: Report<TrendParams> = defineReport({
         daysBetween(fromDay, toDay),
         daily.map((r) => ({ label: String(r.day), group: String(r.group), currency: r.currency as string | null, value: r.cost })),
         (c) => `${c} per day`,
+        name,
       ),
     ];
     let rows: Row[];

@@ -62,11 +62,12 @@ describe('loadConfig defaults', () => {
     expect(config).toEqual({
       cloud: { mode: 'simulator' },
       database: { driver: 'pglite', dataDir: './data' },
+      databaseReadUrl: null,
       server: { host: '127.0.0.1', port: 3000 },
       web: { publicUrl: null, trustedProxies: [] },
       logLevel: 'info',
       retentionDays: 90,
-      retentionHourlyDays: 7,
+      retentionHourlyDays: 90,
       costMaxGapHours: null,
       simulator: { host: '127.0.0.1', port: 8088 },
       demoStateFile: 'data/demo-simulator.json',
@@ -79,6 +80,10 @@ describe('loadConfig defaults', () => {
       tagValueCase: 'preserve',
       tagValueAliases: {},
       focus: { billingAccountId: 'default', billingAccountName: 'default', providerName: 'Cloud provider', publisherName: 'Cloud provider', invoiceIssuerName: 'Cloud provider' },
+      budgets: null,
+      anomalies: { groupings: ['tag:team', 'project'], baselineDays: 14, minBaselineDays: 7, madMultiplier: '3', minChange: { default: '10', byCurrency: {} }, minChangePercent: '20', alerts: [] },
+      // The demo's shared-cost rule (docs/allocation.md).
+      allocation: [{ dimension: 'tag:team', source: '(untagged)', method: 'proportional', shares: null }],
       client: { timeoutMs: 30_000, maxConcurrency: 8, maxRetries: 4 },
       collectOnStart: true,
       // Users, sign-in and actions (issue 5; detailed in actions.test.ts).
@@ -86,6 +91,10 @@ describe('loadConfig defaults', () => {
       auth: { sessionSecret: null, sessionTtlHours: 12, loginThrottle: { freeFailuresPerAccount: 5, freeFailuresPerAddress: 20, firstDelaySeconds: 1, maxDelaySeconds: 900, forgetAfterHours: 24 }, proxy: null },
       idleRules: expect.any(Object),
       notifications: null,
+      channels: [],
+      smtp: null,
+      outbox: { maxAttempts: 8, firstRetrySeconds: 30, maxRetrySeconds: 3600, timeoutMs: 10_000, intervalSeconds: 15, overdueAfterMinutes: 30 },
+      deliveries: [],
       stopGraceHours: 24,
       ownerTagKey: 'owner',
       metrics: { access: 'open', token: null },
@@ -485,6 +494,50 @@ describe('tag value rules (tag_value_case, tag_value_aliases)', () => {
     expect(normaliseTagValue('constructor', 'toString', config)).toBe('toString');
     expect(normaliseTagValue('team', 'constructor', config)).toBe('constructor');
     expect(normaliseTagValue('team', '__proto__', config)).toBe('__proto__');
+  });
+});
+
+describe('anomaly settings', () => {
+  it('normalises tag groupings like the collected tags, keeps decimals as text and checks the alert groupings', () => {
+    const config = load({}, {
+      tag_aliases: { 'Owner-Team': 'team' },
+      channels: [{ name: 'finance-hook', type: 'webhook', url: 'https://hooks.example.com/x' }],
+      anomalies: {
+        groupings: ['tag:Owner-Team', 'project', 'tag:team'],
+        baseline_days: 21,
+        mad_multiplier: 2.5,
+        min_change: '25',
+        min_change_by_currency: { usd: 30 },
+        min_change_percent: 10,
+        alert_groupings: [{ by: 'tag:TEAM', notify: ['finance-hook', 'finance-hook'] }],
+      },
+    });
+    expect(config.anomalies).toEqual({
+      groupings: ['tag:team', 'project'],
+      baselineDays: 21,
+      minBaselineDays: 7,
+      madMultiplier: '2.5',
+      minChange: { default: '25', byCurrency: { USD: '30' } },
+      minChangePercent: '10',
+      alerts: [{ grouping: 'tag:team', notify: ['finance-hook'] }],
+    });
+  });
+
+  it('names each bad field', () => {
+    expect(
+      problemsOf(() =>
+        load({}, { anomalies: { groupings: ['colour'], min_change: '-1', min_baseline_days: 20, alert_groupings: [{ by: 'project', notify: [] }] } }),
+      ),
+    ).toEqual([
+      { path: 'anomalies.groupings[0]', message: 'must be project, region, kind, flavor, state or tag:<key>' },
+      { path: 'anomalies.min_change', message: 'must be a non-negative amount (a number or decimal text such as "10")' },
+      { path: 'anomalies.alert_groupings[0].notify', message: 'must name at least one channel' },
+    ]);
+    expect(problemsOf(() => load({}, { anomalies: { min_baseline_days: 20, alert_groupings: [{ by: 'region', notify: ['x'] }] } }))).toEqual([
+      { path: 'anomalies.min_baseline_days', message: 'must not exceed baseline_days (14)' },
+      { path: 'anomalies.alert_groupings[0].by', message: 'must be one of the watched groupings (tag:team, project)' },
+      { path: 'anomalies.alert_groupings[0].notify[0]', message: '"x" is not a channel in "channels" (no channels are configured)' },
+    ]);
   });
 });
 

@@ -8,13 +8,16 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bulkInsert } from '../../src/db/bulk.js';
 import type { Database } from '../../src/db/connection.js';
+import { recomputeRollups } from '../../src/collect/recompute.js';
 import { closeCompleteDays, computeCostRollups, gapCapsFor } from '../../src/db/cost-model.js';
 import { instances } from '../../src/db/schema.js';
+import { DEFAULT_CACHE_OPTIONS } from '../../src/reports/shared/cache.js';
+import { reportCache } from '../../src/reports/shared/define.js';
 import { addDays } from '../../src/reports/shared/format.js';
 import { testDatabases } from '../helpers/databases.js';
 import { seedKnownDataset } from './fixture.js';
 import { dec, startReportsApp, testConfig, type ReportsApp } from './helpers.js';
-import { A, instance, PERIODS_NOW, periodsConfig, run, seedPeriods, snapshot } from './periods-fixture.js';
+import { A, FIRST_DAY, instance, PERIODS_NOW, periodsConfig, run, seedPeriods, snapshot } from './periods-fixture.js';
 
 const daysFrom = (from: string, to: string) => {
   const days: string[] = [];
@@ -114,6 +117,132 @@ describe.each(testDatabases())('closed days on $name', ({ open }) => {
       expect(await getAll(app, PATHS)).toEqual(before);
       expect(await close()).toEqual(daysFrom('2025-02-01', '2025-03-08'));
       expect(await getAll(app, PATHS)).toEqual(before);
+    });
+  });
+
+  describe('daily totals (cost_daily_totals): stored days summed over scopes', () => {
+    let db: Database;
+    let app: ReportsApp;
+    const config = periodsConfig();
+    const PATHS = [
+      '/api/reports/cost?by=tag:team&period=2025-01',
+      '/api/reports/cost?by=tag:team&period=2025-Q1',
+      '/api/reports/cost?by=tag:team&period=2025-Q1&project=2',
+      '/api/reports/cost?by=tag:team&period=2025-Q1&kind=instance',
+      '/api/reports/cost?by=tag:env&period=2025-Q1',
+      '/api/reports/cost?by=state&from=2025-01-20&to=2025-03-09',
+      '/api/reports/cost?by=region&period=2025-Q1&region=1',
+      '/api/reports/monthly?by=tag:team&from=2025-01&to=2025-03',
+      '/api/reports/monthly?by=flavor&period=2025-02',
+      '/api/reports/overview?period=ytd',
+      '/api/reports/trend?by=tag:team&days=60',
+    ];
+
+    // Every request computes afresh: these tests change what a report reads without a new snapshot.
+    beforeAll(async () => {
+      reportCache.configure({ ttlMs: 0 });
+      db = await open();
+      await seedPeriods(db);
+      app = await startReportsApp(() => ({ db, config, now: PERIODS_NOW }));
+    }, 120_000);
+    afterAll(async () => {
+      reportCache.configure({ ttlMs: DEFAULT_CACHE_OPTIONS.ttlMs });
+      await app?.close();
+      await db?.close();
+    });
+
+    const close = () => closeCompleteDays(db, { now: PERIODS_NOW, maxGapHours: gapCapsFor(config) });
+    const summedDays = async () =>
+      (await db.query<{ day: string }>(`select to_char(day, 'YYYY-MM-DD') as day from cost_daily_totals_days order by day`)).map((r) => r.day);
+    const totalsOf = async (day: string, dimension: string) =>
+      (
+        await db.query<{ group_value: string; currency: string | null; cost: string }>(
+          `select group_value, currency, trim_scale(cost)::text as cost from cost_daily_totals where day = $1 and dimension = $2 order by group_value, currency`,
+          [day, dimension],
+        )
+      ).map((r) => [r.group_value, r.currency, Number(r.cost)]);
+    const teamCost = async (query: string, team: string, currency: string) => {
+      const body = (await getJson(app, `/api/reports/cost?by=tag:team&${query}`)) as { rows: Array<Record<string, unknown>> };
+      return dec(body.rows.find((r) => r.group === team && r.currency === currency)?.cost);
+    };
+    /** The reports as read from cost_daily alone (no day's totals usable), then the totals written again. */
+    const fromCostDailyRows = async () => {
+      await db.execute('delete from cost_daily_totals_days');
+      const json = await getAll(app, PATHS);
+      await close();
+      return json;
+    };
+
+    it('sums every sealed and closed day once, and the reports answer exactly what the cost_daily rows give', async () => {
+      const live = await getAll(app, PATHS);
+      await close();
+      // January 16..31 is sealed, 02-01 .. 03-08 closed; 02-10 and 02-11 have no snapshot but are closed (no rows).
+      expect(await summedDays()).toEqual([...daysFrom(FIRST_DAY, '2025-01-31'), ...daysFrom('2025-02-01', '2025-03-08')]);
+      // 02-03: i1 ml 24 h x 2.50, i2 web 24 h x 4.00 (EUR), j1 web 24 h x 3.00 (USD), both scopes in one row per group.
+      expect(await totalsOf('2025-02-03', 'tag:team')).toEqual([['ml', 'EUR', 60], ['web', 'EUR', 96], ['web', 'USD', 72]]);
+      expect(await totalsOf('2025-02-03', 'kind')).toEqual([['instance', 'EUR', 156], ['instance', 'USD', 72]]);
+      expect(await totalsOf('2025-02-03', 'project')).toEqual([['1', 'EUR', 156], ['2', 'USD', 72]]);
+      expect(await getAll(app, PATHS)).toEqual(live);
+      expect(await fromCostDailyRows()).toEqual(live);
+      // A tag key nobody carries: everything is (untagged), read from the `kind` totals.
+      expect(await teamCost('period=2025-01', 'ml', 'EUR')).toBe(960);
+      const env = (await getJson(app, '/api/reports/cost?by=tag:env&period=2025-01')) as { rows: Array<Record<string, unknown>> };
+      expect(env.rows.map((r) => [r.group, r.currency, dec(r.cost)])).toEqual([['(untagged)', 'EUR', 960], ['(untagged)', 'USD', 1152]]);
+    });
+
+    it('reads the totals, except for a project or region filter (the scopes are in cost_daily only)', async () => {
+      await db.execute(`update cost_daily_totals set cost = cost + 1000 where day = '2025-02-03' and dimension = 'tag:team' and group_value = 'ml'`);
+      try {
+        expect(await teamCost('period=2025-02', 'ml', 'EUR')).toBe(2560);
+        expect(await teamCost('period=2025-02&kind=instance', 'ml', 'EUR')).toBe(2560);
+        expect(await teamCost('period=2025-02&project=1', 'ml', 'EUR')).toBe(1560);
+        expect(await teamCost('period=2025-02&region=1', 'ml', 'EUR')).toBe(1560);
+      } finally {
+        await db.execute(`update cost_daily_totals set cost = cost - 1000 where day = '2025-02-03' and dimension = 'tag:team' and group_value = 'ml'`);
+      }
+    });
+
+    it('uses a day\'s totals only while they were summed from its current closing, and sums it again at the next', async () => {
+      await db.execute(`update cost_daily_totals set cost = cost + 1000 where day = '2025-02-03' and dimension = 'tag:team' and group_value = 'ml'`);
+      // A new closing of the day (its cost_daily rows written again) that the totals have not followed yet.
+      await db.execute(`update cost_daily_closed_days set closed_at = closed_at + interval '1 second' where day = '2025-02-03'`);
+      expect(await teamCost('period=2025-02', 'ml', 'EUR')).toBe(1560);
+      expect(await close()).toEqual([]);
+      expect(await totalsOf('2025-02-03', 'tag:team')).toEqual([['ml', 'EUR', 60], ['web', 'EUR', 96], ['web', 'USD', 72]]);
+      expect(await teamCost('period=2025-02', 'ml', 'EUR')).toBe(1560);
+    });
+
+    it('ignores the totals of re-opened days, and sums them again when they are closed', async () => {
+      const at = new Date('2025-02-15T12:00:00Z');
+      const id = await snapshot(db, await run(db, at), 'instance', A, at);
+      await bulkInsert(db, instances, [{ snapshotId: id, ...instance(A, 'i1', 'g-a100', 'ml', false) }, { snapshotId: id, ...instance(A, 'i2', 'g-h100', 'web', true) }]);
+      await computeCostRollups(db, id);
+      // The totals of 02-15 still say ml 60; the day is integrated live: i1 ran 12 h of it (30 less in February).
+      expect(await totalsOf('2025-02-15', 'tag:team')).toEqual([['ml', 'EUR', 60], ['web', 'EUR', 96], ['web', 'USD', 72]]);
+      expect(await teamCost('period=2025-02', 'ml', 'EUR')).toBe(1530);
+      const reopened = await getAll(app, PATHS);
+      expect(await close()).toEqual(['2025-02-15', '2025-02-16']);
+      expect(await totalsOf('2025-02-15', 'tag:team')).toEqual([['ml', 'EUR', 30], ['web', 'EUR', 96], ['web', 'USD', 72]]);
+      expect(await totalsOf('2025-02-16', 'tag:team')).toEqual([['ml', 'EUR', 60], ['web', 'EUR', 96], ['web', 'USD', 72]]);
+      expect(await teamCost('period=2025-02', 'ml', 'EUR')).toBe(1530);
+      expect(await getAll(app, PATHS)).toEqual(reopened);
+      expect(await fromCostDailyRows()).toEqual(reopened);
+    });
+
+    it('follows recompute-rollups merging tag values of sealed days', async () => {
+      await close();
+      // Every team value "web" becomes "ml". The fixture keeps no tags as received, so unsealed
+      // days lose their tags: only sealed January, whose daily rows are merged, is compared.
+      await recomputeRollups(db, { tagAliases: {}, tagKeyCase: 'lower', tagValueCase: 'lower', tagValueAliases: { team: { web: 'ml' } } });
+      // January: ml 16 x 60 EUR, web 16 x 72 USD -> all ml.
+      expect(await totalsOf('2025-01-20', 'tag:team')).toEqual([['ml', 'EUR', 60], ['ml', 'USD', 72]]);
+      const january = (await getJson(app, '/api/reports/cost?by=tag:team&period=2025-01')) as { rows: Array<Record<string, unknown>> };
+      // (The current run-rate's groups are listed too: (untagged), with no spend in January.)
+      expect(january.rows.filter((r) => dec(r.cost) !== 0).map((r) => [r.group, r.currency, dec(r.cost)])).toEqual([['ml', 'EUR', 960], ['ml', 'USD', 1152]]);
+      const sealedOnly = PATHS.filter((p) => p.includes('period=2025-01'));
+      const before = await getAll(app, sealedOnly);
+      await db.execute('delete from cost_daily_totals_days');
+      expect(await getAll(app, sealedOnly)).toEqual(before);
     });
   });
 

@@ -10,7 +10,7 @@ import { NOW } from './fixture.js';
 
 /** The configuration of the report tests: `Owner-Team` is an alias of `team`. */
 export function testConfig(): Config {
-  return loadConfig({ CLOUDTALLY_CONFIG: 'test.json' }, { readFile: () => JSON.stringify({ tag_aliases: { 'Owner-Team': 'team' } }) });
+  return loadConfig({ CLOUDTALLY_CONFIG: 'test.json' }, { readFile: () => JSON.stringify({ tag_aliases: { 'Owner-Team': 'team' }, budgets: [{ name: 'Everything in EUR', currency: 'EUR', amount_per_month: '100' }] }) });
 }
 
 export interface Ctx {

@@ -85,15 +85,20 @@ describe.each(testDatabases())('numbers for spreadsheets on $name', ({ open }) =
       expect(records[0]).toEqual([
         'tag team', 'Currency', 'Spend month to date (2025-03)', 'Spend 2025-02-01 to 2025-02-10', 'Change %',
         'Run-rate per hour (now)', 'Run-rate per month (now)', 'Share of currency run-rate', 'Resources', 'Without price',
+        'GPU-hours', 'Cost per GPU-hour', 'Hours with GPU count unknown',
       ]);
       // Spend 36.25 + 20.25 + 12 + 3.75 + 0 = 72.25 EUR, 13.50 USD; the previous spend is unknown.
+      // Every flavor has "8x A100": USD j1 4.5 h x 8 = 36 GPU-hours for 13.50 (0.375 each). EUR
+      // 72.25 - the Kubernetes cluster's 7.5 h x 1.20 = 63.25 on GPUs (its GPUs are unknown: 7.5 h):
+      // h100 i2 3 h x 8 = 24 GPU-hours (12.00), a100 51.25 / 2.50 = 20.5 h x 8 = 164; 63.25 / 188 = 0.3364.
       expect(records.slice(-2)).toEqual([
-        ['Total', 'EUR', '72.25', '', '', '13.7000', '10001.00', '100.00', '7', '0'],
-        ['Total', 'USD', '13.50', '', '', '3.0000', '2190.00', '100.00', '1', '0'],
+        ['Total', 'EUR', '72.25', '', '', '13.7000', '10001.00', '100.00', '7', '0', '188', '0.3364', '7.5'],
+        ['Total', 'USD', '13.50', '', '', '3.0000', '2190.00', '100.00', '1', '0', '36', '0.3750', '0'],
       ]);
       // The rows before them: ml spent 36.25 EUR this month (i1 2.50 on 03-09 + 33.75), runs at
       // 7.50 EUR/h, 5475/month, 54.74 % of the EUR run-rate (7.5 / 13.7).
-      expect(records[1]).toEqual(['ml', 'EUR', '36.25', '', '', '7.5000', '5475.00', '54.74', '2', '0']);
+      // All of it on a100 (8 GPUs at 2.50/h): 36.25 / 2.50 x 8 = 116 GPU-hours at 0.3125.
+      expect(records[1]).toEqual(['ml', 'EUR', '36.25', '', '', '7.5000', '5475.00', '54.74', '2', '0', '116', '0.3125', '0']);
       // Money is a plain number with a dot: no thousands separators, no currency sign.
       for (const record of records.slice(1)) for (const cell of [record[2], record[5], record[6]]) expect(cell).toMatch(/^(-?\d+\.\d+)?$/);
     });
@@ -114,9 +119,10 @@ describe.each(testDatabases())('numbers for spreadsheets on $name', ({ open }) =
     });
 
     it('shows the totals as the table footer, rounded for people', async () => {
-      expect(await footer(`/reports/cost?${query}`)).toEqual([
-        ['Total', 'EUR', '72.25 EUR', 'n/a', '', '13.7000 EUR', '10,001.00 EUR', '100.00%', '7', '0'],
-        ['Total', 'USD', '13.50 USD', 'n/a', '', '3.0000 USD', '2,190.00 USD', '100.00%', '1', '0'],
+      // Every column (cols=all); the Currency column names the currency, so amounts are bare.
+      expect(await footer(`/reports/cost?${query}&cols=all`)).toEqual([
+        ['Total', 'EUR', '72.25', 'n/a', '', '13.7000', '10,001.00', '100.00%', '7', '0', '188', '0.3364', '7.5'],
+        ['Total', 'USD', '13.50', 'n/a', '', '3.0000', '2,190.00', '100.00%', '1', '0', '36', '0.3750', '0'],
       ]);
     });
 
@@ -180,8 +186,8 @@ describe.each(testDatabases())('numbers for spreadsheets on $name', ({ open }) =
     expect(body.totals.map((t) => [t.cluster_name, t.currency, dec(t.price_per_hour), dec(t.price_per_month), dec(t.price_without_discount_per_month), dec(t.instances_per_hour), t.instances_items, dec(t.publicips_per_hour), dec(t.volumes_per_hour)])).toEqual([
       ['Total', 'EUR', 1.2, 876, 900, 1.1, 2, 0.05, 0.05],
     ]);
-    expect(await footer('/reports/k8s-prices')).toEqual([
-      ['Total', '', '', '', '1.2000 EUR', '876.00 EUR', '900.00 EUR', '', '', 'EUR', '1.1000 EUR', '2', '0.0500 EUR', '1', '0.0500 EUR', '1', ''],
+    expect(await footer('/reports/k8s-prices?cols=all')).toEqual([
+      ['Total', '', '', '', '1.2000', '876.00', '900.00', '', '', 'EUR', '1.1000', '2', '0.0500', '1', '0.0500', '1', ''],
     ]);
   });
 

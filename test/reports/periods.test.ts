@@ -129,7 +129,7 @@ describe.each(testDatabases())('reports over periods on $name', ({ open }) => {
   describe('monthly report', () => {
     it('puts groups in rows and months in columns, one block per currency, with totals', async () => {
       const body = await ok('/api/reports/monthly?by=tag:team&period=2025-Q1');
-      expect(body.columns.map((c) => c.key)).toEqual(['group', 'currency', '2025-01', '2025-02', '2025-03', 'total']);
+      expect(body.columns.map((c) => c.key)).toEqual(['group', 'currency', '2025-01', '2025-02', '2025-03', 'total', 'gpu_hours', 'cost_per_gpu_hour', 'gpu_unknown_hours']);
       expect(body.columns.filter((c) => c.kind === 'money').every((c) => c.currencyKey === 'currency')).toBe(true);
       expect(pick(body.rows, ['group', 'currency', '2025-01', '2025-02', '2025-03', 'total'], ['2025-01', '2025-02', '2025-03', 'total'])).toEqual([
         ['ml', 'EUR', 960, 1560, 570, 3090],
@@ -140,14 +140,24 @@ describe.each(testDatabases())('reports over periods on $name', ({ open }) => {
         ['Total', 'EUR', 960, 4056, 570, 5586],
         ['Total', 'USD', 1152, 1224, 612, 2988],
       ]);
+      // The fixture's flavors have no hardware description: no GPU can be counted, so GPU-hours are
+      // unknown (null), never 0, and the running hours are listed as such. ml: 16 + 26 + 9 days of
+      // 24 h + 12 h = 1236; web EUR 26 x 24 = 624; web USD (running only) (16 + 17 + 8) x 24 + 12 = 996.
+      expect(pick([...body.rows, ...(body.totals ?? [])], ['group', 'currency', 'gpu_hours', 'cost_per_gpu_hour', 'gpu_unknown_hours'], ['gpu_unknown_hours'])).toEqual([
+        ['ml', 'EUR', null, null, 1236],
+        ['web', 'EUR', null, null, 624],
+        ['web', 'USD', null, null, 996],
+        ['Total', 'EUR', null, null, 1860],
+        ['Total', 'USD', null, null, 996],
+      ]);
     });
 
     it('shows the last 6 months by default and takes from/to months', async () => {
       const body = await ok('/api/reports/monthly?by=tag:team');
-      expect(body.columns.map((c) => c.key)).toEqual(['group', 'currency', '2024-10', '2024-11', '2024-12', '2025-01', '2025-02', '2025-03', 'total']);
+      expect(body.columns.map((c) => c.key).slice(0, -3)).toEqual(['group', 'currency', '2024-10', '2024-11', '2024-12', '2025-01', '2025-02', '2025-03', 'total']);
       expect(dec(body.rows.find((r) => r.group === 'ml')!['2024-12'])).toBe(0);
       const range = await ok('/api/reports/monthly?by=tag:team&from=2025-02&to=2025-03');
-      expect(range.columns.map((c) => c.key)).toEqual(['group', 'currency', '2025-02', '2025-03', 'total']);
+      expect(range.columns.map((c) => c.key).slice(0, -3)).toEqual(['group', 'currency', '2025-02', '2025-03', 'total']);
       expect(dec(range.rows.find((r) => r.group === 'ml')!.total)).toBe(2130);
     });
 

@@ -23,6 +23,9 @@ const QUERIES: Record<string, string> = {
   focus: 'from=2025-03-09&to=2025-03-10',
 };
 
+/** Reports that need more history than the known dataset's day and a half (two weeks of baseline): tested over HTTP with their own fixture (anomalies.test.ts). */
+const NEEDS_HISTORY = new Set(['anomalies']);
+
 describe.each(testDatabases())('reports over HTTP on $name', ({ open }) => {
   let db: Database;
   let app: ReportsApp;
@@ -53,12 +56,12 @@ describe.each(testDatabases())('reports over HTTP on $name', ({ open }) => {
     const html = await get(`/reports/${name}${query ? `?${query}` : ''}`);
     expect(html.status, html.body.slice(0, 500)).toBe(200);
     expect(html.type).toMatch(/^text\/html/);
-    expect(html.body).toContain('<table');
+    expect(html.body).toContain(NEEDS_HISTORY.has(name) ? 'empty-state' : '<table');
 
     const json = await get(`/api/reports/${name}?${query}${query ? '&' : ''}limit=10000`);
     expect(json.status, json.body.slice(0, 500)).toBe(200);
     const body = JSON.parse(json.body) as { rows: Row[]; columns: Column[]; totals: Row[] };
-    expect(body.rows.length).toBeGreaterThan(0);
+    if (!NEEDS_HISTORY.has(name)) expect(body.rows.length).toBeGreaterThan(0);
     expect(Array.isArray(body.totals)).toBe(true);
 
     const csv = await get(`/api/reports/${name}.csv${query ? `?${query}` : ''}`);
@@ -106,7 +109,8 @@ describe.each(testDatabases())('reports over HTTP on $name', ({ open }) => {
     expect(page.body.match(/<input type="text" name="tag"/g)).toHaveLength(3);
     // Every filter of the kind is a visible field, not only a hidden one kept from the URL.
     expect(page.body).toContain('<input type="text" name="currency" value="EUR">');
-    expect(page.body).not.toContain('<input type="hidden" name="currency"');
+    // (The "Choose columns" form keeps every parameter as it is: it only changes the columns.)
+    expect(page.body.replace(/<form [^>]*class="columns-form">[\s\S]*?<\/form>/, '')).not.toContain('<input type="hidden" name="currency"');
     for (const name of ['type', 'priced']) expect(page.body).toContain(`<select name="${name}">`);
     expect(page.body).toContain('<input type="text" name="missing_tag" value="">');
     expect(page.body).toContain('<a href="/reports/inventory?kind=resources">Reset</a>');

@@ -18,10 +18,11 @@ import type { Queryable } from '../../db/connection.js';
  * The data version: changes whenever the set of complete snapshots changes (a snapshot completes
  * or is deleted: ids only grow, so count, max and sum together tell any two sets apart that
  * occur in practice), a day's cost is sealed, or a day is closed (its cost_daily rows written:
- * the figures do not change, but what they are read from does, and the cache must not hide that).
+ * the figures do not change, but what they are read from does, and the cache must not hide that;
+ * the sum of the closing times also tells a day closed anew when it is not the latest closing).
  */
 const DATA_VERSION_SQL = `select concat_ws(':', count(*), max(id), sum(id), (select count(*) from cost_daily_sealed_days),
-    (select concat(count(*), '@', max(closed_at)) from cost_daily_closed_days)) as v
+    (select concat(count(*), '@', max(closed_at), '@', sum(extract(epoch from closed_at))) from cost_daily_closed_days)) as v
   from snapshots where complete`;
 
 /**
@@ -87,7 +88,7 @@ export class ReportCache {
   async get<T>(
     scope: { db: Queryable; config: object; now: Date },
     key: string,
-    compute: () => Promise<T>,
+    compute: (version: string) => Promise<T>,
     versionOptions: { actions?: boolean } = {},
   ): Promise<T> {
     const store = this.storeOf(scope.db, scope.config);
@@ -100,12 +101,12 @@ export class ReportCache {
       if (this.options.ttlMs > 0 && age < this.options.staleMs) {
         if (!hit.refreshing) {
           hit.refreshing = true;
-          this.place(store, key, { version, now, value: compute() }, hit);
+          this.place(store, key, { version, now, value: compute(version) }, hit);
         }
         return hit.value as Promise<T>;
       }
     }
-    const entry: Entry = { version, now, value: compute() };
+    const entry: Entry = { version, now, value: compute(version) };
     this.place(store, key, entry);
     return entry.value as Promise<T>;
   }

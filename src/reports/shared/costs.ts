@@ -9,6 +9,7 @@ import { UNTAGGED } from '../../db/schema.js';
 import { normaliseTagKey, type Config } from '../../config.js';
 import type { Column, FilterField } from '../report.js';
 import { dimensionLabel, kindLabel } from './format.js';
+import { regionNames } from './regions.js';
 import { latestSnapshotsSql } from './snapshots.js';
 
 export interface CostFilter {
@@ -125,20 +126,13 @@ export async function groupingField(ctx: { db: Queryable; config: Config }, by: 
   return { name: 'by', label, type: 'select', value: current, options: dimensions.map((d) => ({ value: d, label: dimensionLabel(d) })) };
 }
 
-/**
- * Region names by region id (the `region` grouping's values), from the latest instance snapshot of
- * each scope: one index probe per snapshot, not a scan of their rows.
- */
-async function regionNames(q: Queryable): Promise<Map<string, string>> {
-  const rows = await q.query<{ region_id: number; name: string | null }>(
-    `with latest as (${latestSnapshotsSql('$1')})
-     select l.region_id, (select i.region from instances i where i.snapshot_id = l.id and i.region is not null limit 1) as name
-     from latest l where l.region_id is not null`,
-    [['instance']],
+/** Region names by region id (the `region` grouping's values) of the regions in the latest snapshots (regions.ts). */
+async function latestRegionNames(q: Queryable): Promise<Record<string, string>> {
+  const rows = await q.query<{ region_id: number }>(
+    `with latest as (${latestSnapshotsSql('$1')}) select distinct region_id from latest where region_id is not null`,
+    [['instance', 'cluster']],
   );
-  const names = new Map<string, string>();
-  for (const r of rows) if (r.name) names.set(String(r.region_id), r.name);
-  return names;
+  return regionNames(q, rows.map((r) => r.region_id));
 }
 
 /** Groupings whose values are codes: a name column stands beside them (regions: ids; kinds: codes). */
@@ -154,8 +148,14 @@ export function groupNameColumns(dimension: string): Column[] {
 export async function groupNames(q: Queryable, dimension: string): Promise<((value: string) => string | null) | null> {
   if (dimension === 'kind') return (value) => kindLabel(value);
   if (dimension !== 'region') return null;
-  const names = await regionNames(q);
-  return (value) => names.get(value) ?? null;
+  const names = await latestRegionNames(q);
+  return (value) => names[value] ?? null;
+}
+
+/** A group's label for charts and legends: its name where the grouping has names (kinds, regions), else its value. */
+export async function groupLabels(q: Queryable, dimension: string): Promise<(value: string) => string> {
+  const names = await groupNames(q, dimension);
+  return (value) => names?.(value) ?? value;
 }
 
 /** The `by` parameter of the reports that group costs: one message for anything it is not. */

@@ -3,9 +3,12 @@
  * are served from the report cache (see cache.ts) while the data is unchanged; only reports over
  * snapshot data alone may ask for it, or with `showsActions` also over stops and scheduled stops.
  * (JIT compilation, which cost report queries 100 ms to seconds, is off for every connection:
- * see db/connection.ts.)
+ * see db/connection.ts.) With a read replica (ctx.reads), every operation reads the replica once
+ * it shows the primary's data version, the primary otherwise (read-routing.ts).
  */
-import { cacheKey, ReportCache } from './cache.js';
+import { cacheKey, dataVersion, ReportCache } from './cache.js';
+import { regionIdsOf, regionNames } from './regions.js';
+import type { ReportOutput } from '../report.js';
 import type { Report, ReportCtx } from './types.js';
 
 /** The results of every cached report in this process. */
@@ -19,14 +22,31 @@ export interface DefineOptions {
 }
 
 export function defineReport<P>(report: Report<P>, options: DefineOptions = {}): Report<P> {
-  const cached = <T>(ctx: ReportCtx, parts: readonly unknown[], compute: () => Promise<T>): Promise<T> =>
-    options.cached ? reportCache.get(ctx, cacheKey([report.name, ...parts]), compute, { actions: options.showsActions ?? false }) : compute();
+  const versionOptions = { actions: options.showsActions ?? false };
+  /** ctx with `db` the database to read: the replica when it is current, else the primary. */
+  const reading = async (ctx: ReportCtx, version?: string): Promise<ReportCtx> => {
+    if (!ctx.reads) return ctx;
+    const current = version ?? (await dataVersion(ctx.db, versionOptions));
+    return { ...ctx, db: await ctx.reads.readerAt(ctx.db, current, versionOptions) };
+  };
+  const cached = <T>(ctx: ReportCtx, parts: readonly unknown[], compute: (ctx: ReportCtx) => Promise<T>): Promise<T> =>
+    options.cached
+      ? reportCache.get(ctx, cacheKey([report.name, ...parts]), async (version) => compute(await reading(ctx, version)), versionOptions)
+      : reading(ctx).then(compute);
   return {
     ...report,
     cached: options.cached ?? false,
-    run: (ctx, params, page) => cached(ctx, ['run', params, page], async () => ({ ...(await report.run(ctx, params, page)), computedAt: ctx.now })),
+    run: (ctx, params, page) =>
+      cached(ctx, ['run', params, page], async (at) => withRegionNames(at, { ...(await report.run(at, params, page)), computedAt: ctx.now })),
+    export: async (ctx, params) => report.export(await reading(ctx), params),
     ...(report.filters
-      ? { filters: (ctx: ReportCtx, params: P) => cached(ctx, ['filters', params], () => report.filters!(ctx, params)) }
+      ? { filters: (ctx: ReportCtx, params: P) => cached(ctx, ['filters', params], (at) => report.filters!(at, params)) }
       : {}),
   };
+}
+
+/** The output with the names of the regions its rows show, when it has a region column (cached with it). */
+async function withRegionNames(ctx: ReportCtx, output: ReportOutput): Promise<ReportOutput> {
+  const ids = regionIdsOf(output.columns, output.rows);
+  return ids.length === 0 ? output : { ...output, regionNames: await regionNames(ctx.db, ids) };
 }

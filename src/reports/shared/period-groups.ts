@@ -8,6 +8,7 @@ import type { Row } from '../report.js';
 import { latestGroupCosts, type CostFilter, type GroupCost } from './costs.js';
 import type { DayRange } from './period.js';
 import { bucketCostsFor } from './time.js';
+import { gpuAggregatesSql } from './gpu.js';
 import type { ReportCtx } from './types.js';
 
 export interface PeriodGroupsInput {
@@ -16,8 +17,8 @@ export interface PeriodGroupsInput {
   /** The days of the period with figures (fromDay .. lastDay). */
   range: DayRange;
   previous: DayRange;
-  /** False when nothing was collected in the previous period: its spend is unknown (null), not 0. */
-  previousKnown: boolean;
+  /** False when nothing was collected in the previous period: its spend is unknown (null), not 0. A promise lets the period's own costs be read meanwhile. */
+  previousKnown: boolean | Promise<boolean>;
 }
 
 export interface PeriodGroups {
@@ -31,14 +32,20 @@ export interface PeriodGroups {
 
 /**
  * The CTEs over values read once (no table is read again per page or for the totals): $1..$6 =
- * the latest run-rate per group, $7.. = current, previous and known flag; the caller appends
+ * the latest run-rate per group, $7..$13 = current, previous and known flag, $14..$16 = the current
+ * GPU-hours, their cost and the hours with GPUs unknown; the caller appends
  * limit/offset.
  */
 const JOINED = `now_groups as (
     select g as group_value, c as currency, h as price_per_hour, mo as price_per_month, n as resources, u as unpriced
     from unnest($1::text[], $2::text[], $3::numeric[], $4::numeric[], $5::int[], $6::int[]) as x(g, c, h, mo, n, u)
   ),
-  cur as (select g as group_value, c as currency, sum(v) as cost from unnest($7::text[], $8::text[], $9::numeric[]) as m(g, c, v) group by g, c),
+  cur as (
+    select g as group_value, c as currency, sum(v) as cost,
+      case when bool_and(gh is not null) then sum(gh) end as gpu_hours, case when bool_and(gh is not null) then sum(gc) end as gpu_cost,
+      case when bool_and(gh is not null) then sum(gu) end as gpu_unknown_hours
+    from unnest($7::text[], $8::text[], $9::numeric[], $14::numeric[], $15::numeric[], $16::numeric[]) as m(g, c, v, gh, gc, gu) group by g, c
+  ),
   prev as (select g as group_value, c as currency, sum(v) as cost from unnest($10::text[], $11::text[], $12::numeric[]) as m(g, c, v) group by g, c),
   keys as (select group_value, currency from now_groups union select group_value, currency from cur union select group_value, currency from prev),
   joined as (
@@ -47,7 +54,11 @@ const JOINED = `now_groups as (
       case when k.currency is not null and $13::boolean then coalesce(p.cost, 0) end as previous_cost,
       case when k.currency is not null then coalesce(n.price_per_hour, 0) end as price_per_hour,
       case when k.currency is not null then coalesce(n.price_per_month, 0) end as price_per_month,
-      coalesce(n.resources, 0) as resources, coalesce(n.unpriced, 0) as unpriced
+      coalesce(n.resources, 0) as resources, coalesce(n.unpriced, 0) as unpriced,
+      -- A group without spend in the period ran no GPU either: 0 GPU-hours, not unknown.
+      case when c.group_value is null then 0 else c.gpu_hours end as gpu_hours,
+      case when k.currency is not null then (case when c.group_value is null then 0 else c.gpu_cost end) end as gpu_cost,
+      case when c.group_value is null then 0 else c.gpu_unknown_hours end as gpu_unknown_hours
     from keys k
     left join now_groups n on n.group_value = k.group_value and n.currency is not distinct from k.currency
     left join cur c on c.group_value = k.group_value and c.currency is not distinct from k.currency
@@ -58,10 +69,12 @@ const JOINED = `now_groups as (
 const CHANGE = (cost: string, previous: string) => `round((${cost} - ${previous}) * 100 / nullif(${previous}, 0), 2)`;
 
 export async function periodGroups(ctx: ReportCtx, input: PeriodGroupsInput): Promise<PeriodGroups> {
-  const [latest, current, previous] = await Promise.all([
+  const known = Promise.resolve(input.previousKnown);
+  const [latest, current, previous, previousKnown] = await Promise.all([
     latestGroupCosts(ctx.db, input.dimension, input.filter),
     bucketCostsFor(ctx.db, ctx.config, ctx.now, input.dimension, input.range, 'all', input.filter),
-    input.previousKnown ? bucketCostsFor(ctx.db, ctx.config, ctx.now, input.dimension, input.previous, 'all', input.filter) : Promise.resolve([]),
+    known.then((k) => (k ? bucketCostsFor(ctx.db, ctx.config, ctx.now, input.dimension, input.previous, 'all', input.filter) : [])),
+    known,
   ]);
   const values = [
     latest.map((r) => r.group_value),
@@ -76,7 +89,10 @@ export async function periodGroups(ctx: ReportCtx, input: PeriodGroupsInput): Pr
     previous.map((r) => r.group_value),
     previous.map((r) => r.currency),
     previous.map((r) => r.cost),
-    input.previousKnown,
+    previousKnown,
+    current.map((r) => r.gpu_hours),
+    current.map((r) => r.gpu_cost),
+    current.map((r) => r.gpu_unknown_resource_hours),
   ];
   return {
     latest,
@@ -85,10 +101,11 @@ export async function periodGroups(ctx: ReportCtx, input: PeriodGroupsInput): Pr
         `with ${JOINED}
          select *, ${CHANGE('cost', 'previous_cost')}::float8 as change_percent,
            case when currency is not null then round(100 * price_per_hour / nullif(sum(price_per_hour) over (partition by currency), 0), 2) end as share,
+           trim_scale(round(gpu_cost / nullif(gpu_hours, 0), 6))::text as cost_per_gpu_hour,
            count(*) over ()::int as total_rows
          from joined
          order by ${order}
-         limit $14 offset $15`,
+         limit $17 offset $18`,
         [...values, limit, offset],
       );
       return { rows, total: Number(rows[0]?.total_rows ?? 0) };
@@ -98,7 +115,7 @@ export async function periodGroups(ctx: ReportCtx, input: PeriodGroupsInput): Pr
         `with ${JOINED}
          select currency, trim_scale(sum(cost)) as cost, trim_scale(sum(previous_cost)) as previous_cost, ${CHANGE('sum(cost)', 'sum(previous_cost)')}::float8 as change_percent,
            trim_scale(sum(price_per_hour)) as price_per_hour, trim_scale(sum(price_per_month)) as price_per_month,
-           sum(resources)::int as resources, sum(unpriced)::int as unpriced
+           sum(resources)::int as resources, sum(unpriced)::int as unpriced, ${gpuAggregatesSql()}
          from joined where currency is not null
          group by currency order by currency`,
         values,

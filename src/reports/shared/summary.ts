@@ -1,6 +1,7 @@
 /** Summary cards and charts shared by the cost reports. */
 import type { ChartSpec, SummaryItem } from '../report.js';
 import type { CurrencyTotal, GroupCost } from './costs.js';
+import { addDecimal } from '../../read-models/decimal.js';
 import { chartNumber } from './format.js';
 
 /** How a monthly run-rate is made, said the same way on every page. */
@@ -29,8 +30,35 @@ export function runRateSummary(totals: readonly CurrencyTotal[]): SummaryItem[] 
   ];
 }
 
-/** A doughnut per currency of the groups' hourly run-rate: the largest `top`, the rest as "other". */
-export function shareCharts(idPrefix: string, title: string, groups: readonly GroupCost[], top = 8): ChartSpec[] {
+/** Most slices or series a chart shows by name; the rest are summed into one "other" (so at most 8). */
+export const MAX_NAMED = 7;
+
+/** The label of the sum of the groups a chart does not name, e.g. "other (12)". */
+export function otherLabel(count: number): string {
+  return `other (${count})`;
+}
+
+/**
+ * The groups a chart names: the `max` largest by `size`, and the rest as one "other" (only when
+ * it stands for two groups or more: a single one is shown under its own name).
+ */
+export function topAndRest<T>(items: readonly T[], size: (item: T) => number, max = MAX_NAMED): { shown: T[]; rest: T[] } {
+  const sorted = [...items].sort((a, b) => size(b) - size(a));
+  const shown = sorted.length <= max + 1 ? sorted : sorted.slice(0, max);
+  return { shown, rest: sorted.slice(shown.length) };
+}
+
+/** Exact sum of decimal texts (null counts as nothing), as a chart number. */
+function exactSum(values: ReadonlyArray<string | null>): number | null {
+  const present = values.filter((v): v is string => v !== null);
+  return present.length === 0 ? null : chartNumber(present.reduce((sum, v) => addDecimal(sum, v), '0'));
+}
+
+/**
+ * A doughnut per currency of the groups' hourly run-rate: the largest seven by name, the rest
+ * summed exactly as "other". `label` names a group's value for people (kinds, regions).
+ */
+export function shareCharts(idPrefix: string, title: string, groups: readonly GroupCost[], label: (value: string) => string = (v) => v): ChartSpec[] {
   const byCurrency = new Map<string, GroupCost[]>();
   for (const g of groups) {
     if (g.currency === null) continue;
@@ -40,15 +68,12 @@ export function shareCharts(idPrefix: string, title: string, groups: readonly Gr
   }
   const charts: ChartSpec[] = [];
   for (const [currency, list] of byCurrency) {
-    const sorted = [...list].sort((a, b) => (chartNumber(b.price_per_hour) ?? 0) - (chartNumber(a.price_per_hour) ?? 0));
-    // "other" only for two groups or more: a single one is shown under its own name.
-    const shown = sorted.length <= top + 1 ? sorted : sorted.slice(0, top);
-    const rest = sorted.slice(shown.length);
-    const labels = shown.map((g) => g.group_value);
+    const { shown, rest } = topAndRest(list, (g) => chartNumber(g.price_per_hour) ?? 0);
+    const labels = shown.map((g) => label(g.group_value));
     const data = shown.map((g) => chartNumber(g.price_per_hour));
     if (rest.length > 0) {
-      labels.push(`other (${rest.length})`);
-      data.push(rest.reduce((n, g) => n + (chartNumber(g.price_per_hour) ?? 0), 0));
+      labels.push(otherLabel(rest.length));
+      data.push(exactSum(rest.map((g) => g.price_per_hour)));
     }
     charts.push({
       id: `${idPrefix}-${currency}`,

@@ -1,0 +1,101 @@
+/**
+ * `npm run bench anomalies [-- --instances 20000 --scopes 4 --days 30 --hourly-days 7 --samples 5 --keep]`
+ *
+ * The anomalies report's two costs on the reports benchmark's synthetic history (reports-data.ts:
+ * hourly snapshots for the last --hourly-days days, one a day before, instances that come and go
+ * every hour): the scan of every group of a grouping over the last 30 complete days (daily spend,
+ * per-day gaps, the robust test), and one explanation of a day (priced resources of the day's
+ * snapshots, the changes diff), on an hourly day and on a sealed day. p50/p95 over --samples.
+ */
+import { onServer, withDatabase } from './database.js';
+import { generate, percentile, sealThinnedDays } from './reports.js';
+import type { BenchShape } from './reports-data.js';
+import { loadConfig } from '../src/config.js';
+import { openDatabase } from '../src/db/connection.js';
+import { migrateDatabase } from '../src/db/migrate.js';
+import { lastCompleteDay, scanAnomalies } from '../src/reports/anomalies.js';
+import { explainDay } from '../src/reports/shared/anomaly-explain.js';
+import { addDays } from '../src/reports/shared/format.js';
+import { dailyCostsFor } from '../src/reports/shared/time.js';
+
+const out = (line = '') => process.stdout.write(`${line}\n`);
+const ms = (n: number) => `${n.toFixed(n < 10 ? 1 : 0)} ms`;
+
+interface Options {
+  serverUrl: string;
+  instances: number;
+  scopes: number;
+  days: number;
+  hourlyDays: number;
+  samples: number;
+  keep: boolean;
+}
+
+function parseArgs(args: string[]): Options {
+  const o: Options = { serverUrl: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres', instances: 20_000, scopes: 4, days: 30, hourlyDays: 7, samples: 5, keep: false };
+  const int = (name: string, value: string | undefined) => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`bench anomalies: ${name} must be a positive integer`);
+    return n;
+  };
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg === '--database-url') o.serverUrl = args[++i] ?? o.serverUrl;
+    else if (arg === '--instances') o.instances = int(arg, args[++i]);
+    else if (arg === '--scopes') o.scopes = int(arg, args[++i]);
+    else if (arg === '--days') o.days = int(arg, args[++i]);
+    else if (arg === '--hourly-days') o.hourlyDays = int(arg, args[++i]);
+    else if (arg === '--samples') o.samples = int(arg, args[++i]);
+    else if (arg === '--keep') o.keep = true;
+    else throw new Error(`bench anomalies: unknown argument ${arg}`);
+  }
+  return o;
+}
+
+async function timed(n: number, fn: () => Promise<unknown>): Promise<string> {
+  const times: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    await fn();
+    times.push(performance.now() - t);
+  }
+  return `p50 ${ms(percentile(times, 50))}, p95 ${ms(percentile(times, 95))}`;
+}
+
+export async function main(args: string[]): Promise<void> {
+  const o = parseArgs(args);
+  const dbName = `ct_bench_anomalies_${Date.now()}`;
+  const end = new Date(Math.floor(Date.now() / 3600_000) * 3600_000 - 3600_000);
+  const shape: BenchShape = { instances: o.instances, scopes: o.scopes, hourlyDays: o.hourlyDays, totalDays: o.days, end };
+  out(`anomalies benchmark: ${o.instances} instances in ${o.scopes} scopes, ${o.days} days (hourly for the last ${o.hourlyDays}) -> ${dbName}`);
+  await onServer(o.serverUrl, (c) => c.query(`CREATE DATABASE ${dbName}`));
+  const db = await openDatabase({ driver: 'pg', url: withDatabase(o.serverUrl, dbName) }, { poolSize: 4 });
+  try {
+    await migrateDatabase(db);
+    await generate(db, shape);
+    await sealThinnedDays(db, shape);
+    await db.execute('vacuum analyze');
+    const config = loadConfig({});
+    const now = new Date(end.getTime() + 30 * 60_000);
+    const ctx = { db, config, now };
+    const last = lastCompleteDay(ctx);
+    const range = { fromDay: addDays(last, -29), toDay: last };
+    for (const grouping of config.anomalies.groupings) {
+      const scan = await scanAnomalies(ctx, grouping, range);
+      const kinds = scan.rows.reduce<Record<string, number>>((n, r) => ({ ...n, [r.kind]: (n[r.kind] ?? 0) + 1 }), {});
+      out(`scan ${grouping}, ${range.fromDay}..${range.toDay}: ${JSON.stringify(kinds)}, ${scan.notEnoughHistory} group-days without enough history; ${await timed(o.samples, () => scanAnomalies(ctx, grouping, range))}`);
+    }
+    const sealedDay = addDays(last, -(o.hourlyDays + 1));
+    for (const [label, day] of [['hourly day', last], ['sealed day', sealedDay]] as const) {
+      const costs = (await dailyCostsFor(db, config, now, 'tag:team', day, day)).filter((c) => c.currency !== null && c.cost !== null);
+      const biggest = costs.sort((a, b) => Number(b.cost) - Number(a.cost))[0];
+      if (!biggest) continue;
+      const q = { day, dimension: 'tag:team', group: biggest.group_value, currency: biggest.currency! };
+      const e = await explainDay(db, config, now, q);
+      out(`explain ${label} ${day}, tag:team ${q.group} ${q.currency}: ${e.lines.length} lines (+${e.more}); ${await timed(o.samples, () => explainDay(db, config, now, q))}`);
+    }
+  } finally {
+    await db.close();
+    if (!o.keep) await onServer(o.serverUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`));
+  }
+}

@@ -1,0 +1,160 @@
+/**
+ * Budgets: per budget and month, the amount, the spend so far, the forecast for the month end
+ * (part 1's method), the percentage used, the status (on track / at risk / over) and a burn-up
+ * chart of the spend against the budget line. Totals per currency.
+ */
+import { z } from 'zod';
+import { activeBudgets } from '../read-models/budgets.js';
+import type { ChartSpec, Column, Row } from './report.js';
+import { budgetMonth, coversText, monthDays, type BudgetFigures, type BudgetMonth } from './shared/budget-figures.js';
+import { defineReport } from './shared/define.js';
+import { FORECAST_DAYS } from './shared/forecast.js';
+import { chartNumber, isoDay } from './shared/format.js';
+import { coverageNote, isPartial } from './shared/coverage.js';
+import { addMonths } from './shared/period.js';
+import { sumByCurrency, totalRow } from './shared/totals.js';
+import { gapCapText } from './shared/time.js';
+import type { Report, ReportCtx } from './shared/types.js';
+
+const MONTH = /^\d{4}-(0[1-9]|1[0-2])$/;
+
+export const budgetsParams = z.strictObject({
+  /** The month (YYYY-MM); default the current one. */
+  period: z
+    .string()
+    .max(7, { error: 'period must be a month YYYY-MM', abort: true })
+    .regex(MONTH, { error: 'period must be a month YYYY-MM' })
+    .refine((m) => m >= '1970-01', { error: 'period must be a month from 1970-01' })
+    .optional(),
+});
+export type BudgetsParams = z.infer<typeof budgetsParams>;
+
+const COLUMNS: Column[] = [
+  { key: 'budget', label: 'Budget', kind: 'text' },
+  { key: 'covers', label: 'Covers', kind: 'text' },
+  { key: 'currency', label: 'Currency', kind: 'text' },
+  { key: 'amount', label: 'Amount per month', kind: 'money', currencyKey: 'currency' },
+  { key: 'spend', label: 'Spend to date', kind: 'money', currencyKey: 'currency' },
+  { key: 'forecast', label: 'Forecast for the month end', kind: 'money', currencyKey: 'currency' },
+  { key: 'percent_used', label: 'Used', kind: 'percent' },
+  { key: 'forecast_percent', label: 'Forecast of the amount', kind: 'percent' },
+  { key: 'status', label: 'Status', kind: 'text' },
+  { key: 'thresholds', label: 'Alerts at (%)', kind: 'text' },
+  { key: 'notify', label: 'Alerts to', kind: 'text' },
+  { key: 'source', label: 'Defined in', kind: 'text' },
+];
+
+function rowOf(f: BudgetFigures, month: string): Row {
+  const b = f.budget;
+  return {
+    id: b.id,
+    budget: b.name,
+    covers: coversText(b),
+    by: b.by,
+    value: b.value,
+    month,
+    currency: b.currency,
+    amount: b.amountPerMonth,
+    spend: f.spend,
+    forecast: f.forecast,
+    percent_used: f.percentUsed,
+    forecast_percent: f.forecastPercent,
+    status: f.status,
+    thresholds: b.thresholds.join(', '),
+    notify: b.notify.join(', '),
+    source: b.source === 'config' ? 'configuration file' : 'web app',
+  };
+}
+
+/** Burn-up per budget: the spend summed day by day against the amount, over every day of the month. */
+function burnUp(f: BudgetFigures, month: string): ChartSpec {
+  const labels = monthDays(month);
+  const byDay = new Map(f.days.map((d) => [d.day, d.cumulative]));
+  const amount = chartNumber(f.budget.amountPerMonth);
+  return {
+    id: `burn-up-${f.budget.id.replace(/[^A-Za-z0-9_-]/g, '-')}`,
+    title: `${f.budget.name}: spend against the budget, ${month} (${f.budget.currency}, estimated)`,
+    type: 'line',
+    labels,
+    datasets: [
+      { label: 'Spend to date (cumulative)', data: labels.map((d) => chartNumber(byDay.get(d) ?? null)) },
+      { label: 'Budget', data: labels.map(() => amount) },
+    ],
+    valueLabel: f.budget.currency,
+    currency: f.budget.currency,
+  };
+}
+
+async function resolve(ctx: ReportCtx, params: BudgetsParams): Promise<BudgetMonth> {
+  const budgets = await activeBudgets(ctx.db, ctx.config.budgets);
+  return budgetMonth(ctx, budgets, params.period);
+}
+
+async function totalsOf(ctx: ReportCtx, rows: Row[]): Promise<Row[]> {
+  const sums = await sumByCurrency(ctx.db, rows, 'currency', ['amount', 'spend', 'forecast']);
+  return sums.map((s) => totalRow(COLUMNS, { currency: s.currency, amount: s.amount, spend: s.spend, forecast: s.forecast }));
+}
+
+export const budgetsReport: Report<BudgetsParams> = defineReport({
+  name: 'budgets',
+  title: 'Budgets',
+  description: 'Per budget and month: the amount, the spend so far, the forecast for the month end, the share used and the status, with a burn-up chart.',
+  section: 'cost',
+  params: budgetsParams,
+  view: 'budgets',
+
+  async run(ctx, params, page) {
+    const m = await resolve(ctx, params);
+    const rows = m.figures.map((f) => rowOf(f, m.month));
+    const shown = m.figures.slice(page.offset, page.offset + page.limit);
+    const counts = (s: string) => m.figures.filter((f) => f.status === s).length;
+    const notes = [
+      m.ended
+        ? `${m.month} has ended: its forecast is its spend.`
+        : `Forecast for the month end: spend to date + the mean cost of the last ${FORECAST_DAYS} complete days (before today) for each day left, as on the overview.` +
+          (m.historyNote ? ` Not given: it ${m.historyNote}.` : ''),
+      'Status: over when the spend reached the amount; at risk when the forecast reaches it; otherwise on track.',
+      `Spend is estimated from snapshots: each snapshot's run-rate is assumed to hold until the next one, ${gapCapText(ctx.config)} are capped, not extrapolated. Only spend in a budget's currency counts toward it.`,
+      'Totals add up the budgets of each currency; budgets that overlap (the total and a team) count the same spend in each.',
+      ...(isPartial(m.coverage) ? [coverageNote(m.coverage)] : []),
+      ...(m.figures.length === 0 ? ['No budgets yet: add them to the configuration file (`budgets`) or, as an admin, with "New budget".'] : []),
+    ];
+    return {
+      title: `Budgets, ${m.month}`,
+      summary: [
+        { label: 'Budgets', value: m.figures.length, kind: 'int' },
+        { label: 'On track', value: counts('on track'), kind: 'int' },
+        { label: 'At risk', value: counts('at risk'), kind: 'int', hint: 'the forecast for the month end reaches the amount' },
+        { label: 'Over', value: counts('over'), kind: 'int', hint: 'the spend reached the amount' },
+      ],
+      charts: shown.map((f) => burnUp(f, m.month)),
+      columns: COLUMNS,
+      rows: rows.slice(page.offset, page.offset + page.limit),
+      totalRows: rows.length,
+      totals: await totalsOf(ctx, rows),
+      coverage: m.coverage,
+      notes,
+    };
+  },
+
+  async export(ctx, params) {
+    const m = await resolve(ctx, params);
+    const rows = m.figures.map((f) => rowOf(f, m.month));
+    return {
+      columns: COLUMNS,
+      rows: (async function* () {
+        yield* rows;
+      })(),
+      totals: () => totalsOf(ctx, rows),
+      coverage: m.coverage,
+    };
+  },
+
+  async filters(ctx, params) {
+    const current = `${isoDay(ctx.now).slice(0, 7)}-01`;
+    const options = [{ value: '', label: `Current month (${current.slice(0, 7)})` }];
+    for (let i = 1; i < 24; i++) options.push({ value: addMonths(current, -i).slice(0, 7), label: addMonths(current, -i).slice(0, 7) });
+    if (params.period && !options.some((o) => o.value === params.period)) options.push({ value: params.period, label: params.period });
+    return [{ name: 'period', label: 'Month', type: 'select', value: params.period ?? '', options }];
+  },
+});

@@ -1,0 +1,182 @@
+/**
+ * A budget's figures for a month: the amount, the spend (the cost model's cost per day over the
+ * month so far, the same integration as the cost report), part 1's forecast for the month end
+ * (shared/forecast.ts) on the budget's group, the percentages used and the status. Shared by the
+ * budgets report and the threshold alerts. Money stays exact: sums, percentages and comparisons
+ * run in SQL on numeric.
+ */
+import { PRICED_KINDS, pricedResourcesSql, NO_VALUE, TAG_DIMENSION_PREFIX, type DailyCostRow } from '../../db/cost-model.js';
+import { UNTAGGED } from '../../db/schema.js';
+import type { Budget } from '../../read-models/budgets.js';
+import type { Coverage } from '../report.js';
+import { periodCoverage } from './coverage.js';
+import { dimensionOf } from './costs.js';
+import { forecastDays, forecastHistoryNote, monthForecasts } from './forecast.js';
+import { addDays, dimensionLabel, isoDay } from './format.js';
+import { resolvePeriod, type ResolvedPeriod } from './period.js';
+import { latestSnapshotsSql } from './snapshots.js';
+import { dailyCostsFor, daysBetween } from './time.js';
+import type { ReportCtx } from './types.js';
+
+export const BUDGET_STATUSES = ['on track', 'at risk', 'over'] as const;
+export type BudgetStatus = (typeof BUDGET_STATUSES)[number];
+
+export interface BudgetFigures {
+  budget: Budget;
+  /** The budget's dimension in the cost model (`kind` for the total, whose groups are summed). */
+  dimension: string;
+  /** Spend in the month up to now (the whole month when it has ended), exact. */
+  spend: string;
+  /** Forecast for the month end; the spend when the month has ended; null without history enough. */
+  forecast: string | null;
+  /** 100 x spend / amount, two decimals. */
+  percentUsed: string;
+  forecastPercent: string | null;
+  /** over: spend >= amount; at risk: forecast >= amount; else on track. */
+  status: BudgetStatus;
+  /** Spend per day of the month and its running sum (exact), days with no data as null. */
+  days: Array<{ day: string; cost: string | null; cumulative: string | null }>;
+}
+
+export interface BudgetMonth {
+  /** YYYY-MM */
+  month: string;
+  period: ResolvedPeriod;
+  coverage: Coverage;
+  /** The month has ended (the forecast is then its spend). */
+  ended: boolean;
+  /** Why there is no forecast (too little history), or null. */
+  historyNote: string | null;
+  figures: BudgetFigures[];
+}
+
+/** The month's figures of each budget (month YYYY-MM; default the current one). */
+export async function budgetMonth(ctx: ReportCtx, budgets: readonly Budget[], month?: string): Promise<BudgetMonth> {
+  const period = resolvePeriod({ period: month ?? isoDay(ctx.now).slice(0, 7) }, ctx.now);
+  const coverage = await periodCoverage(ctx, period);
+  const today = isoDay(ctx.now);
+  const ended = period.toDay < today;
+  const historyNote = ended ? null : forecastHistoryNote(ctx.now, coverage);
+  const fromDay = ended ? period.fromDay : [period.fromDay, forecastDays(ctx.now).fromDay].sort()[0]!;
+  const dimensions = new Map<string, DailyCostRow[]>();
+  for (const b of budgets) dimensions.set(budgetDimension(ctx, b), []);
+  await Promise.all(
+    [...dimensions.keys()].map(async (dim) => dimensions.set(dim, await dailyCostsFor(ctx.db, ctx.config, ctx.now, dim, fromDay, period.lastDay))),
+  );
+  const figures: BudgetFigures[] = [];
+  for (const budget of budgets) {
+    const dimension = budgetDimension(ctx, budget);
+    const rows = (dimensions.get(dimension) ?? []).filter((r) => r.currency === budget.currency && (budget.by === null || r.group_value === budget.value));
+    figures.push(await figuresOf(ctx, budget, dimension, rows, period, ended, historyNote === null));
+  }
+  return { month: period.fromDay.slice(0, 7), period, coverage, ended, historyNote, figures };
+}
+
+/** The cost model's dimension of a budget; the total reads `kind` (every priced resource is in one of its groups). */
+export function budgetDimension(ctx: Pick<ReportCtx, 'config'>, budget: Pick<Budget, 'by'>): string {
+  return budget.by === null ? 'kind' : (dimensionOf(budget.by, ctx.config) ?? budget.by);
+}
+
+async function figuresOf(ctx: ReportCtx, budget: Budget, dimension: string, rows: DailyCostRow[], period: ResolvedPeriod, ended: boolean, historyEnough: boolean): Promise<BudgetFigures> {
+  const inMonth = rows.filter((r) => r.day >= period.fromDay && r.day <= period.lastDay);
+  let forecast: string | null;
+  if (ended) {
+    forecast = null; // the month's spend, filled in below
+  } else {
+    const [f] = await monthForecasts(ctx.db, rows, { now: ctx.now, historyEnough, currencies: [budget.currency] });
+    forecast = f?.forecast ?? null;
+  }
+  // Per day, its running sum, the month's spend, percentages and status: one statement on numeric.
+  const labels = daysBetween(period.fromDay, period.lastDay);
+  const [head] = await ctx.db.query<{ spend: string; percent_used: string; forecast: string | null; forecast_percent: string | null; over: boolean; at_risk: boolean; days: Array<{ day: string; cost: string | null; cumulative: string | null }> }>(
+    `with d as (select day, sum(cost) as cost from unnest($1::text[], $2::numeric[]) as t(day, cost) group by day),
+          axis as (select day, ord from unnest($3::text[]) with ordinality as a(day, ord)),
+          series as (
+            select a.day, a.ord, d.cost, sum(coalesce(d.cost, 0)) over (order by a.ord) as cumulative
+            from axis a left join d using (day)
+          ),
+          s as (select coalesce(sum(cost), 0) as spend from d),
+          f as (select case when $6::boolean then s.spend else $5::numeric end as forecast from s)
+     select trim_scale(s.spend)::text as spend,
+       round(100 * s.spend / $4::numeric, 2)::text as percent_used,
+       trim_scale(f.forecast)::text as forecast,
+       round(100 * f.forecast / $4::numeric, 2)::text as forecast_percent,
+       s.spend >= $4::numeric as over,
+       coalesce(f.forecast >= $4::numeric, false) as at_risk,
+       (select coalesce(json_agg(json_build_object('day', day, 'cost', trim_scale(cost)::text,
+          'cumulative', case when cost is null and not exists (select 1 from d d2 where d2.day <= series.day) then null else trim_scale(cumulative)::text end) order by ord), '[]'::json)
+        from series) as days
+     from s cross join f`,
+    [inMonth.map((r) => r.day), inMonth.map((r) => r.cost), labels, budget.amountPerMonth, forecast, ended],
+  );
+  const status: BudgetStatus = head!.over ? 'over' : head!.at_risk ? 'at risk' : 'on track';
+  return {
+    budget,
+    dimension,
+    spend: head!.spend,
+    forecast: head!.forecast,
+    percentUsed: head!.percent_used,
+    forecastPercent: head!.forecast_percent,
+    status,
+    days: head!.days,
+  };
+}
+
+/** One of the resources that cost a budget the most per hour now. */
+export interface BudgetContributor {
+  kind: string;
+  resource_id: string;
+  name: string | null;
+  project_id: number | null;
+  region_id: number | null;
+  flavor: string | null;
+  price_per_hour: string;
+  price_per_month: string;
+}
+
+/**
+ * The `limit` running resources of a budget with the highest run-rate now (the latest complete
+ * snapshot of each priced kind and scope), in the budget's currency.
+ */
+export async function budgetContributors(ctx: ReportCtx, budget: Budget, limit = 3): Promise<BudgetContributor[]> {
+  const dimension = budgetDimension(ctx, budget);
+  const params: unknown[] = [[...PRICED_KINDS], budget.currency, limit];
+  let where = 'true';
+  if (budget.by !== null) {
+    params.push(budget.value);
+    const v = `$${params.length}`;
+    if (dimension.startsWith(TAG_DIMENSION_PREFIX)) {
+      params.push(dimension.slice(TAG_DIMENSION_PREFIX.length), UNTAGGED);
+      const key = `$${params.length - 1}`;
+      where = `coalesce(r.tags ->> ${key}, $${params.length}) = ${v}`;
+    } else if (dimension === 'project') where = `coalesce(r.project_id::text, '${NO_VALUE}') = ${v}`;
+    else if (dimension === 'region') where = `coalesce(r.region_id::text, '${NO_VALUE}') = ${v}`;
+    else if (dimension === 'kind') where = `r.kind = ${v}`;
+    else if (dimension === 'flavor') where = `r.flavor = ${v}`;
+    else return [];
+  }
+  return ctx.db.query<BudgetContributor & Record<string, unknown>>(
+    `with latest as (${latestSnapshotsSql('$1')})
+     select r.kind, r.resource_id, r.name, r.project_id, r.region_id, r.flavor,
+       trim_scale(r.price_per_hour)::text as price_per_hour, trim_scale(r.price_per_month)::text as price_per_month
+     from (${pricedResourcesSql('latest')}) r
+     where r.currency = $2 and r.running and r.price_per_hour > 0 and ${where}
+     order by r.price_per_hour desc, r.name nulls last, r.resource_id
+     limit $3`,
+    params,
+  );
+}
+
+/** What a budget covers, for people: "Total (every priced resource)" or "Tag team = ml". */
+export function coversText(budget: Pick<Budget, 'by' | 'value'>): string {
+  if (budget.by === null) return 'Total (every priced resource)';
+  const label = dimensionLabel(budget.by);
+  return `${label.charAt(0).toUpperCase()}${label.slice(1)} = ${budget.value}`;
+}
+
+/** Every day of `month` (YYYY-MM), for the burn-up chart's axis. */
+export function monthDays(month: string): string[] {
+  const first = `${month}-01`;
+  const next = new Date(Date.UTC(Number(month.slice(0, 4)), Number(month.slice(5, 7)), 1));
+  return daysBetween(first, addDays(isoDay(next), -1));
+}

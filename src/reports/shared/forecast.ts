@@ -1,0 +1,90 @@
+/**
+ * Part 1's forecast for the month end, for the total or for one group of a dimension: month to
+ * date + the mean cost of the last FORECAST_DAYS complete days (before today) x the days left in
+ * the month (fractional), with a range from the cheapest and the dearest of those days. Sums and
+ * products run in SQL on numeric. Used by the overview and the budgets report.
+ */
+import type { DailyCostRow } from '../../db/cost-model.js';
+import type { Queryable } from '../../db/connection.js';
+import type { Coverage } from '../report.js';
+import { addDays, isoDay } from './format.js';
+import { monthToDate } from './time.js';
+
+/** Complete days the daily-history forecast averages. */
+export const FORECAST_DAYS = 7;
+
+/** The complete days the forecast reads: the FORECAST_DAYS days before today. */
+export function forecastDays(now: Date): { fromDay: string; toDay: string } {
+  const today = isoDay(now);
+  return { fromDay: addDays(today, -FORECAST_DAYS), toDay: addDays(today, -1) };
+}
+
+/** Why the forecast cannot be made (too little history before its days), or null when it can. */
+export function forecastHistoryNote(now: Date, coverage: Pick<Coverage, 'first_snapshot_at'>): string | null {
+  const needFrom = Date.parse(`${forecastDays(now).fromDay}T00:00:00Z`);
+  if (coverage.first_snapshot_at !== null && Date.parse(coverage.first_snapshot_at) <= needFrom) return null;
+  const since = coverage.first_snapshot_at === null ? 'nothing has been collected yet' : `collection began ${coverage.first_snapshot_at.slice(0, 16).replace('T', ' ')} UTC`;
+  return `needs ${FORECAST_DAYS} complete days of history before today; ${since}`;
+}
+
+export interface MonthForecast {
+  currency: string;
+  month_to_date: string;
+  /** null when the history is too short. */
+  forecast: string | null;
+  forecast_low: string | null;
+  forecast_high: string | null;
+  /** Mean cost of the complete days the forecast is made from. */
+  forecast_daily_mean: string | null;
+}
+
+export interface ForecastOptions {
+  now: Date;
+  /** Whether there is history enough (forecastHistoryNote gave null); else the forecast is null. */
+  historyEnough: boolean;
+  /** Only the rows of this group (the rows' dimension); all rows (the total) when absent. */
+  group?: string;
+  /** Currencies to answer for even without a row (0 month to date). */
+  currencies?: readonly string[];
+}
+
+/**
+ * Month to date and forecast per currency from a dimension's cost per day covering at least the
+ * month so far and the forecast's days (rows without a currency are left out).
+ */
+export async function monthForecasts(q: Queryable, days: readonly DailyCostRow[], opts: ForecastOptions): Promise<MonthForecast[]> {
+  const month = monthToDate(opts.now);
+  const recent = forecastDays(opts.now);
+  const rows = days.filter((d) => d.currency !== null && d.cost !== null && (opts.group === undefined || d.group_value === opts.group));
+  const inMonth = rows.filter((d) => d.day >= month.fromDay && d.day <= month.toDay);
+  const history = opts.historyEnough ? rows.filter((d) => d.day >= recent.fromDay && d.day <= recent.toDay) : [];
+  const currencies = [...new Set([...(opts.currencies ?? []), ...inMonth.map((d) => d.currency!)])].sort();
+  if (currencies.length === 0) return [];
+  return q.query<MonthForecast & Record<string, unknown>>(
+    `with mtd as (select currency, sum(cost) as cost from unnest($1::text[], $2::numeric[]) as d(currency, cost) group by currency),
+          per_day as (select currency, day, sum(cost) as cost from unnest($5::text[], $6::text[], $7::numeric[]) as h(currency, day, cost) group by currency, day),
+          hist as (
+            select currency, sum(cost) / $8::int as mean, min(cost) as low, max(cost) as high, count(*) as n
+            from per_day group by currency
+          )
+     select c.currency, trim_scale(coalesce(m.cost, 0)) as month_to_date,
+       case when $9::boolean then trim_scale(round(coalesce(h.mean, 0), 10)) end as forecast_daily_mean,
+       case when $9::boolean then trim_scale(round(coalesce(m.cost, 0) + coalesce(h.mean, 0) * $3::numeric / 86400, 10)) end as forecast,
+       -- A day of the window without any cost of this currency cost 0 in it.
+       case when $9::boolean then trim_scale(round(coalesce(m.cost, 0) + (case when coalesce(h.n, 0) < $8::int then least(coalesce(h.low, 0), 0) else h.low end) * $3::numeric / 86400, 10)) end as forecast_low,
+       case when $9::boolean then trim_scale(round(coalesce(m.cost, 0) + coalesce(h.high, 0) * $3::numeric / 86400, 10)) end as forecast_high
+     from unnest($4::text[]) as c(currency) left join mtd m using (currency) left join hist h using (currency)
+     order by c.currency`,
+    [
+      inMonth.map((d) => d.currency),
+      inMonth.map((d) => d.cost),
+      month.secondsLeft,
+      currencies,
+      history.map((d) => d.currency),
+      history.map((d) => d.day),
+      history.map((d) => d.cost),
+      FORECAST_DAYS,
+      opts.historyEnough,
+    ],
+  );
+}

@@ -1,0 +1,35 @@
+/**
+ * The demo (simulator mode, no budgets configured) ships with two budgets, one over and one on
+ * track (src/demo/budgets.ts). Two days of demo history up to a fixed now, over real HTTP.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { silentLogger } from '../../src/logger.js';
+import { startService, type RunningService } from '../../src/main.js';
+
+const NOW = new Date('2025-06-15T12:00:00Z');
+
+describe('the demo budgets', () => {
+  let service: RunningService | undefined;
+  afterAll(async () => {
+    await service?.stop();
+  }, 60_000);
+
+  it('shows one budget over and one on track', async () => {
+    const config = loadConfig(
+      { CLOUDTALLY_DATA_DIR: 'memory://', PORT: '0', SIM_TASK_DELAY_MS: '20', CLOUDTALLY_CONFIG: 'demo.json' },
+      { readFile: () => JSON.stringify({ collect_on_start: false }) },
+    );
+    expect(config.budgets).toBeNull();
+    service = await startService(config, silentLogger(), { demoHistoryDays: 2, now: () => NOW });
+    await service.ready;
+    const body = (await (await fetch(`${service.url}/api/reports/budgets`)).json()) as { rows: Array<Record<string, string>>; charts: unknown[] };
+    // Team ml runs about EUR 506 an hour: two days pass EUR 5,000; the platform project's EUR
+    // 99,538 a month is far from EUR 150,000 after two days.
+    expect(body.rows.map((r) => [r.budget, r.covers, r.currency, r.amount, r.status])).toEqual([
+      ['ML team (demo)', 'Tag team = ml', 'EUR', '5000', 'over'],
+      ['Platform project (demo)', 'Project = 380102', 'EUR', '150000', 'on track'],
+    ]);
+    expect(body.charts).toHaveLength(2);
+  }, 180_000);
+});
