@@ -35,6 +35,7 @@ function pagesToShoot(): Array<{ file: string; path: string }> {
   const pages = allReports()
     .filter((report) => report.name !== 'inventory')
     .map((report) => ({ file: report.name, path: `/reports/${report.name}` }));
+  pages.unshift({ file: 'index', path: '/' });
   for (const kind of INVENTORY_KINDS) pages.push({ file: `inventory-${kind}`, path: `/reports/inventory?kind=${kind}` });
   return pages;
 }
@@ -59,6 +60,8 @@ async function main(): Promise<void> {
         for (const target of pages) {
           const response = await page.goto(`${service.url}${target.path}`, { waitUntil: 'networkidle' });
           if (!response || response.status() >= 400) throw new Error(`${target.path} answered ${response?.status() ?? 'nothing'}`);
+          // Every chart drawn (not its "Drawing the chart…" placeholder).
+          await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('figure.chart:not(.chart-empty):not(.chart-drawn)').length === 0);
           const file = join(out, `${target.file}-${size.name}-${scheme}.png`);
           await page.screenshot({ path: file, fullPage: true });
           process.stdout.write(`${file}\n`);

@@ -4,6 +4,7 @@ import cookieParser from 'cookie-parser';
 import helmet from 'helmet';
 import { actionPages } from './action-pages.js';
 import { actionRoutes } from './action-routes.js';
+import { budgetPages } from './budget-pages.js';
 import { CSRF_FIELD, createCsrfProtection } from './csrf.js';
 import { ClientError } from './errors.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
@@ -43,6 +44,7 @@ export function createWebApp(deps: WebDeps): express.Express {
   const secureCookies = securedByHttps(site.publicUrl);
   const auth = deps.auth;
   if (deps.actions && !auth) throw new Error('createWebApp: the action pages (deps.actions) need sign-in (deps.auth)');
+  if (deps.budgets && !auth) throw new Error('createWebApp: the budget editor (deps.budgets) needs sign-in (deps.auth)');
   const csrf = createCsrfProtection({
     secret: keyFor('csrf'),
     secure: secureCookies,
@@ -113,6 +115,7 @@ export function createWebApp(deps: WebDeps): express.Express {
 
   app.use(reportRoutes({ reports: deps.reports, context: deps.context, render }));
   if (deps.actions && auth) app.use(actionPages({ ...deps.actions, auth, render, secureCookies }));
+  if (deps.budgets && auth) app.use(budgetPages({ ...deps.budgets, auth, render, secureCookies }));
   app.use(actionRoutes({ collectNow: deps.collectNow, secureCookies }));
 
   app.use(notFoundHandler);

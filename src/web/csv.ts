@@ -3,6 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Writable } from 'node:stream';
 import { stringify } from 'csv-stringify';
 import type { Column, Row } from '../reports/report.js';
+import { diffText, isDiff } from './diff.js';
 import { roundMoney } from './money.js';
 import type { RawQuery } from './query.js';
 
@@ -22,7 +23,7 @@ import type { RawQuery } from './query.js';
  *   Excel and Sheets read it as a number; with `exact` (the `?exact=1` parameter) it is written
  *   exactly as the report gives it. Each money column is followed by its currency unless the
  *   report already has the currency column. Percent columns are percentages (67.31) as the report
- *   gives them. Tags and JSON columns are written as JSON text. Timestamps as ISO 8601, booleans
+ *   gives them. Tags and JSON columns are written as JSON text, a change (`diff`) as one readable line. Timestamps as ISO 8601, booleans
  *   as true/false, null as an empty cell.
  * - Totals per currency (when the report has them) follow the rows: their first cell is "Total".
  */
@@ -55,6 +56,13 @@ export function csvCell(value: unknown, kind: Column['kind']): string {
     case 'tags':
     case 'json':
       text = typeof value === 'string' ? value : plainText(value);
+      break;
+    case 'lines':
+      text = Array.isArray(value) ? value.map(String).join('\n') : plainText(value);
+      break;
+    case 'diff':
+      // One readable line per resource: `Status: ACTIVE → SHUTOFF; tag added env=prod`.
+      text = isDiff(value) ? diffText(value) : plainText(value);
       break;
     default:
       text = plainText(value);

@@ -1,4 +1,6 @@
 import type { Column, ColumnKind, Row } from '../reports/report.js';
+import { isRegionColumn } from '../reports/shared/regions.js';
+import { diffText, diffView, isDiff, NONE, type DiffView } from './diff.js';
 import { decimalText, roundMoney } from './money.js';
 
 /*
@@ -77,6 +79,41 @@ export interface CellView {
   tags?: Array<[string, string]>;
   /** For timestamps: the machine-readable instant. */
   datetime?: string;
+  /** For lists of lines: each line, drawn as a list. */
+  lines?: string[];
+  /** For a shortened ID: the full value, which the cell's copy button copies. */
+  copy?: string;
+  /** Long text cut with an ellipsis (the full text is the title). */
+  clip?: boolean;
+  /** For tags beyond the first few: how many more, and all of them as text for the title. */
+  moreTags?: { count: number; title: string };
+  /** For a `diff` column: the changed fields and tags. */
+  diff?: DiffView;
+}
+
+/** Options of one column's cells on a page. */
+export interface CellOptions {
+  /** Write the currency after each amount (false when the header or a currency column says it). */
+  showCurrency?: boolean;
+  /** Region names by id, for region columns. */
+  regionNames?: Record<string, string>;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Text longer than this is cut with an ellipsis in a cell (the title keeps all of it). */
+export const CLIP_AFTER = 32;
+/** Tag chips shown in a cell; the rest are counted in a "+n" chip. */
+export const TAGS_SHOWN = 3;
+
+/** A UUID as its first 8 characters and an ellipsis: "3f2a9c1d…" (the title and copy button hold all of it). */
+export function shortId(value: string): string {
+  return UUID.test(value) ? `${value.slice(0, 8)}…` : value;
+}
+
+function textCell(text: string, className: string): CellView {
+  if (UUID.test(text)) return { text: shortId(text), title: text, copy: text, className: `${className} uuid` };
+  if (text.length > CLIP_AFTER) return { text, title: text, clip: true, className };
+  return { text, className };
 }
 
 const NUMERIC: ReadonlySet<ColumnKind> = new Set(['int', 'money', 'decimal', 'percent']);
@@ -95,12 +132,13 @@ function jsonText(value: unknown): string {
   return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)) ?? '';
 }
 
-export function formatValue(value: unknown, kind: ColumnKind, currency?: string, hourly = false): CellView {
+export function formatValue(value: unknown, kind: ColumnKind, currency?: string, hourly = false, showCurrency = true): CellView {
   const className = NUMERIC.has(kind) ? `num ${kind}` : kind;
   if (value === null || value === undefined || value === '') return { text: kind === 'money' ? 'n/a' : '', className: `${className} empty` };
   switch (kind) {
     case 'money': {
-      const text = formatMoney(value, currency, hourly);
+      const withCode = formatMoney(value, currency, hourly);
+      const text = !showCurrency && currency && withCode.endsWith(` ${currency}`) ? withCode.slice(0, -currency.length - 1) : withCode;
       return { text, title: `${String(value)}${currency ? ` ${currency}` : ''}`, className: String(value).startsWith('-') ? `${className} negative` : className };
     }
     case 'int':
@@ -117,10 +155,33 @@ export function formatValue(value: unknown, kind: ColumnKind, currency?: string,
       return { text: value === true || value === 'true' ? 'yes' : 'no', className };
     case 'tags': {
       const tags = typeof value === 'object' && value !== null ? Object.entries(value as Record<string, unknown>).map(([k, v]): [string, string] => [k, v === null || v === undefined ? '' : String(v)]) : [];
-      return { text: tags.length === 0 ? '' : tags.map(([k, v]) => `${k}=${v}`).join(', '), tags, className };
+      const text = tags.length === 0 ? '' : tags.map(([k, v]) => `${k}=${v}`).join(', ');
+      if (tags.length <= TAGS_SHOWN + 1) return { text, tags, className };
+      return { text, tags: tags.slice(0, TAGS_SHOWN), moreTags: { count: tags.length - TAGS_SHOWN, title: text }, className };
     }
-    case 'json':
-      return { text: typeof value === 'string' ? value : jsonText(value), className };
+    case 'json': {
+      // Nothing (an empty list or object) reads as a dash, not as `[]`.
+      if (Array.isArray(value) && value.length === 0) return { text: NONE, className: `${className} empty` };
+      if (typeof value === 'object' && value !== null && !Array.isArray(value) && Object.keys(value).length === 0) return { text: NONE, className: `${className} empty` };
+      // A list of IDs or words: the words, with a single ID shortened.
+      if (Array.isArray(value) && value.every((v) => typeof v === 'string')) {
+        if (value.length === 1) return textCell(value[0] as string, className);
+        const full = value.join(', ');
+        return { text: value.map((v) => shortId(v as string)).join(', '), title: full, clip: full.length > CLIP_AFTER, className };
+      }
+      return textCell(typeof value === 'string' ? value : jsonText(value), className);
+    }
+    case 'lines': {
+      const lines = Array.isArray(value) ? value.map(String) : [String(value)];
+      return { text: lines.join('\n'), lines, className };
+    }
+    case 'diff': {
+      if (!isDiff(value)) return { text: jsonText(value), className };
+      if (value.fields.length === 0 && value.tags.length === 0) return { text: NONE, className: `${className} empty` };
+      return { text: diffText(value), diff: diffView(value), className };
+    }
+    case 'text':
+      return textCell(typeof value === 'object' ? jsonText(value) : String(value), className);
     default:
       return { text: typeof value === 'object' ? jsonText(value) : String(value), className };
   }
@@ -131,14 +192,19 @@ function isIdentifier(column: Column): boolean {
   return column.kind === 'int' && (column.key.endsWith('_id') || column.key === 'id' || column.key === 'project' || column.key === 'region');
 }
 
-export function formatCell(row: Row, column: Column): CellView {
+export function formatCell(row: Row, column: Column, options: CellOptions = {}): CellView {
   if (isIdentifier(column)) {
     const value = row[column.key];
-    // No thousands separators: "380101" is looked up, not read as a quantity.
-    if (value !== null && value !== undefined && value !== '') return { text: String(value), className: 'num int id' };
+    if (value !== null && value !== undefined && value !== '') {
+      // A region by its name, with its number (what the region filter takes).
+      const name = isRegionColumn(column) ? options.regionNames?.[String(value)] : undefined;
+      if (name) return { text: name, title: `Region ${String(value)} (${name})`, className: 'region' };
+      // No thousands separators: "380101" is looked up, not read as a quantity.
+      return { text: String(value), className: 'num int id' };
+    }
   }
   const currency = column.currencyKey ? (row[column.currencyKey] as string | undefined) ?? undefined : undefined;
-  const cell = formatValue(row[column.key], column.kind, typeof currency === 'string' ? currency : undefined, column.hourly ?? false);
+  const cell = formatValue(row[column.key], column.kind, typeof currency === 'string' ? currency : undefined, column.hourly ?? false, options.showCurrency ?? true);
   const href = column.hrefKey ? safeAppHref(row[column.hrefKey]) : undefined;
   return href ? { ...cell, href } : cell;
 }

@@ -16,6 +16,12 @@ export interface LayoutView {
   /** Present when the collect-now button is shown. */
   collect: { action: string; returnTo: string; running: boolean } | null;
   dataAsOf: string | null;
+  /**
+   * What the data is, for empty tables and charts to say why: `none` before the first good
+   * collection (`collecting` while it runs), `preparing` while the demo history is built,
+   * `ready` otherwise; `unknown` without a status (web-layer tests) or when it cannot be read.
+   */
+  dataState: 'none' | 'collecting' | 'preparing' | 'ready' | 'unknown';
   requestId: string;
   /** Who is signed in (null without sign-in, e.g. web-layer tests): the top bar, and whether pages show actions. */
   user: AuthLayoutView['user'];
@@ -82,11 +88,13 @@ export async function layoutView(deps: LayoutDeps, req: Request, res: Response, 
   const status = await readStatus(deps, res.locals.log);
   let dataAsOf: string | null = null;
   let running = false;
+  let dataState: LayoutView['dataState'] = 'unknown';
   if (status === 'unavailable') {
     banners.push({ kind: 'error', text: 'The age of the data could not be read; see the logs.' });
   } else if (status) {
     running = status.running;
     dataAsOf = status.lastGoodAt ? formatTimestamp(status.lastGoodAt) : null;
+    dataState = status.preparingDemo ? 'preparing' : status.lastGoodAt ? 'ready' : status.running ? 'collecting' : 'none';
     if (status.preparingDemo) {
       banners.push({ kind: 'info', text: preparingDemoText(status.demoHistory) });
     } else if (!status.lastGoodAt) {
@@ -106,6 +114,7 @@ export async function layoutView(deps: LayoutDeps, req: Request, res: Response, 
     // Collect-now is an admin action: hidden from everyone else (the route refuses them too).
     collect: deps.collectEnabled && (!auth || auth.user?.canAdmin) ? { action: '/actions/collect', returnTo: req.originalUrl, running } : null,
     dataAsOf,
+    dataState,
     requestId: res.locals.requestId,
     user: auth?.user ?? null,
   };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ReportDefinition, ReportPage } from '../reports/report.js';
+import { parseCols, type ColumnChoice } from './columns.js';
 import { invalidParameters, type FieldError } from './errors.js';
 
 /** A query string as Express's simple parser gives it: each value a string, or an array when repeated. */
@@ -14,7 +15,7 @@ export const HTML_PAGING: PagingLimits = { defaultLimit: 50, maxLimit: 500 };
 export const API_PAGING: PagingLimits = { defaultLimit: 100, maxLimit: 10_000 };
 
 /** Parameters the web layer owns; they never reach a report's `params` schema. */
-export const WEB_PARAMS = ['limit', 'offset', 'page', 'format', 'exact'] as const;
+export const WEB_PARAMS = ['limit', 'offset', 'page', 'format', 'exact', 'cols'] as const;
 export type OutputFormat = 'html' | 'json' | 'csv';
 
 /**
@@ -176,6 +177,8 @@ export interface ParsedReportQuery<P> {
   format: OutputFormat;
   /** CSV money with exact decimals (`exact=1`). */
   exact: boolean;
+  /** The HTML table's columns (`cols`, see columns.ts); JSON and CSV carry every column. */
+  columns: ColumnChoice;
   /** The query without the web layer's own parameters: what the report saw. */
   reportQuery: RawQuery;
 }
@@ -191,9 +194,10 @@ export async function parseReportQuery<P>(
   const page = parsePaging(rawQuery, limits, errors);
   const format = parseFormat(rawQuery, route, errors);
   const exact = parseExact(rawQuery, errors);
+  const columns = parseCols(rawQuery, errors);
   const { query: reportQuery, ignored } = withoutUnknownParams(withoutWebParams(rawQuery), reportParamNames(report.params as z.core.$ZodType));
   const parsed = await report.params.safeParseAsync(reportQuery);
   if (!parsed.success) errors.push(...zodFieldErrors(parsed.error.issues, reportQuery));
   if (errors.length > 0 || !parsed.success) throw invalidParameters(errors);
-  return { params: parsed.data, ignored, page, format, exact, reportQuery };
+  return { params: parsed.data, ignored, page, format, exact, columns, reportQuery };
 }

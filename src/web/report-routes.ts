@@ -1,6 +1,8 @@
 import { Router, type Request, type Response } from 'express';
 import type { ReportContext, ReportDefinition } from '../reports/report.js';
 import { isPartial } from '../reports/shared/coverage.js';
+import { regionIdsOf, regionNames } from '../reports/shared/regions.js';
+import type { Queryable } from '../db/connection.js';
 import { contentDisposition, csvFilename, streamCsv } from './csv.js';
 import { notFound } from './errors.js';
 import { toJson } from './json.js';
@@ -117,11 +119,14 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
   router.get('/reports/:name', async (req, res) => {
     const report = find(req, res);
     const query = toRawQuery(req.query);
-    const { params, ignored, page, reportQuery } = await parseReportQuery(report, query, 'html', HTML_PAGING);
+    const { params, ignored, page, reportQuery, columns } = await parseReportQuery(report, query, 'html', HTML_PAGING);
     const ctx = deps.context();
     const [computed, filters] = await Promise.all([report.run(ctx, params, page), report.filters ? report.filters(ctx, params) : Promise.resolve(null)]);
     const output = ignored.length > 0 ? { ...computed, notes: [ignoredNote(ignored), ...computed.notes] } : computed;
-    const view = buildReportView({ report, output, filters, query, reportQuery, page, defaultLimit: HTML_PAGING.defaultLimit });
+    // Region columns show names: defineReport found them (cached with the page), or one small lookup here.
+    const regionIds = output.regionNames ? [] : regionIdsOf(output.columns, output.rows);
+    const names = output.regionNames ?? (regionIds.length > 0 ? await regionNames(ctx.db as Queryable, regionIds) : undefined);
+    const view = buildReportView({ report, output, filters, query, reportQuery, page, defaultLimit: HTML_PAGING.defaultLimit, columns, regionNames: names });
     await deps.render(req, res, templates.get(report.name)!, { ...view, pageTitle: view.title }, { currentReport: report.name });
   });
 

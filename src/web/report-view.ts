@@ -1,6 +1,9 @@
 import type { ChartSpec, Column, FilterField, ReportDefinition, ReportOutput, ReportPage, SummaryItem } from '../reports/report.js';
 import { coverageNote, isPartial } from '../reports/shared/coverage.js';
-import { formatCell, formatNumber, formatTimestamp, formatValue, type CellView } from './format.js';
+import { isRegionColumn } from '../reports/shared/regions.js';
+import { TOTAL_LABEL } from '../reports/shared/totals.js';
+import { chooseColumns, COLS_PARAM, columnsControlView, type ColumnChoice, type ColumnsControlView } from './columns.js';
+import { formatCell, formatNumber, formatTimestamp, formatValue, type CellOptions, type CellView } from './format.js';
 import { jsonForScript } from './json.js';
 import { SECTIONS } from './layout.js';
 import type { RawQuery } from './query.js';
@@ -15,6 +18,8 @@ export interface HeaderView {
   column: Column;
   label: string;
   numeric: boolean;
+  /** The one currency of every amount in a money column, shown in its header instead of each cell. */
+  currency?: string;
   /** Link that sorts by this column (toggling the direction when it is the current sort). */
   sortHref?: string;
   sorted?: 'asc' | 'desc';
@@ -28,7 +33,18 @@ export interface ChartView {
   json: string;
   /** The same numbers as a table, beside the chart (and instead of it without JavaScript). */
   table: { headers: string[]; rows: Array<{ label: string; values: string[] }> };
+  /** The table's element id: the canvas's text alternative (aria-describedby). */
+  tableId: string;
+  /** Nothing to draw: said instead of an empty plot. */
+  empty: boolean;
+  /** When the axis shows only every n-th label: says so under the chart. */
+  axisNote: string | null;
+  /** Many columns: the table goes below the chart rather than beside it. */
+  wideTable: boolean;
 }
+
+/** Most labels a category axis writes out; beyond it every n-th is shown, and the chart says so. */
+export const MAX_AXIS_LABELS = 40;
 
 export interface SummaryView {
   label: string;
@@ -48,6 +64,10 @@ export interface FiltersView {
   resetHref: string;
   /** The period picker, when the report takes a period. */
   period: PeriodPickerView | null;
+  /** The filters the request set (with the chosen option's label), for the empty state and the printed page. */
+  active: Array<{ label: string; value: string }>;
+  /** Every choice of the view in words ("Period: May 2024; Team: gamma"), printed instead of the form. */
+  printText: string;
 }
 
 /**
@@ -79,8 +99,16 @@ export interface PagingView {
 export interface ReportPageView {
   report: { name: string; title: string; description: string; section: string; sectionLabel: string };
   title: string;
+  /** The columns the table shows (the report's default set, or what `cols` asked for). */
   headers: HeaderView[];
   rows: CellView[][];
+  /** The "More columns" control (null when the table shows every column and has no others). */
+  columnsControl: ColumnsControlView | null;
+  /**
+   * Per row, its scheduled stop when the table hides that column (`scheduled_stop_at`): shown
+   * with the row's action instead, so a due stop is never out of sight. Null when not needed.
+   */
+  scheduledStops: Array<CellView | null> | null;
   /** Totals per currency over every matching row, for the table's footer. */
   totals: CellView[][];
   summary: SummaryView[];
@@ -137,16 +165,22 @@ function chartCellText(value: number): string {
   return formatNumber(value, Math.abs(value) >= 10 ? 2 : 4);
 }
 
+/** The step between axis labels (1: every label), the same the chart script applies. */
+export function axisStep(spec: ChartSpec): number {
+  return spec.type === 'doughnut' || spec.horizontal ? 1 : Math.ceil(spec.labels.length / MAX_AXIS_LABELS);
+}
+
 function chartViews(charts: ChartSpec[]): ChartView[] {
   const used = new Set<string>();
   return charts.map((spec, index) => {
     let domId = `chart-${spec.id.replace(/[^A-Za-z0-9_-]/g, '-') || index}`;
     if (used.has(domId)) domId = `${domId}-${index}`;
     used.add(domId);
+    const step = axisStep(spec);
     return {
       spec,
       domId,
-      json: jsonForScript(spec),
+      json: jsonForScript({ ...spec, axisStep: step }),
       table: {
         headers: spec.datasets.map((d) => d.label),
         rows: spec.labels.map((label, i) => ({
@@ -154,8 +188,18 @@ function chartViews(charts: ChartSpec[]): ChartView[] {
           values: spec.datasets.map((d) => (d.data[i] === null || d.data[i] === undefined ? '' : chartCellText(d.data[i]!))),
         })),
       },
+      tableId: `${domId}-table`,
+      // A doughnut of zeros has nothing to draw either.
+      empty: spec.labels.length === 0 || spec.datasets.every((d) => d.data.every((v) => v === null || (spec.type === 'doughnut' && v === 0))),
+      axisNote: step > 1 ? `The axis names every ${ordinal(step)} of the ${spec.labels.length} points; each one is in the table and in the chart's tooltip.` : null,
+      wideTable: spec.datasets.length > 2,
     };
   });
+}
+
+function ordinal(n: number): string {
+  const suffix = n % 100 >= 11 && n % 100 <= 13 ? 'th' : ({ 1: 'st', 2: 'nd', 3: 'rd' } as Record<number, string>)[n % 10] ?? 'th';
+  return `${n}${suffix}`;
 }
 
 /** Parameters a period choice replaces (a period's chart replaces the `days` one). */
@@ -186,9 +230,13 @@ function filtersView(fields: FilterField[] | null, path: string, query: RawQuery
   const links = choices
     .map((f) => ({
       label: f.label,
-      options: (f.options ?? []).map((o) => ({ label: o.label, href: urlWith(path, { [f.name]: o.value }), current: o.value === (f.value ?? '') })),
+      // Another view has other columns: only "every column" carries over to it.
+      options: (f.options ?? []).map((o) => ({ label: o.label, href: urlWith(path, { [f.name]: o.value, ...(query[COLS_PARAM] === 'all' ? { [COLS_PARAM]: 'all' } : {}) }), current: o.value === (f.value ?? '') })),
     }));
   fields = fields.filter((f) => f.type !== 'links');
+  const active = fields
+    .filter((f) => (single(query[f.name]) ?? '') !== '' && (f.value ?? '') !== '')
+    .map((f) => ({ label: f.label, value: f.options?.find((o) => o.value === f.value)?.label ?? f.value! }));
   // A links choice is not a form field: the form carries its current value as a hidden field.
   const shown = new Set(fields.map((f) => f.name));
   const hidden: Array<{ name: string; value: string }> = [];
@@ -201,7 +249,21 @@ function filtersView(fields: FilterField[] | null, path: string, query: RawQuery
   // Reset clears the filters, not the view the links chose (e.g. the inventory's kind).
   const kept: RawQuery = {};
   for (const f of choices) if (query[f.name] !== undefined) kept[f.name] = query[f.name]!;
-  return { action: path, fields, hidden, links, resetHref: urlWith(path, kept), period };
+  // The column choice is how to look, not what to show: reset keeps it.
+  if (query[COLS_PARAM] !== undefined) kept[COLS_PARAM] = query[COLS_PARAM]!;
+  const chosen = [
+    ...(period ? [{ label: 'Period', value: periodText(period) }] : []),
+    ...links.flatMap((l) => l.options.filter((o) => o.current).map((o) => ({ label: l.label, value: o.label }))),
+    ...active,
+  ];
+  const printText = chosen.length > 0 ? chosen.map((c) => `${c.label}: ${c.value}`).join('; ') : 'none (every row)';
+  return { action: path, fields, hidden, links, resetHref: urlWith(path, kept), period, active, printText };
+}
+
+function periodText(period: PeriodPickerView): string {
+  if (period.from) return period.to && period.to !== period.from ? `${period.from} to ${period.to}` : period.from;
+  for (const g of period.groups) for (const o of g.options) if (o.value === period.value) return o.label;
+  return period.value;
 }
 
 function pagingView(path: string, query: RawQuery, page: ReportPage, rowCount: number, total: number | null, defaultLimit: number): PagingView {
@@ -236,12 +298,53 @@ export interface ReportViewInput {
   reportQuery: RawQuery;
   page: ReportPage;
   defaultLimit: number;
+  /** The HTML table's column choice (`cols`); the default set when absent. */
+  columns?: ColumnChoice;
+  /** Names of the regions the rows show, by region id (see reports/shared/regions.ts). */
+  regionNames?: Record<string, string>;
+}
+
+/** Per money column: its one currency over these rows (page and totals), or undefined when they mix or have none. */
+function singleCurrency(column: Column, rows: readonly Record<string, unknown>[]): string | undefined {
+  if (column.kind !== 'money' || !column.currencyKey) return undefined;
+  const seen = new Set<string>();
+  for (const row of rows) {
+    const c = row[column.currencyKey];
+    if (typeof c === 'string' && c !== '') seen.add(c);
+  }
+  return seen.size === 1 ? [...seen][0] : undefined;
+}
+
+const SCHEDULED_STOP = 'scheduled_stop_at';
+
+function scheduledStopsOf(output: ReportOutput, shown: ReadonlySet<string>): Array<CellView | null> | null {
+  const column = output.columns.find((c) => c.key === SCHEDULED_STOP);
+  if (!column || shown.has(SCHEDULED_STOP) || !output.rows.some((r) => r[SCHEDULED_STOP])) return null;
+  return output.rows.map((row) => (row[SCHEDULED_STOP] ? formatCell(row, column) : null));
 }
 
 export function buildReportView(input: ReportViewInput): ReportPageView {
   const { report, output, query, reportQuery, page, defaultLimit } = input;
   const urls = reportUrls(report.name);
   const pageQuery: RawQuery = { ...reportQuery, limit: String(page.limit), offset: String(page.offset) };
+  const choice = input.columns ?? { mode: 'default' };
+  const { visible, unknown } = chooseColumns(output.columns, choice);
+  const shownKeys = new Set(visible.map((c) => c.key));
+  const allRows = [...output.rows, ...(output.totals ?? [])];
+  // Money in the header's currency when the table has one; with several, each amount keeps its
+  // code unless the table shows the currency column beside it.
+  const currencies = new Map(visible.map((c) => [c.key, singleCurrency(c, allRows)] as const));
+  const optionsFor = (column: Column): CellOptions => ({
+    showCurrency: currencies.get(column.key) === undefined && !(column.currencyKey !== undefined && shownKeys.has(column.currencyKey)),
+    regionNames: input.regionNames,
+  });
+  const headers = headerViews(visible, urls.html, query).map((h) => {
+    // A region column with names reads as text (left), like its cells.
+    if (isRegionColumn(h.column) && input.regionNames && Object.keys(input.regionNames).length > 0) h = { ...h, numeric: false };
+    const currency = currencies.get(h.column.key);
+    return currency ? { ...h, currency, label: `${h.label} (${currency})` } : h;
+  });
+  const notes = unknown.length > 0 ? [`Columns not in this table, ignored: ${unknown.join(', ')}.`, ...output.notes] : output.notes;
   return {
     report: {
       name: report.name,
@@ -251,15 +354,22 @@ export function buildReportView(input: ReportViewInput): ReportPageView {
       sectionLabel: SECTIONS.find((s) => s.section === report.section)?.label ?? report.section,
     },
     title: output.title,
-    headers: headerViews(output.columns, urls.html, query),
-    rows: output.rows.map((row) => output.columns.map((column) => formatCell(row, column))),
+    headers,
+    rows: output.rows.map((row) => visible.map((column) => formatCell(row, column, optionsFor(column)))),
+    columnsControl: columnsControlView(urls.html, query, output.columns, choice, visible),
+    scheduledStops: scheduledStopsOf(output, shownKeys),
     // A column the totals leave out (not summable, e.g. a unit price) is blank, not "n/a".
-    totals: (output.totals ?? []).map((row) => output.columns.map((column) => (row[column.key] === undefined ? { text: '', className: 'empty' } : formatCell(row, column)))),
+    totals: (output.totals ?? []).map((row) => {
+      const cells = visible.map((column) => (row[column.key] === undefined ? { text: '', className: 'empty' } : formatCell(row, column, optionsFor(column))));
+      // The column that says "Total" may be hidden (or not first): the first cell says it then.
+      const labelShown = visible.some((column) => row[column.key] === TOTAL_LABEL);
+      return !labelShown && cells[0] && cells[0].text === '' ? [{ text: TOTAL_LABEL, className: 'text' }, ...cells.slice(1)] : cells;
+    }),
     summary: summaryViews(output.summary),
     charts: chartViews(output.charts),
     filters: filtersView(input.filters, urls.html, query, page, defaultLimit),
     paging: pagingView(urls.html, query, page, output.rows.length, output.totalRows, defaultLimit),
-    notes: output.notes,
+    notes,
     coverage: output.coverage ? { text: coverageNote(output.coverage), partial: isPartial(output.coverage) } : null,
     computedAt: output.computedAt ? { iso: output.computedAt.toISOString(), text: formatTimestamp(output.computedAt) } : null,
     urls: {

@@ -1,6 +1,7 @@
 import type { Request, RequestHandler, Response, Router } from 'express';
 import type { Role } from '../auth/roles.js';
 import type { ActionPagesDeps } from './action-pages.js';
+import type { BudgetPagesDeps } from './budget-pages.js';
 import type { SiteSettings } from './site.js';
 import type { Logger } from '../logger.js';
 import type { ReportContext, ReportDefinition } from '../reports/report.js';
@@ -70,6 +71,8 @@ export interface WebDeps {
   auth?: WebAuth;
   /** The stop / schedule / cancel pages (src/web/action-pages.ts); needs `auth`. */
   actions?: ActionPagesDeps;
+  /** The budget editor for admins (src/web/budget-pages.ts); needs `auth`. */
+  budgets?: BudgetPagesDeps;
 }
 
 /** What the app gives the auth routes: CSRF tokens for their forms. */

@@ -69,7 +69,9 @@ describe.skipIf(skipBrowserTests)('stopping idle instances in headless Chromium'
     await page.locator('main').getByRole('link', { name: 'Audit log' }).click();
     await page.waitForURL(/\/reports\/audit\?/);
     const auditText = await page.locator('table.report-table tbody').textContent();
-    for (const ref of chosen) expect(auditText).toContain(ref.split(':')[2]);
+    // Instance IDs show shortened, the whole ID in the cell's title (and its copy button).
+    const auditIds = await page.locator('table.report-table tbody td.uuid').evaluateAll((tds: any[]) => tds.map((td) => td.getAttribute('title') as string));
+    for (const ref of chosen) expect(auditIds).toContain(ref.split(':')[2]);
     expect(auditText).toContain('idle GPUs, agreed with the team');
     expect(await page.locator('table.report-table tbody tr').count()).toBe(2);
 
@@ -87,7 +89,8 @@ describe.skipIf(skipBrowserTests)('stopping idle instances in headless Chromium'
     const { page, problems } = await watchedPage(browser);
     await login(page, 'alice');
     expect(await page.locator('table.idle-table tbody tr').count()).toBeGreaterThan(0);
-    expect(await page.locator('input[type="checkbox"]').count()).toBe(0);
+    // (The column picker's check boxes are no stop control.)
+    expect(await page.locator('input[type="checkbox"][name="instance"]').count()).toBe(0);
     expect(await page.getByRole('button', { name: /Stop/ }).count()).toBe(0);
     expect(await page.locator('form[action^="/actions/"]').count()).toBe(0);
     expect(await page.getByRole('button', { name: 'Collect now' }).count()).toBe(0);

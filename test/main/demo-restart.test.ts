@@ -8,6 +8,7 @@ import { collect } from '../../src/commands/collect.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger, silentLogger } from '../../src/logger.js';
 import { startService, type RunningService } from '../../src/main.js';
+import { launchChromium, skipBrowserTests, watchedPage } from '../helpers/browser.js';
 import { Jar } from '../helpers/cookies.js';
 
 /**
@@ -132,6 +133,23 @@ describe.each(variants)('the demo after a restart on $name', ({ database }) => {
     // The history was not built a second time: no new backdated run.
     expect(await backfilledRuns(startedAt)).toBe(runsBefore);
     expect(second.demo).toBe(true);
+
+    // And as a person sees it after the restart: the stopped instance stopped, the overview drawn.
+    if (!skipBrowserTests) {
+      const browser = await launchChromium();
+      try {
+        const { page, problems } = await watchedPage(browser);
+        await page.goto(`${second.url}/reports/inventory?kind=instances&q=${victim!.resource_id}`);
+        const row = page.locator('table.report-table tbody tr').first();
+        await expect(row.textContent()).resolves.toContain('SHUTOFF');
+        await expect(page.locator('table.report-table tbody tr').count()).resolves.toBe(1);
+        await page.goto(`${second.url}/reports/overview`);
+        await expect(page.locator('.card').first().textContent()).resolves.toMatch(/Run-rate/);
+        expect(problems).toEqual([]);
+      } finally {
+        await browser.close();
+      }
+    }
   }, 300_000);
 
   it('starts a fresh company when the saved one is corrupt, with a warning in the log', async () => {

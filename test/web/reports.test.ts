@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { COST_COLUMNS, COST_ROWS, parseCsv, startTestServer, type TestServer } from './fixtures.js';
+import type { DataStatus } from '../../src/web/types.js';
 
 let server: TestServer;
 
@@ -82,8 +83,10 @@ describe('the report page', () => {
     expect(body).toContain('<option value="alpha" selected>alpha</option>');
     expect(body).toContain('<input type="hidden" name="sort" value="amount">');
     // Money rounded for display only, with currency; exact value as title.
-    expect(body).toContain('<td class="num money negative" title="-12.5 EUR">-12.50 EUR</td>');
-    expect(body).toContain('<td class="num money" title="0.0035 EUR">0.00 EUR</td>');
+    // Every amount of the column in one currency: the header names it, the cells do not repeat it.
+    expect(body).toContain('<td class="num money negative" title="-12.5 EUR">-12.50</td>');
+    expect(body).toContain('<td class="num money" title="0.0035 EUR">0.00</td>');
+    expect(body).toMatch(/class="sort-link">Monthly cost \(EUR\)</);
     expect(body).toContain('title="100001234.5628 USD">100,001,234.56 USD</p>');
     expect(body).toContain('12.50%');
     // Formula-looking names are plain escaped text in HTML, links for drill-down.
@@ -124,7 +127,7 @@ describe('the report page', () => {
   it('never links row data that is not an app path', async () => {
     const { body } = await get('/reports/costs?team=beta');
     expect(body).not.toContain('javascript:');
-    expect(body).toContain('<td class="text">web-1, &quot;quoted&quot;</td>');
+    expect(body).toContain('<td class="text sticky-col">web-1, &quot;quoted&quot;</td>');
   });
 
   it('pages with links that keep the filters', async () => {
@@ -185,6 +188,31 @@ describe('the report page', () => {
       expect(body).toMatch(/<p class="banner banner-info" role="status">Building demo history: 12 of 28 collections\./);
     } finally {
       await building.close();
+    }
+  });
+
+  it('says why a table or chart is empty: no collection yet, the first one running, the demo being built, or the filters', async () => {
+    const filtered = await get('/reports/costs?q=zzz');
+    expect(filtered.body).toMatch(/The filters matched nothing \(Name contains: zzz\)\. <a href="\/reports\/costs">Reset the filters<\/a> to see every row\./);
+    // The charts of no rows: said, not drawn as empty axes.
+    expect(filtered.body).toContain('<figure class="chart chart-doughnut chart-empty"');
+    expect(filtered.body).toContain('Nothing to draw yet: no values for this chart in this period with these filters.');
+    expect(filtered.body).not.toContain('id="chart-by-team"');
+
+    const cases: Array<[DataStatus, string]> = [
+      [{ lastGoodAt: null, staleScopes: [], running: false }, 'No data yet: nothing has been collected. Use “Collect now” above, or wait for the schedule.'],
+      [{ lastGoodAt: null, staleScopes: [], running: true }, 'No data yet: the first collection is running; rows appear when it finishes.'],
+      [{ lastGoodAt: null, staleScopes: [], running: true, preparingDemo: true, demoHistory: { done: 3, total: 28 } }, 'Nothing yet: the demo history is being built (see the banner above); rows appear as its collections finish.'],
+    ];
+    for (const [status, text] of cases) {
+      const other = await startTestServer({ status: async () => status });
+      try {
+        const body = await (await request(`${other.url}/reports/costs?q=zzz`)).body.text();
+        expect(body).toContain(text);
+        expect(body).not.toContain('The filters matched nothing');
+      } finally {
+        await other.close();
+      }
     }
   });
 

@@ -3,6 +3,7 @@ import { csvCell, csvColumns, csvFilename, contentDisposition } from '../../src/
 import { formatCell, formatDecimalText, formatMoney, formatPercent, formatValue, safeAppHref } from '../../src/web/format.js';
 import { jsonForScript } from '../../src/web/json.js';
 import { shareCharts } from '../../src/reports/shared/summary.js';
+import type { ChartSpec } from '../../src/reports/report.js';
 import { buildReportView } from '../../src/web/report-view.js';
 import { z } from 'zod';
 
@@ -106,11 +107,58 @@ describe('shareCharts', () => {
   const groups = (n: number) =>
     Array.from({ length: n }, (_, i) => ({ group_value: `g${i + 1}`, currency: 'EUR', price_per_hour: String(100 - i), price_per_month: '0', resource_count: 1, unpriced_count: 0 }));
 
-  it('shows the largest groups and the rest as "other", but never a lone group as "other (1)"', () => {
-    expect(shareCharts('s', 'Share', groups(9))[0]!.labels).toEqual(['g1', 'g2', 'g3', 'g4', 'g5', 'g6', 'g7', 'g8', 'g9']);
-    const ten = shareCharts('s', 'Share', groups(10))[0]!;
-    expect(ten.labels).toEqual(['g1', 'g2', 'g3', 'g4', 'g5', 'g6', 'g7', 'g8', 'other (2)']);
-    expect(ten.datasets[0]!.data.at(-1)).toBe(92 + 91);
+  it('shows the seven largest groups and the rest as "other" (at most 8 slices), but never a lone group as "other (1)"', () => {
+    expect(shareCharts('s', 'Share', groups(8))[0]!.labels).toEqual(['g1', 'g2', 'g3', 'g4', 'g5', 'g6', 'g7', 'g8']);
+    const nine = shareCharts('s', 'Share', groups(9))[0]!;
+    expect(nine.labels).toEqual(['g1', 'g2', 'g3', 'g4', 'g5', 'g6', 'g7', 'other (2)']);
+    // g8 and g9: 93 + 92 per hour.
+    expect(nine.datasets[0]!.data.at(-1)).toBe(185);
+  });
+
+  it('sums "other" exactly from the decimals (no binary float drift) and names groups with the given labels', () => {
+    const tenths = Array.from({ length: 10 }, (_, i) => ({ group_value: `k${i}`, currency: 'EUR', price_per_hour: i < 7 ? '5' : '0.1', price_per_month: '0', resource_count: 1, unpriced_count: 0 }));
+    const chart = shareCharts('s', 'Share', tenths, (v) => v.toUpperCase())[0]!;
+    expect(chart.labels).toEqual(['K0', 'K1', 'K2', 'K3', 'K4', 'K5', 'K6', 'other (3)']);
+    // 0.1 + 0.1 + 0.1 is 0.30000000000000004 in floats; the chart gets 0.3.
+    expect(chart.datasets[0]!.data.at(-1)).toBe(0.3);
+  });
+});
+
+describe('chart views', () => {
+  const view = (charts: ChartSpec[]) =>
+    buildReportView({
+      report: { name: 'x', title: 'X', description: '', section: 'cost', params: z.object({}), run: async () => { throw new Error('unused'); }, export: async () => { throw new Error('unused'); } },
+      output: { title: 'X', summary: [], columns: [], rows: [], totalRows: 0, notes: [], charts },
+      filters: null, query: {}, reportQuery: {}, page: { limit: 50, offset: 0 }, defaultLimit: 50,
+    }).charts;
+
+  it('name every axis label up to 40, and beyond that every n-th deliberately, saying so', () => {
+    const days = (n: number) => Array.from({ length: n }, (_, i) => `d${i}`);
+    const [month, quarter, horizontal] = view([
+      { id: 'a', title: 'A', type: 'bar', labels: days(31), datasets: [{ label: 'EUR', data: days(31).map(() => 1) }] },
+      { id: 'b', title: 'B', type: 'line', labels: days(92), datasets: [{ label: 'EUR', data: days(92).map(() => 1) }] },
+      { id: 'c', title: 'C', type: 'bar', horizontal: true, labels: days(92), datasets: [{ label: 'EUR', data: days(92).map(() => 1) }] },
+    ]);
+    expect(month!.axisNote).toBeNull();
+    expect(JSON.parse(month!.json).axisStep).toBe(1);
+    // 92 labels, at most 40 named: every 3rd.
+    expect(JSON.parse(quarter!.json).axisStep).toBe(3);
+    expect(quarter!.axisNote).toBe("The axis names every 3rd of the 92 points; each one is in the table and in the chart's tooltip.");
+    expect(horizontal!.axisNote).toBeNull();
+  });
+
+  it('link the canvas to its table, put wide tables below, and say when there is nothing to draw', () => {
+    const [one, three, empty, zeros] = view([
+      { id: 'one', title: 'One', type: 'bar', labels: ['a'], datasets: [{ label: 'EUR', data: [0] }] },
+      { id: 'three', title: 'Three', type: 'bar', labels: ['a'], datasets: ['x', 'y', 'z'].map((label) => ({ label, data: [1] })) },
+      { id: 'empty', title: 'Empty', type: 'line', labels: ['a', 'b'], datasets: [{ label: 'EUR', data: [null, null] }] },
+      { id: 'zeros', title: 'Zeros', type: 'doughnut', labels: ['a'], datasets: [{ label: 'EUR', data: [0] }] },
+    ]);
+    expect(one!.tableId).toBe('chart-one-table');
+    expect([one!.empty, one!.wideTable]).toEqual([false, false]);
+    expect(three!.wideTable).toBe(true);
+    expect(empty!.empty).toBe(true);
+    expect(zeros!.empty).toBe(true);
   });
 });
 
