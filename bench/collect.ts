@@ -29,7 +29,7 @@ import { createReadStream, createWriteStream, readdirSync, readFileSync } from '
 import { rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { and, eq, gt, asc } from 'drizzle-orm';
+import { getTableColumns } from 'drizzle-orm';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFromStdin, to as copyToStdout } from 'pg-copy-streams';
@@ -370,14 +370,12 @@ async function measureIngest(db: Database, runId: number): Promise<{ rows: numbe
   let finaliseMs = 0;
   for (const source of sources) {
     const pages: (typeof instances.$inferSelect)[][] = [];
+    // Through the `instances` view (the rows of the snapshot, folded into versions by now).
+    const keyOf = new Map(Object.entries(getTableColumns(instances)).map(([key, column]) => [column.name, key]));
     for (let after = ''; ; ) {
-      const page = await db.db
-        .select()
-        .from(instances)
-        .where(and(eq(instances.snapshotId, source.id), gt(instances.instanceId, after)))
-        .orderBy(asc(instances.instanceId))
-        .limit(INGEST_PAGE);
-      if (page.length === 0) break;
+      const raw = await db.query(`SELECT * FROM instances WHERE snapshot_id = $1 AND instance_id > $2 ORDER BY instance_id LIMIT ${INGEST_PAGE}`, [source.id, after]);
+      if (raw.length === 0) break;
+      const page = raw.map((r) => Object.fromEntries(Object.entries(r).map(([name, value]) => [keyOf.get(name) ?? name, value])) as typeof instances.$inferSelect);
       after = page[page.length - 1]!.instanceId;
       pages.push(page);
     }

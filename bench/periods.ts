@@ -1,5 +1,5 @@
 /**
- * `npm run bench periods [-- --instances 100000 --scopes 10 --hourly-days 7 --samples 30 --keep]`
+ * `npm run bench periods [-- --instances 100000 --scopes 10 --hourly-days 7 --samples 30 --runs 3 --keep]`
  *
  * The reports over periods at a year and more of history: a fresh database
  * `ct_bench_periods_<time>` gets, for every scope, one instance snapshot per day from 1 January of
@@ -13,8 +13,11 @@
  *
  * Then, through the web app on loopback with the report cache off: p50/p95 of the JSON of
  * cost?period=<last year>, monthly over 12 months and overview?period=ytd, beside two baselines
- * measured in the same run on the same pool: a `select 1` round trip and a plain
- * `select sum(cost) from cost_daily` over the same year (the least any report over it reads).
+ * measured in the same round on the same pool: a `select 1` round trip and a plain
+ * `select sum(cost) from cost_daily` over the same year (what summing the stored days per scope
+ * reads). Each report's p95 is also given as a ratio to that baseline's p95, which says more than
+ * milliseconds on a shared machine. --runs rounds (baselines, then each report) are measured one
+ * after the other: the table shows every round's p95 and ratio and, below, the spread.
  */
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
@@ -36,11 +39,12 @@ interface Options {
   scopes: number;
   hourlyDays: number;
   samples: number;
+  runs: number;
   keep: boolean;
 }
 
 function parseArgs(args: string[]): Options {
-  const o: Options = { serverUrl: 'postgres://postgres@127.0.0.1:5432/postgres', instances: 100_000, scopes: 10, hourlyDays: 7, samples: 30, keep: false };
+  const o: Options = { serverUrl: 'postgres://postgres@127.0.0.1:5432/postgres', instances: 100_000, scopes: 10, hourlyDays: 7, samples: 30, runs: 3, keep: false };
   const int = (name: string, value: string | undefined, min: number) => {
     const n = Number(value);
     if (!Number.isInteger(n) || n < min) throw new Error(`bench periods: ${name} must be an integer >= ${min}`);
@@ -53,8 +57,9 @@ function parseArgs(args: string[]): Options {
     else if (arg === '--scopes') o.scopes = int(arg, args[++i], 1);
     else if (arg === '--hourly-days') o.hourlyDays = int(arg, args[++i], 1);
     else if (arg === '--samples') o.samples = int(arg, args[++i], 1);
+    else if (arg === '--runs') o.runs = int(arg, args[++i], 1);
     else if (arg === '--keep') o.keep = true;
-    else throw new Error(`bench periods: unknown argument ${arg} (known: --database-url URL, --instances N, --scopes N, --hourly-days N, --samples N, --keep)`);
+    else throw new Error(`bench periods: unknown argument ${arg} (known: --database-url URL, --instances N, --scopes N, --hourly-days N, --samples N, --runs N, --keep)`);
   }
   return o;
 }
@@ -168,7 +173,7 @@ export async function main(args: string[]): Promise<void> {
     // What the collection service leaves after its runs: every complete day closed (cost_daily rows).
     const t = performance.now();
     const closed = await closeCompleteDays(db, { now, maxGapHours: gapCapsFor(config) });
-    await db.execute('analyze cost_daily');
+    await db.execute('analyze');
     out(`closed days (service's closing routine): ${closed.length} (${closed[0] ?? '-'} .. ${closed[closed.length - 1] ?? '-'}) in ${secs(performance.now() - t)}`);
     const database = db;
     const app = createWebApp({ reports: allReports(), context: () => ({ db: database, config, now }), logger: silentLogger(), demo: false });
@@ -180,27 +185,45 @@ export async function main(args: string[]): Promise<void> {
     const elevenBack = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 11, 1)).toISOString().slice(0, 7);
 
     reportCache.configure({ ttlMs: 0 });
-    const baseline = await timed(async () => void (await database.query('select 1')), o.samples);
-    const yearSum = await timed(
-      async () => void (await database.query(`select sum(cost) from cost_daily where dimension = 'tag:team' and day between $1::date and $2::date`, [firstDay, `${lastYear}-12-31`])),
-      o.samples,
-    );
-    const base95 = percentile(yearSum, 95);
-    out('');
-    out(`baselines (same pool, ${o.samples} samples): select 1 p50 ${ms(percentile(baseline, 50))}, p95 ${ms(percentile(baseline, 95))}; select sum(cost) from cost_daily over ${lastYear} p50 ${ms(percentile(yearSum, 50))}, p95 ${ms(base95)}`);
-    out(`report JSON over loopback HTTP, report cache off (${o.samples} samples after warm-up)`);
-    out('report                                          |      p50 |      p95 | p95 / sum baseline');
     const cases: Array<[string, string]> = [
       [`cost?period=${lastYear} (by team)`, `cost?by=tag%3Ateam&period=${lastYear}&limit=50`],
       [`monthly ${elevenBack}..${thisMonth} (by team)`, `monthly?by=tag%3Ateam&from=${elevenBack}&to=${thisMonth}&limit=50`],
       ['overview?period=ytd (by team)', 'overview?by=tag%3Ateam&period=ytd&limit=50'],
     ];
-    const results: Record<string, unknown> = { baselineSelect1P95: percentile(baseline, 95), baselineYearSumP95: base95 };
-    for (const [label, path] of cases) {
-      const times = await timed(() => get(`${base}/api/reports/${path}`), o.samples);
-      results[label] = { p50: percentile(times, 50), p95: percentile(times, 95) };
-      out(`${label.padEnd(47)} | ${ms(percentile(times, 50)).padStart(8)} | ${ms(percentile(times, 95)).padStart(8)} | ${(percentile(times, 95) / base95).toFixed(1)}x`);
+    const yearSumSql = `select sum(cost) from cost_daily where dimension = 'tag:team' and day between $1::date and $2::date`;
+    const rounds: Array<{ select1: number[]; yearSum: number[]; reports: number[][] }> = [];
+    out('');
+    out(`report JSON over loopback HTTP, report cache off; ${o.runs} rounds of ${o.samples} samples each after warm-up`);
+    out(`baseline = select sum(cost) from cost_daily over ${lastYear} (same pool, same round); p50 / p95 in ms, ratio = p95 / baseline p95`);
+    out(`round | select 1 p95 | baseline p50/p95 | ${cases.map(([label]) => label.split(' (')[0]!.padStart(24)).join(' | ')}`);
+    for (let round = 1; round <= o.runs; round++) {
+      const select1 = await timed(async () => void (await database.query('select 1')), o.samples);
+      const yearSum = await timed(async () => void (await database.query(yearSumSql, [firstDay, `${lastYear}-12-31`])), o.samples);
+      const reports: number[][] = [];
+      for (const [, path] of cases) reports.push(await timed(() => get(`${base}/api/reports/${path}`), o.samples));
+      rounds.push({ select1, yearSum, reports });
+      const base95 = percentile(yearSum, 95);
+      const cells = reports.map((t) => `${percentile(t, 50).toFixed(0)} / ${percentile(t, 95).toFixed(0)} = ${(percentile(t, 95) / base95).toFixed(1)}x`.padStart(24));
+      out(`${String(round).padStart(5)} | ${ms(percentile(select1, 95)).padStart(12)} | ${`${percentile(yearSum, 50).toFixed(0)} / ${base95.toFixed(0)}`.padStart(16)} | ${cells.join(' | ')}`);
     }
+    // All rounds' samples together, and the spread of the rounds' p95 and ratio.
+    const all = (pick: (r: (typeof rounds)[number]) => number[]) => rounds.flatMap(pick);
+    const spread = (values: number[], digits: number, unit: string) => `${Math.min(...values).toFixed(digits)}..${Math.max(...values).toFixed(digits)}${unit}`;
+    const base95s = rounds.map((r) => percentile(r.yearSum, 95));
+    out('');
+    out('report                                          |      p50 |      p95 | p95 of rounds | p95 / baseline p95 (rounds)');
+    out(`${'baseline: sum(cost) over the year'.padEnd(47)} | ${ms(percentile(all((r) => r.yearSum), 50)).padStart(8)} | ${ms(percentile(all((r) => r.yearSum), 95)).padStart(8)} | ${spread(base95s, 0, ' ms').padStart(13)} |`);
+    const results: Record<string, unknown> = {
+      baselineSelect1P95: percentile(all((r) => r.select1), 95),
+      baselineYearSum: { p50: percentile(all((r) => r.yearSum), 50), p95: percentile(all((r) => r.yearSum), 95), roundsP95: base95s },
+    };
+    cases.forEach(([label], i) => {
+      const times = all((r) => r.reports[i]!);
+      const p95s = rounds.map((r) => percentile(r.reports[i]!, 95));
+      const ratios = rounds.map((r, k) => percentile(r.reports[i]!, 95) / base95s[k]!);
+      results[label] = { p50: percentile(times, 50), p95: percentile(times, 95), roundsP95: p95s, roundsRatio: ratios };
+      out(`${label.padEnd(47)} | ${ms(percentile(times, 50)).padStart(8)} | ${ms(percentile(times, 95)).padStart(8)} | ${spread(p95s, 0, ' ms').padStart(13)} | ${spread(ratios, 1, 'x')}`);
+    });
     reportCache.configure({ ttlMs: DEFAULT_CACHE_OPTIONS.ttlMs });
     out('');
     out(`results: ${JSON.stringify(results)}`);

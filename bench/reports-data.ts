@@ -5,8 +5,14 @@
  * scopes with `instances` instances in all. Half the scopes price in EUR, half in USD; one
  * flavor's price is hidden (unpriced); ~5% of instances are stopped; ~10% untagged; team values
  * include variants (`ML`, `ml`, ` ml`); a few instances come and go every hour.
+ *
+ * Rows are written into the staging tables and folded into `<name>_versions` snapshot by
+ * snapshot in time order (foldSnapshot, as a collection's finalising step does), so the reports
+ * read the storage real collections leave behind, not rows left staged.
  */
 import type { Database } from '../src/db/connection.js';
+import { foldSnapshot, VERSIONED_TABLES } from '../src/db/versions.js';
+import type { SnapshotKind } from '../src/db/schema.js';
 
 export interface BenchShape {
   instances: number;
@@ -74,7 +80,7 @@ export async function generateRunsAndSnapshots(db: Database, shape: BenchShape):
 export async function generateFlavors(db: Database): Promise<void> {
   // Eight flavors; g8-hidden has no price (unpriced); region 2 prices in USD, the others EUR.
   await db.execute(
-    `insert into gpu_flavors (snapshot_id, flavor_id, flavor_name, disabled, capacity, currency_code, price_per_hour, price_per_month, price_status,
+    `insert into gpu_flavors_staged (snapshot_id, flavor_id, flavor_name, disabled, capacity, currency_code, price_per_hour, price_per_month, price_status,
        resource_class, hardware, project_id, region_id, raw)
      select s.id, 'fid-' || f.name, f.name, f.n = 7, (f.n * 3 + extract(day from s.taken_at)::int) % 11,
        case when f.hidden then null when s.region_id = 2 then 'USD' else 'EUR' end,
@@ -91,7 +97,13 @@ export async function generateFlavors(db: Database): Promise<void> {
 }
 
 /** Instance rows of every instance snapshot, one statement per run (progress and bounded statements). */
-export async function generateInstances(db: Database, shape: BenchShape, onRun?: (done: number, total: number) => void): Promise<void> {
+export async function generateInstances(
+  db: Database,
+  shape: BenchShape,
+  onRun?: (done: number, total: number) => void,
+  /** After each run's rows are in: what a collection's finalising step does (rollups, fold). */
+  afterRun?: (runId: number) => Promise<void>,
+): Promise<void> {
   const perScope = Math.ceil(shape.instances / shape.scopes);
   const runs = await db.query<{ id: number; started_at: Date }>('select id, started_at from collection_runs order by started_at');
   const base = runs[0]!.started_at.getTime();
@@ -99,7 +111,7 @@ export async function generateInstances(db: Database, shape: BenchShape, onRun?:
     const run = runs[i]!;
     const hourIndex = Math.round((run.started_at.getTime() - base) / 3600_000);
     await db.execute(
-      `insert into instances (snapshot_id, instance_id, name, status, vm_state, flavor_id, flavor_name, vcpus, ram, project_id, region_id, region,
+      `insert into instances_staged (snapshot_id, instance_id, name, status, vm_state, flavor_id, flavor_name, vcpus, ram, project_id, region_id, region,
          created_at, ssh_key_name, security_group_ids, security_group_names, volume_count, tags, tags_read_only, tags_original, raw)
        select s.id, v.id, v.name, v.status, lower(v.status), 'fid-' || v.flavor, v.flavor, 8, 65536, s.project_id, s.region_id, 'region-' || s.region_id,
          $4::timestamptz - (v.n * interval '1 minute'), 'key-' || (v.n % 5), '{sg-default}', '{default}', 1, v.tags, '{}', '[]'::jsonb,
@@ -120,8 +132,10 @@ export async function generateInstances(db: Database, shape: BenchShape, onRun?:
          from generate_series($2::int * ${CHURN_PER_HOUR}, $2::int * ${CHURN_PER_HOUR} + $3::int - 1) as n
        ) v
        where s.run_id = $1 and s.kind = 'instance'`,
-      [run.id, hourIndex, perScope, run.started_at.toISOString()],
+      // Creation times from the first run's time: an instance's columns do not change from one hour to the next.
+      [run.id, hourIndex, perScope, runs[0]!.started_at.toISOString()],
     );
+    await afterRun?.(run.id);
     onRun?.(i + 1, runs.length);
   }
 }
@@ -129,7 +143,7 @@ export async function generateInstances(db: Database, shape: BenchShape, onRun?:
 /** Five clusters of four servers per scope (one with its servers stopped) and two priced Kubernetes clusters. */
 export async function generateClustersAndK8s(db: Database): Promise<void> {
   await db.execute(
-    `insert into gpu_clusters (snapshot_id, cluster_id, cluster_name, cluster_status, flavor_name, image_id, project_id, region_id, region,
+    `insert into gpu_clusters_staged (snapshot_id, cluster_id, cluster_name, cluster_status, flavor_name, image_id, project_id, region_id, region,
        created_at, server_count, tags, raw)
      select s.id, s.scope_key || '-c' || c, 'cluster-' || c, 'ACTIVE', (array['g4-a100','g4-h100','g2-large','g8-hidden','g4-a100'])[c],
        'img-1', s.project_id, s.region_id, 'region-' || s.region_id, s.taken_at - interval '40 days', 4,
@@ -138,13 +152,13 @@ export async function generateClustersAndK8s(db: Database): Promise<void> {
      from snapshots s cross join generate_series(1, 5) c where s.kind = 'cluster'`,
   );
   await db.execute(
-    `insert into gpu_cluster_servers (snapshot_id, cluster_id, server_id, name, status, vm_state, flavor_name, project_id, region_id, region, tags, raw)
+    `insert into gpu_cluster_servers_staged (snapshot_id, cluster_id, server_id, name, status, vm_state, flavor_name, project_id, region_id, region, tags, raw)
      select c.snapshot_id, c.cluster_id, c.cluster_id || '-s' || n, c.cluster_name || '-' || n,
        case when c.cluster_name = 'cluster-2' then 'SHUTOFF' else 'ACTIVE' end, 'active', c.flavor_name, c.project_id, c.region_id, c.region, c.tags, '{}'::jsonb
      from gpu_clusters c cross join generate_series(1, 4) n`,
   );
   await db.execute(
-    `insert into k8s_cluster_prices (snapshot_id, cluster_name, currency_code, price_per_hour, price_per_month, price_without_discount_per_month,
+    `insert into k8s_cluster_prices_staged (snapshot_id, cluster_name, currency_code, price_per_hour, price_per_month, price_without_discount_per_month,
        discount_percent, tax_percent, price_status, breakdown, project_id, region_id, raw)
      select s.id, 'k8s-' || k, case when s.region_id = 2 then 'USD' else 'EUR' end, 1.25 * k, 912.5 * k, 1000 * k, 8.75, 0, 'show',
        jsonb_build_object('instances', jsonb_build_array(jsonb_build_object('currency_code', 'EUR', 'price_per_hour', 1 * k)),
@@ -172,4 +186,26 @@ export async function generatePresence(db: Database, shape: BenchShape): Promise
      cross join generate_series(0, $3::int * ${CHURN_PER_HOUR} + $4::int - 1) n`,
     [first.toISOString(), last.toISOString(), hours, perScope],
   );
+}
+
+/**
+ * Folds the complete, not yet versioned snapshots of `kinds` (of one run, or all) into versions,
+ * oldest first, after refreshing the staging tables' statistics (as a collection does before its
+ * finalising transaction).
+ */
+export async function foldSnapshots(db: Database, kinds: readonly SnapshotKind[], runId?: number): Promise<void> {
+  for (const table of VERSIONED_TABLES) if (kinds.includes(table.kind)) await db.execute(`ANALYZE "${table.staged}"`);
+  const snaps = await db.query<{ id: number; kind: SnapshotKind; scope_key: string; taken_at: Date }>(
+    `select id, kind, scope_key, taken_at from snapshots
+      where complete and not versioned and kind = any($1::text[]) and ($2::int is null or run_id = $2::int)
+      order by taken_at, id`,
+    [kinds, runId ?? null],
+  );
+  for (const s of snaps) {
+    await db.transaction(async (tx) => {
+      if (!(await foldSnapshot(tx, { id: s.id, kind: s.kind, scopeKey: s.scope_key, takenAt: s.taken_at }))) {
+        throw new Error(`bench data: snapshot ${s.id} (${s.kind} ${s.scope_key}) could not be folded`);
+      }
+    });
+  }
 }

@@ -17,6 +17,7 @@ import type { Server } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { spawn } from 'node:child_process';
+import { loadavg } from 'node:os';
 import { once } from 'node:events';
 import { onServer, withDatabase } from './database.js';
 import { childRuntime, moduleUrl, ROOT, rssOf } from './runtime.js';
@@ -27,10 +28,11 @@ import { computeCostRollups, refreshCostDaily } from '../src/db/cost-model.js';
 import { migrateDatabase } from '../src/db/migrate.js';
 import { silentLogger } from '../src/logger.js';
 import { allReports } from '../src/reports/index.js';
+import { inventoryExportQuery, inventoryReport } from '../src/reports/inventory.js';
 import { DEFAULT_CACHE_OPTIONS } from '../src/reports/shared/cache.js';
 import { reportCache } from '../src/reports/shared/define.js';
 import { createWebApp } from '../src/web/app.js';
-import { generateClustersAndK8s, generateFlavors, generateInstances, generatePresence, generateRunsAndSnapshots, type BenchShape } from './reports-data.js';
+import { foldSnapshots, generateClustersAndK8s, generateFlavors, generateInstances, generatePresence, generateRunsAndSnapshots, type BenchShape } from './reports-data.js';
 
 interface Options {
   serverUrl: string;
@@ -95,7 +97,7 @@ const out = (line = '') => process.stdout.write(`${line}\n`);
 const ms = (n: number) => `${n.toFixed(n < 10 ? 1 : 0)} ms`;
 const secs = (n: number) => `${(n / 1000).toFixed(1)} s`;
 
-function percentile(values: readonly number[], p: number): number {
+export function percentile(values: readonly number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
 }
@@ -103,54 +105,65 @@ function percentile(values: readonly number[], p: number): number {
 // ---------------------------------------------------------------------------------------------
 // Data.
 
-async function generate(db: Database, shape: BenchShape): Promise<void> {
+/**
+ * Generates the history run by run, each finalised as a collection is: the run's priced snapshots
+ * get their rollups (computeCostRollups, timed) while their rows are staged, then every snapshot of
+ * the run is folded into versions. Returns ms of rollups per run of `instances` instances.
+ */
+export async function generate(db: Database, shape: BenchShape): Promise<{ perRun: number[]; total: number }> {
   let t = performance.now();
   await generateRunsAndSnapshots(db, shape);
   await generateFlavors(db);
+  await generateClustersAndK8s(db);
   const runs = await db.query<{ n: number }>('select count(*)::int as n from collection_runs');
-  out(`runs and snapshots: ${runs[0]!.n} runs in ${secs(performance.now() - t)}`);
+  out(`runs, snapshots, flavors, clusters, Kubernetes prices (staged): ${runs[0]!.n} runs in ${secs(performance.now() - t)}`);
   t = performance.now();
   let last = t;
-  await generateInstances(db, shape, (done, total) => {
-    if (performance.now() - last > 30_000 || done === total) {
-      last = performance.now();
-      out(`  instances: ${done}/${total} runs (${secs(last - t)})`);
-    }
-  });
-  const rows = await db.query<{ n: string }>('select count(*) as n from instances');
-  out(`instances: ${Number(rows[0]!.n).toLocaleString('en-US')} rows in ${secs(performance.now() - t)}`);
+  const perRun: number[] = [];
+  let rollupMs = 0;
+  await generateInstances(
+    db,
+    shape,
+    (done, total) => {
+      if (performance.now() - last > 30_000 || done === total) {
+        last = performance.now();
+        out(`  instances: ${done}/${total} runs (${secs(last - t)})`);
+      }
+    },
+    async (runId) => {
+      // Statistics of the freshly filled staging table, as a collection refreshes them before finalising.
+      await db.execute('ANALYZE instances_staged');
+      const snaps = await db.query<{ id: number; kind: string }>(
+        "select id, kind from snapshots where run_id = $1 and kind in ('instance', 'cluster', 'k8s_price') order by taken_at, id",
+        [runId],
+      );
+      let runMs = 0;
+      for (const s of snaps) {
+        const started = performance.now();
+        await computeCostRollups(db, s.id);
+        if (s.kind === 'instance') runMs += performance.now() - started;
+        rollupMs += performance.now() - started;
+      }
+      perRun.push(runMs);
+      await foldSnapshots(db, ['flavor', 'instance', 'cluster', 'k8s_price'], runId);
+      // What autovacuum does between hourly collections: the folded rows' space is reused by the
+      // next run's staging (without it the staging table grows by a run's rows every run).
+      await db.execute('VACUUM instances_staged');
+    },
+  );
+  const rows = await db.query<{ n: string; versions: string }>('select count(*) as n, (select count(*) from instances_versions) as versions from instances');
+  out(`instances: ${Number(rows[0]!.n).toLocaleString('en-US')} rows (${Number(rows[0]!.versions).toLocaleString('en-US')} versions), rollups and fold, in ${secs(performance.now() - t)}`);
   t = performance.now();
-  await generateClustersAndK8s(db);
   await generatePresence(db, shape);
   // What autovacuum does to freshly inserted tables: statistics, and the visibility map that
   // lets counts and key-only reads use index-only scans.
   await db.execute('vacuum analyze');
-  out(`clusters, Kubernetes prices, presence, vacuum analyze: ${secs(performance.now() - t)}`);
-}
-
-/** computeCostRollups for every priced snapshot, in time order; returns ms per run of `instances` instances. */
-async function rollups(db: Database): Promise<{ perRun: number[]; total: number }> {
-  const snaps = await db.query<{ id: number; run_id: number; kind: string }>(
-    "select id, run_id, kind from snapshots where kind in ('instance', 'cluster', 'k8s_price') order by taken_at, id",
-  );
-  const perRunMs = new Map<number, number>();
-  const t0 = performance.now();
-  let last = t0;
-  for (let i = 0; i < snaps.length; i++) {
-    const s = snaps[i]!;
-    const t = performance.now();
-    await computeCostRollups(db, s.id);
-    if (s.kind === 'instance') perRunMs.set(s.run_id, (perRunMs.get(s.run_id) ?? 0) + performance.now() - t);
-    if (performance.now() - last > 30_000) {
-      last = performance.now();
-      out(`  rollups: ${i + 1}/${snaps.length} snapshots (${secs(last - t0)})`);
-    }
-  }
-  return { perRun: [...perRunMs.values()], total: performance.now() - t0 };
+  out(`presence, vacuum analyze: ${secs(performance.now() - t)}`);
+  return { perRun, total: rollupMs };
 }
 
 /** cost_daily for the thinned days (a day's rate held 24 h, as the hourly detail would have given) and sealed. */
-async function sealThinnedDays(db: Database, shape: BenchShape): Promise<void> {
+export async function sealThinnedDays(db: Database, shape: BenchShape): Promise<void> {
   if (shape.totalDays <= shape.hourlyDays) return;
   const firstHourly = new Date(shape.end.getTime() - (shape.hourlyDays * 24 - 1) * 3600_000);
   const lastThinned = new Date(firstHourly.getTime() - 86_400_000).toISOString().slice(0, 10);
@@ -318,6 +331,47 @@ async function concurrentUsers(url: string, users: number, perUser: number): Pro
   return times;
 }
 
+/** A bound value as an SQL literal (every placeholder of the inventory SQL has a cast after it). */
+function sqlLiteral(value: unknown): string {
+  if (value === null || value === undefined) return 'null';
+  const quote = (text: string) => `'${text.replace(/'/g, "''")}'`;
+  if (Array.isArray(value)) return quote(`{${value.map((v) => `"${String(v).replace(/["\\]/g, (c) => `\\${c}`)}"`).join(',')}}`);
+  if (value instanceof Date) return quote(value.toISOString());
+  return quote(String(value));
+}
+
+/** The query with its $n placeholders replaced by literals, for psql. */
+export function inlineParams(sql: string, values: readonly unknown[]): string {
+  return sql.replace(/\$(\d+)/g, (_m, n: string) => sqlLiteral(values[Number(n) - 1]));
+}
+
+/**
+ * The baseline of the CSV export: `psql \copy (<the export's SQL>) to '/dev/null' csv`, the same
+ * query with the same session settings (UTC, JIT off), timed from spawning psql to its exit.
+ */
+async function psqlCopy(url: string, sql: string): Promise<number> {
+  const t = performance.now();
+  const child = spawn('psql', ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', url, '-c', `\\copy (${sql}) to '/dev/null' csv`], {
+    env: { ...process.env, PGOPTIONS: '-c TimeZone=UTC -c jit=off', PGAPPNAME: 'cloudtally-bench' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (c) => (stderr += String(c)));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  if (code !== 0) throw new Error(`psql \\copy failed (${code}): ${stderr.slice(0, 500)}`);
+  return performance.now() - t;
+}
+
+/** min / median / max of a few runs, for a ratio's spread. */
+function spread(values: readonly number[]): { min: number; median: number; max: number } {
+  const sorted = [...values].sort((a, b) => a - b);
+  return { min: sorted[0]!, median: percentile(sorted, 50), max: sorted[sorted.length - 1]! };
+}
+
+function loadAverage(): string {
+  return loadavg().map((l) => l.toFixed(2)).join(', ');
+}
+
 // ---------------------------------------------------------------------------------------------
 
 export async function main(args: string[]): Promise<void> {
@@ -341,18 +395,16 @@ export async function main(args: string[]): Promise<void> {
       results.shape = { reused: dbName, end: end.toISOString() };
     } else {
       await migrateDatabase(db);
-      await generate(db, shape);
-      const roll = await rollups(db);
-      await db.execute('vacuum analyze cost_rollups');
+      const roll = await generate(db, shape);
       const perRun = roll.perRun;
       results.rollups = { runs: perRun.length, p50Ms: percentile(perRun, 50), p95Ms: percentile(perRun, 95), totalMs: roll.total };
       out(`computeCostRollups: ${perRun.length} runs of ${o.instances.toLocaleString('en-US')} instances: p50 ${ms(percentile(perRun, 50))}, p95 ${ms(percentile(perRun, 95))} per run (${o.scopes} snapshots); all priced snapshots ${secs(roll.total)}`);
       await sealThinnedDays(db, shape);
     }
-    const size = await db.query<{ db: string; instances: string; rollups: string }>(
-      "select pg_size_pretty(pg_database_size(current_database())) as db, pg_size_pretty(pg_total_relation_size('instances')) as instances, (select count(*) from cost_rollups)::text as rollups",
+    const size = await db.query<{ db: string; instances: string; staged: string; versions: string; rollups: string }>(
+      "select pg_size_pretty(pg_database_size(current_database())) as db, pg_size_pretty(pg_total_relation_size('instances_versions')) as instances, (select count(*) from instances_staged)::text as staged, (select count(*) from instances_versions)::text as versions, (select count(*) from cost_rollups)::text as rollups",
     );
-    out(`database ${size[0]!.db} (instances ${size[0]!.instances}); ${Number(size[0]!.rollups).toLocaleString('en-US')} rollup rows`);
+    out(`database ${size[0]!.db} (instance versions ${Number(size[0]!.versions).toLocaleString('en-US')}, ${size[0]!.instances}; staged rows left ${size[0]!.staged}); ${Number(size[0]!.rollups).toLocaleString('en-US')} rollup rows`);
 
     const config = loadConfig({});
     const database = db;
@@ -391,17 +443,37 @@ export async function main(args: string[]): Promise<void> {
         out(`${label.padEnd(36)} | ${ms(percentile(json, 50)).padStart(8)} | ${ms(percentile(json, 95)).padStart(8)} | ${ms(percentile(html, 50)).padStart(8)} | ${ms(percentile(html, 95)).padStart(8)}`);
       }
       results[mode === 'cached' ? 'timings' : 'timingsUncached'] = timings;
+      if (mode === 'uncached') {
+        const p95s = Object.entries(timings as Record<string, { jsonP95: number; htmlP95: number }>).flatMap(([label, t]) => [
+          [`${label} JSON`, t.jsonP95] as const,
+          [`${label} HTML`, t.htmlP95] as const,
+        ]);
+        const over = p95s.filter(([, p95]) => p95 >= 100);
+        out(`cache off: ${p95s.length - over.length}/${p95s.length} p95s under 100 ms (target: all)${over.length ? `; over: ${over.map(([l, p]) => `${l} ${ms(p)}`).join(', ')}` : ''} (load ${loadAverage()})`);
+      }
     }
 
     out('');
-    // Three times: the first export of a process also pays for compiling its code paths.
+    // The export against its baseline, `psql \copy` of the same SQL (one line, values inlined),
+    // alternated so both see the same load; the first export of a process also pays for
+    // compiling its code paths, so it runs once before.
     const csvUrl = `${base}/api/reports/inventory.csv?kind=instances`;
+    const exportQuery = inventoryExportQuery({ db: database, config, now }, inventoryReport.params.parse({ kind: 'instances' }));
+    const copySql = inlineParams(exportQuery.sql.replace(/\s+/g, ' '), exportQuery.values);
+    const warm = await download(csvUrl);
+    out(`CSV export of every instance (warm-up): ${warm.rows.toLocaleString('en-US')} rows, ${(warm.bytes / 1048576).toFixed(1)} MB in ${secs(warm.ms)}`);
     const csvRuns = [];
-    for (let i = 0; i < 3; i++) {
+    const ratios: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const baseline = await psqlCopy(url, copySql);
       const csv = await download(csvUrl);
-      csvRuns.push(csv);
-      out(`CSV export of every instance (${i + 1}/3): ${csv.rows.toLocaleString('en-US')} rows, ${(csv.bytes / 1048576).toFixed(1)} MB in ${secs(csv.ms)}; peak growth RSS ${csv.rssGrowthMb.toFixed(1)} MB, heap (with garbage) ${csv.heapGrowthMb.toFixed(1)} MB`);
+      csvRuns.push({ ...csv, psqlCopyMs: baseline });
+      ratios.push(csv.ms / baseline);
+      out(`CSV export of every instance (${i + 1}/5): ${csv.rows.toLocaleString('en-US')} rows, ${(csv.bytes / 1048576).toFixed(1)} MB in ${secs(csv.ms)}; psql \\copy of the same query ${secs(baseline)}: ratio ${(csv.ms / baseline).toFixed(2)}; peak growth RSS ${csv.rssGrowthMb.toFixed(1)} MB, heap (with garbage) ${csv.heapGrowthMb.toFixed(1)} MB (load ${loadAverage()})`);
     }
+    const r = spread(ratios);
+    results.csvVsPsqlCopy = { ...r, ratios, target: 1.5 };
+    out(`CSV export / psql \\copy: median ${r.median.toFixed(2)} x (min ${r.min.toFixed(2)}, max ${r.max.toFixed(2)}; target <= 1.5 x)`);
     const liveHeapMb = await downloadLiveHeap(csvUrl);
     out(`CSV export of every instance, live heap (after GC) peak growth: ${liveHeapMb.toFixed(1)} MB`);
     // The same export from the web app alone in a child process started as the image runs it.
@@ -432,6 +504,11 @@ export async function main(args: string[]): Promise<void> {
     const usersHtml = await concurrentUsers(`${base}/reports/overview`, o.users, o.requestsPerUser);
     results.concurrentHtml = { users: o.users, requests: usersHtml.length, p50: percentile(usersHtml, 50), p95: percentile(usersHtml, 95) };
     out(`overview HTML under ${o.users} concurrent users (${usersHtml.length} requests): p50 ${ms(percentile(usersHtml, 50))}, p95 ${ms(percentile(usersHtml, 95))}`);
+    // The baseline: a static file of the same app (express.static) under the same load.
+    const usersStatic = await concurrentUsers(`${base}/static/app.css`, o.users, o.requestsPerUser);
+    const htmlRatio = percentile(usersHtml, 95) / percentile(usersStatic, 95);
+    results.concurrentStatic = { users: o.users, requests: usersStatic.length, p50: percentile(usersStatic, 50), p95: percentile(usersStatic, 95), overviewHtmlRatio: htmlRatio };
+    out(`static file /static/app.css under ${o.users} concurrent users: p50 ${ms(percentile(usersStatic, 50))}, p95 ${ms(percentile(usersStatic, 95))}; overview HTML p95 / static p95: ${htmlRatio.toFixed(2)} x (target <= 3 x; load ${loadAverage()})`);
 
     if (o.focus) {
       const focus = await download(`${base}/api/reports/focus.csv?from=${monthStart}&to=${today}`);

@@ -7,6 +7,8 @@ const BENCHMARKS: Record<string, () => Promise<{ main(args: string[]): Promise<v
   collect: () => import('./collect.js'),
   reports: () => import('./reports.js'),
   periods: () => import('./periods.js'),
+  anomalies: () => import('./anomalies.js'),
+  history: () => import('./history.js'),
 };
 
 async function run(argv: string[]): Promise<void> {

@@ -9,14 +9,18 @@
  */
 import { parseSimulatorEnv, type SimulatorOptions } from './simulator/options.js';
 import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import cron from 'node-cron';
 import { z } from 'zod';
 import { redactDatabaseUrl } from './db/url.js';
+import { FIXED_DIMENSIONS, TAG_DIMENSION_PREFIX } from './db/cost-model.js';
+import { AllocationRuleSchema, allocationRules, DEMO_ALLOCATION, type AllocationRule } from './allocation-config.js';
 import { parseAddressRule } from './auth/addresses.js';
 import { accountKey } from './auth/identity.js';
 import { parsePasswordHash } from './auth/password.js';
 import { ROLES, type Role } from './auth/roles.js';
+import type { ReportDefinition } from './reports/report.js';
 
 // ---------------------------------------------------------------------------------------------
 // Public types and constants.
@@ -82,6 +86,31 @@ export interface FocusSettings {
   publisherName: string;
   invoiceIssuerName: string;
 }
+
+/**
+ * Spend anomalies (docs/anomalies.md): each complete day's spend of every group of the watched
+ * groupings, per currency, against the median and median absolute deviation (MAD) of its
+ * trailing baseline. A day is flagged only when all three tests pass: robust deviation, absolute
+ * change, relative change. Decimal settings are kept as decimal text (exact arithmetic).
+ */
+export interface AnomalySettings {
+  /** Watched groupings as stored dimensions (`project`, `tag:<normalised key>`). */
+  groupings: string[];
+  /** Complete days before the day that form its baseline. */
+  baselineDays: number;
+  /** Fewer baseline days with data than this: "not enough history", never a guess. */
+  minBaselineDays: number;
+  /** k: flagged when |spend - median| > k x 1.4826 x MAD (decimal text). */
+  madMultiplier: string;
+  /** Smallest absolute change (in the currency) that can be flagged, per currency code, and for the others. */
+  minChange: { default: string; byCurrency: Record<string, string> };
+  /** Smallest change relative to the median, in percent (decimal text). */
+  minChangePercent: string;
+  /** Opt-in alerts: the groupings (dimensions) whose anomalies are sent, and to which channels. */
+  alerts: Array<{ grouping: string; notify: string[] }>;
+}
+
+export const DEFAULT_ANOMALY_GROUPINGS = ['tag:team', 'project'] as const;
 
 export const DEFAULT_FOCUS_PROVIDER_NAME = 'Cloud provider';
 export const DEFAULT_FOCUS_BILLING_ACCOUNT_ID = 'default';
@@ -205,9 +234,88 @@ export interface NotificationSettings {
   appUrl: string | null;
 }
 
+// ---- Notification channels and scheduled deliveries (issue 14) -------------------------------
+
+/** A webhook channel: POST of the documented JSON body (docs/notifications.md), optionally signed. */
+export interface WebhookChannel {
+  name: string;
+  type: 'webhook';
+  /** A secret (it usually carries a token): never logged; errors name its host only. */
+  url: string;
+  /** The environment variable named by `secret_env`, whose value signs the body (HMAC-SHA256); null: unsigned. */
+  secretEnv: string | null;
+  /** Its value (a secret). */
+  secret: string | null;
+}
+
+/** An email channel: mail through the operator's SMTP server (CLOUDTALLY_SMTP_URL). */
+export interface EmailChannel {
+  name: string;
+  type: 'email';
+  to: string[];
+}
+
+export type ChannelSettings = WebhookChannel | EmailChannel;
+
+export interface SmtpSettings {
+  /** CLOUDTALLY_SMTP_URL (smtp:// or smtps://, may carry user and password): a secret, never logged. */
+  url: string;
+  /** Host and port of the URL: what errors and logs name. */
+  host: string;
+  /** CLOUDTALLY_MAIL_FROM, default cloudtally@<hostname>. */
+  from: string;
+}
+
+/** The outbox's retries (the dispatcher: src/notify/dispatcher.ts). */
+export interface OutboxSettings {
+  /** Attempts per message and channel before it is marked failed. */
+  maxAttempts: number;
+  /** Pause after the first failed attempt; doubles after each further one, at most maxRetrySeconds. */
+  firstRetrySeconds: number;
+  maxRetrySeconds: number;
+  /** Time allowed for one attempt (HTTP request or SMTP conversation). */
+  timeoutMs: number;
+  /** How often the service looks for due messages (it also looks after each collection). */
+  intervalSeconds: number;
+  /** A pending message whose next attempt is this late counts as overdue in collection health and metrics. */
+  overdueAfterMinutes: number;
+}
+
+/** A report sent on a schedule: rendered as CSV, enqueued for its channels once per slot. */
+export interface DeliverySettings {
+  /** `name` from the file, or the position in `deliveries` (as text): the message key uses it. */
+  id: string;
+  name: string | null;
+  report: string;
+  /** The report's parameters as a query string would give them (values as text). */
+  params: Record<string, string | string[]>;
+  schedule: string;
+  notify: string[];
+  format: 'csv';
+}
+
+/** A monthly budget of the configuration file (`budgets`), its tag key and value normalised. */
+export interface BudgetSettings {
+  name: string;
+  /** null: the total (every priced resource); else `project`, `region`, `kind`, `flavor` or `tag:<key>`. */
+  by: string | null;
+  /** The group of `by` the budget covers (null with the total). */
+  value: string | null;
+  /** ISO 4217, upper case. */
+  currency: string;
+  /** Exact decimal text, > 0. */
+  amountPerMonth: string;
+  /** Percentages of the amount that alert, ascending, without repeats. */
+  thresholds: number[];
+  /** Channel names (`channels` of the configuration). */
+  notify: string[];
+}
+
 interface ConfigShape {
   cloud: CloudConfig;
   database: DatabaseSettings;
+  /** A read-only Postgres (streaming replica) for report queries (DATABASE_READ_URL); a secret. */
+  databaseReadUrl: string | null;
   server: { host: string; port: number };
   web: WebSettings;
   logLevel: LogLevel;
@@ -242,6 +350,11 @@ interface ConfigShape {
   tagValueAliases: Record<string, Record<string, string>>;
   /** Account and provider names of the FOCUS export. */
   focus: FocusSettings;
+  /** `budgets` of the file; null when the file has none (the demo then ships its own, main.ts). */
+  budgets: BudgetSettings[] | null;
+  anomalies: AnomalySettings;
+  /** Shared-cost allocation rules, in order (docs/allocation.md); the demo's rule in simulator mode without a file. */
+  allocation: AllocationRule[];
   client: ClientSettings;
   collectOnStart: boolean;
   /** Web users; none (and no proxy) = local-only mode: 127.0.0.1 only, everyone admin. */
@@ -249,6 +362,12 @@ interface ConfigShape {
   auth: AuthSettings;
   idleRules: IdleRulesSettings;
   notifications: NotificationSettings | null;
+  /** Where notices (budget and anomaly alerts, scheduled deliveries) can go; names unique. */
+  channels: ChannelSettings[];
+  /** Set when CLOUDTALLY_SMTP_URL is; required by email channels. */
+  smtp: SmtpSettings | null;
+  outbox: OutboxSettings;
+  deliveries: DeliverySettings[];
   /** Default delay between marking an instance for a stop and the stop. */
   stopGraceHours: number;
   /** Tag key (normalised) naming an instance's owner, who is warned of a scheduled stop. */
@@ -287,6 +406,14 @@ export class ConfigError extends Error {
 export interface LoadConfigOptions {
   /** Reads the file named by CLOUDTALLY_CONFIG; defaults to fs.readFileSync(path, 'utf8'). */
   readFile?: (path: string) => string;
+  /**
+   * The reports `deliveries` may name: each delivery's report must be one of them and its params
+   * valid for it. The command line passes every report; without it they are not checked here
+   * (the delivery scheduler checks them again when it starts).
+   */
+  reports?: readonly ReportDefinition<unknown, unknown, unknown>[];
+  /** The host name of the default CLOUDTALLY_MAIL_FROM (default os.hostname()). */
+  hostname?: string;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -347,6 +474,7 @@ const EnvSchema = z.object({
   CLOUDTALLY_API_URL: envHttpUrl(),
   CLOUDTALLY_API_KEY: envString(),
   DATABASE_URL: envPostgresUrl(),
+  DATABASE_READ_URL: envPostgresUrl(),
   CLOUDTALLY_DATA_DIR: envString(),
   PORT: envInt(0, 65535),
   HOST: envString(),
@@ -376,6 +504,22 @@ const EnvSchema = z.object({
   CLOUDTALLY_WEBHOOK_URL: envHttpUrl(),
   CLOUDTALLY_PUBLIC_URL: envString(),
   CLOUDTALLY_TRUSTED_PROXIES: envString(),
+  CLOUDTALLY_SMTP_URL: z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .trim()
+      .refine((s) => hasProtocol(s, ['smtp:', 'smtps:']), { error: 'must be an smtp:// or smtps:// URL (e.g. smtps://user:password@mail.example.com:465)' })
+      .optional(),
+  ),
+  CLOUDTALLY_MAIL_FROM: z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .trim()
+      .refine(isMailAddress, { error: 'must be a mail address, e.g. cloudtally@example.com or "Cloudtally <cloudtally@example.com>"' })
+      .optional(),
+  ),
 });
 type Env = z.infer<typeof EnvSchema>;
 
@@ -385,6 +529,56 @@ type Env = z.infer<typeof EnvSchema>;
 
 const nonEmptyName = z.string().trim().min(1, { error: 'must not be empty' }).max(255, { error: 'must be at most 255 characters' });
 const positiveInt = z.int({ error: 'must be a positive whole number' }).positive({ error: 'must be a positive whole number' });
+
+/** Groupings a budget may cover besides the total (tag:<key> too). */
+export const BUDGET_GROUPINGS = ['project', 'region', 'kind', 'flavor'] as const;
+export const DEFAULT_BUDGET_THRESHOLDS: readonly number[] = Object.freeze([50, 80, 100]);
+/** Largest amount_per_month: 15 digits before the point, 6 after. */
+const BUDGET_AMOUNT = /^\d{1,15}(\.\d{1,6})?$/;
+
+/**
+ * One budget, as in the configuration file and in the web app's budget form (one schema for
+ * both): `by` absent = the total; `amount_per_month` a decimal string (exact, never a float).
+ */
+export const BudgetSchema = z
+  .strictObject({
+    name: nonEmptyName.max(100, { error: 'must be at most 100 characters' }),
+    by: z
+      .string()
+      .trim()
+      .refine((b) => (BUDGET_GROUPINGS as readonly string[]).includes(b) || /^tag:\S/.test(b), {
+        error: `must be one of ${BUDGET_GROUPINGS.join(', ')} or tag:<key> (leave it out for the total)`,
+      })
+      .optional(),
+    value: nonEmptyName.optional(),
+    currency: z
+      .string()
+      .trim()
+      .regex(/^[A-Za-z]{3}$/, { error: 'must be an ISO 4217 currency code of 3 letters, e.g. EUR' })
+      .transform((c) => c.toUpperCase()),
+    amount_per_month: z
+      .string({ error: 'must be a decimal number in a string, e.g. "50000" or "1234.50" (exact, never a float)' })
+      .trim()
+      .regex(BUDGET_AMOUNT, { error: 'must be a decimal number such as 50000 or 1234.50 (at most 15 digits before the point and 6 after)' })
+      .refine((a) => /[1-9]/.test(a), { error: 'must be greater than 0' })
+      .transform((a) => a.replace(/^0+(?=\d)/, '').replace(/(\.\d*?)0+$/, '$1').replace(/\.$/, '')),
+    thresholds: z
+      .array(z.int({ error: 'must be whole percentages' }).min(1, { error: 'must be from 1 to 1000 (percent)' }).max(1000, { error: 'must be from 1 to 1000 (percent)' }))
+      .min(1, { error: 'must name at least one percentage' })
+      .max(10, { error: 'must have at most 10 percentages' })
+      .refine((t) => new Set(t).size === t.length, { error: 'must not repeat a percentage' })
+      .transform((t) => [...t].sort((a, b) => a - b))
+      .default([...DEFAULT_BUDGET_THRESHOLDS]),
+    notify: z
+      .array(nonEmptyName)
+      .refine((n) => new Set(n).size === n.length, { error: 'must not repeat a channel' })
+      .default([]),
+  })
+  .superRefine((b, ctx) => {
+    if (b.by !== undefined && b.value === undefined) ctx.addIssue({ code: 'custom', path: ['value'], message: `is required with by (the group of ${b.by} the budget covers)` });
+    if (b.by === undefined && b.value !== undefined) ctx.addIssue({ code: 'custom', path: ['by'], message: 'is required with value (e.g. "tag:team"); leave both out for the total' });
+  });
+export type BudgetInput = z.input<typeof BudgetSchema>;
 
 const ScopeSchema = z.strictObject({
   project_id: positiveInt,
@@ -525,6 +719,69 @@ const NotificationsSchema = z.strictObject({
     .default(null),
 });
 
+const MAIL_ADDRESS = /^[^\s@<>"(),;:]+@[^\s@<>"(),;:]+\.?[^\s@<>"(),;:]*$/;
+
+/** `local@domain`, or `Display Name <local@domain>`. */
+function isMailAddress(text: string): boolean {
+  const named = /^[^<>\r\n]*<([^<>]+)>$/.exec(text);
+  return MAIL_ADDRESS.test(named ? named[1]! : text);
+}
+
+const channelName = z
+  .string()
+  .trim()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, { error: 'must be 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit' });
+
+const ChannelSchema = z.discriminatedUnion(
+  'type',
+  [
+    z.strictObject({
+      name: channelName,
+      type: z.literal('webhook'),
+      // The reason never echoes the URL: it usually carries a token.
+      url: z.string().refine((s) => hasProtocol(s, ['http:', 'https:']), { error: 'must be an absolute http(s) URL' }),
+      secret_env: z
+        .string()
+        .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be the name of an environment variable (letters, digits, _)' })
+        .optional(),
+    }),
+    z.strictObject({
+      name: channelName,
+      type: z.literal('email'),
+      to: z
+        .array(z.string().trim().refine(isMailAddress, { error: 'must be a mail address' }))
+        .min(1, { error: 'must list at least one address' }),
+    }),
+  ],
+  { error: 'must have "type": "webhook" or "email"' },
+);
+
+const OutboxSchema = z
+  .strictObject({
+    max_attempts: z.int().min(1).max(100).default(8),
+    first_retry_seconds: z.number().min(1).max(24 * 3600).default(30),
+    max_retry_seconds: z.number().min(1).max(7 * 24 * 3600).default(3600),
+    timeout_ms: z.int().min(100).max(120_000).default(10_000),
+    interval_seconds: z.number().min(1).max(3600).default(15),
+    overdue_after_minutes: z.number().min(1).max(7 * 24 * 60).default(30),
+  })
+  .superRefine((o, ctx) => {
+    if (o.max_retry_seconds < o.first_retry_seconds) ctx.addIssue({ code: 'custom', path: ['max_retry_seconds'], message: 'must be at least first_retry_seconds' });
+  });
+
+const deliveryParamValue = z.union([z.string(), z.number(), z.boolean(), z.array(z.union([z.string(), z.number()]))], {
+  error: 'must be text, a number, true/false or a list of them (as the report\'s query parameter would be)',
+});
+
+const DeliverySchema = z.strictObject({
+  name: channelName.optional(),
+  report: nonEmptyName,
+  params: z.record(z.string(), deliveryParamValue).default({}),
+  schedule: cronExpression,
+  notify: z.array(channelName).min(1, { error: 'must name at least one channel' }),
+  format: z.literal('csv', { error: 'must be "csv"' }).default('csv'),
+});
+
 function isTimeZone(zone: string): boolean {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: zone });
@@ -533,6 +790,29 @@ function isTimeZone(zone: string): boolean {
     return false;
   }
 }
+
+const decimalText = (what: string) =>
+  z
+    .union([z.string(), z.number()], { error: `must be a ${what} (a number or decimal text such as "10")` })
+    .transform((v) => String(v).trim())
+    .refine((v) => /^\d+(\.\d+)?$/.test(v), { error: `must be a ${what} (a number or decimal text such as "10")` });
+
+const groupingName = nonEmptyName.refine((v) => ['project', 'region', 'kind', 'flavor', 'state'].includes(v) || (v.startsWith('tag:') && v.slice(4).trim() !== ''), {
+  error: 'must be project, region, kind, flavor, state or tag:<key>',
+});
+
+const AnomaliesSchema = z.strictObject({
+  groupings: z.array(groupingName).min(1, { error: 'must name at least one grouping' }).default([...DEFAULT_ANOMALY_GROUPINGS]),
+  baseline_days: z.int().min(3).max(90).default(14),
+  min_baseline_days: z.int().min(3).max(90).default(7),
+  mad_multiplier: decimalText('non-negative number').default('3'),
+  min_change: decimalText('non-negative amount').default('10'),
+  min_change_by_currency: z.record(z.string().trim().regex(/^[A-Za-z]{3}$/, { error: 'must be a currency code such as EUR' }), decimalText('non-negative amount')).default({}),
+  min_change_percent: decimalText('non-negative percentage').default('20'),
+  alert_groupings: z
+    .array(z.strictObject({ by: groupingName, notify: z.array(nonEmptyName).min(1, { error: 'must name at least one channel' }) }))
+    .default([]),
+});
 
 const FileSchema = z.strictObject({
   scopes: z.array(ScopeSchema).default([]),
@@ -559,6 +839,9 @@ const FileSchema = z.strictObject({
       invoice_issuer_name: nonEmptyName.optional(),
     })
     .prefault({}),
+  budgets: z.array(BudgetSchema).optional(),
+  anomalies: AnomaliesSchema.prefault({}),
+  allocation: z.array(AllocationRuleSchema).optional(),
   client: z
     .strictObject({
       timeout_ms: z.int().min(100).max(600_000).default(30_000),
@@ -571,6 +854,9 @@ const FileSchema = z.strictObject({
   auth: AuthSchema.prefault({}),
   idle_rules: IdleRulesSchema.prefault({}),
   notifications: NotificationsSchema.nullable().default(null),
+  channels: z.array(ChannelSchema).default([]),
+  outbox: OutboxSchema.prefault({}),
+  deliveries: z.array(DeliverySchema).default([]),
   stop_grace_hours: z.number().min(0).max(24 * 30).default(24),
   owner_tag_key: nonEmptyName.default('owner'),
 });
@@ -626,7 +912,9 @@ export function loadConfig(
   const tagValueAliases = file ? normaliseValueAliases(file.tag_value_aliases, { tagAliases, tagKeyCase, tagValueCase }, problems) : {};
 
   const retentionDays = vars.CLOUDTALLY_RETENTION_DAYS ?? file?.retention_days ?? 90;
-  const retentionHourlyDays = Math.min(vars.CLOUDTALLY_RETENTION_HOURLY_DAYS ?? file?.retention_hourly_days ?? 7, retentionDays);
+  // Default: hourly detail for the whole retention (history is stored as versions since issue 15:
+  // an unchanged resource costs almost nothing per collection, so thinning is no longer needed).
+  const retentionHourlyDays = Math.min(vars.CLOUDTALLY_RETENTION_HOURLY_DAYS ?? file?.retention_hourly_days ?? retentionDays, retentionDays);
   const hourlyExplicit = vars.CLOUDTALLY_RETENTION_HOURLY_DAYS ?? file?.retention_hourly_days;
   if (hourlyExplicit !== undefined && hourlyExplicit > retentionDays) {
     problems.push({
@@ -635,11 +923,23 @@ export function loadConfig(
     });
   }
 
+  if (vars.DATABASE_READ_URL && !vars.DATABASE_URL) {
+    problems.push({
+      path: 'DATABASE_READ_URL',
+      message: 'needs DATABASE_URL: a read replica follows a Postgres primary (the embedded PGlite has none)',
+    });
+  }
+
+  const budgets = file?.budgets ? budgetSettings(file.budgets, { tagAliases, tagKeyCase, tagValueCase, tagValueAliases }, problems) : null;
+  const allocation = file ? allocationRules(file.allocation ?? (configFile === null && cloud?.mode === 'simulator' ? DEMO_ALLOCATION : []), allocationNormaliser({ tagAliases, tagKeyCase, tagValueCase, tagValueAliases }), problems) : [];
+
   const metrics = metricsSettings(vars, invalid, problems);
+  const anomalies = file ? anomalySettings(file.anomalies, { tagAliases, tagKeyCase }, file.channels, problems) : null;
   const actions = file ? actionSettings(file, vars, { tagAliases, tagKeyCase }, problems) : null;
   const web = webSettings(vars, file?.auth.proxy?.trusted_addresses ?? [], problems);
+  const notify = file ? notifySettings(file, vars, env, invalid, opts, problems) : null;
 
-  if (problems.length > 0 || !cloud || !file || !actions) {
+  if (problems.length > 0 || !cloud || !file || !actions || !notify || !anomalies) {
     throw new ConfigError(problems);
   }
 
@@ -648,6 +948,7 @@ export function loadConfig(
     database: vars.DATABASE_URL
       ? { driver: 'pg', url: vars.DATABASE_URL }
       : { driver: 'pglite', dataDir: vars.CLOUDTALLY_DATA_DIR ?? './data' },
+    databaseReadUrl: vars.DATABASE_READ_URL ?? null,
     server: { host: vars.HOST ?? '127.0.0.1', port: vars.PORT ?? 3000 },
     web,
     logLevel: vars.LOG_LEVEL ?? 'info',
@@ -665,6 +966,9 @@ export function loadConfig(
     tagValueCase,
     tagValueAliases,
     focus: focusSettings(file.focus),
+    budgets: budgets ?? null,
+    anomalies,
+    allocation,
     client: {
       timeoutMs: file.client.timeout_ms,
       maxConcurrency: file.client.max_concurrency,
@@ -672,10 +976,38 @@ export function loadConfig(
     },
     collectOnStart: file.collect_on_start,
     ...actions,
+    ...notify,
     metrics,
     configFile,
   };
   return deepFreeze(config);
+}
+
+/**
+ * The file's budgets with `by`'s tag key and `value` through the tag rules, so that they name the
+ * groups the reports show; names must be unique (case-insensitively).
+ */
+function budgetSettings(list: z.output<typeof BudgetSchema>[], rules: TagRules, problems: ConfigProblem[]): BudgetSettings[] {
+  const seen = new Map<string, number>();
+  return list.map((b, i) => {
+    const key = b.name.toLowerCase();
+    const first = seen.get(key);
+    if (first !== undefined) problems.push({ path: `budgets[${i}].name`, message: `repeats budgets[${first}] (budget names are compared case-insensitively)` });
+    else seen.set(key, i);
+    return normaliseBudget(b, rules);
+  });
+}
+
+/** A parsed budget (file or web form) as settings: a tag grouping's key and value normalised. */
+export function normaliseBudget(b: z.output<typeof BudgetSchema>, rules: TagRules): BudgetSettings {
+  let by = b.by ?? null;
+  let value = b.value ?? null;
+  if (by !== null && value !== null && by.startsWith('tag:')) {
+    const tagKey = normaliseTagKey(by.slice(4), rules);
+    by = `tag:${tagKey}`;
+    value = normaliseTagValue(tagKey, value, rules);
+  }
+  return { name: b.name, by, value, currency: b.currency, amountPerMonth: b.amount_per_month, thresholds: b.thresholds, notify: b.notify };
 }
 
 function demoStateFile(dataDir: string): string | null {
@@ -990,6 +1322,49 @@ function normaliseValueAliases(
   return Object.fromEntries(result);
 }
 
+function anomalySettings(
+  raw: FileSettings['anomalies'],
+  tags: { tagAliases: Record<string, string>; tagKeyCase: TagKeyCase },
+  channels: readonly { name: string }[],
+  problems: ConfigProblem[],
+): AnomalySettings {
+  const dimension = (by: string) => (by.startsWith('tag:') ? `tag:${normaliseTagKey(by.slice(4).trim(), tags)}` : by);
+  const groupings = [...new Set(raw.groupings.map(dimension))];
+  if (raw.min_baseline_days > raw.baseline_days) {
+    problems.push({ path: 'anomalies.min_baseline_days', message: `must not exceed baseline_days (${raw.baseline_days})` });
+  }
+  const alerts = raw.alert_groupings.map((a, i) => {
+    const grouping = dimension(a.by);
+    if (!groupings.includes(grouping)) {
+      problems.push({ path: `anomalies.alert_groupings[${i}].by`, message: `must be one of the watched groupings (${groupings.join(', ')})` });
+    }
+    problems.push(...unknownChannelProblems(a.notify, `anomalies.alert_groupings[${i}].notify`, channels));
+    return { grouping, notify: [...new Set(a.notify)] };
+  });
+  return {
+    groupings,
+    baselineDays: raw.baseline_days,
+    minBaselineDays: raw.min_baseline_days,
+    madMultiplier: raw.mad_multiplier,
+    minChange: { default: raw.min_change, byCurrency: Object.fromEntries(Object.entries(raw.min_change_by_currency).map(([c, v]) => [c.toUpperCase(), v])) },
+    minChangePercent: raw.min_change_percent,
+    alerts,
+  };
+}
+
+/** Groupings and group values of allocation rules, normalised like the collected tags. */
+function allocationNormaliser(rules: TagRules) {
+  return {
+    dimension: (by: string): string | null => {
+      if ((FIXED_DIMENSIONS as readonly string[]).includes(by)) return by;
+      const key = by.startsWith(TAG_DIMENSION_PREFIX) ? by.slice(TAG_DIMENSION_PREFIX.length).trim() : '';
+      return key !== '' ? TAG_DIMENSION_PREFIX + normaliseTagKey(key, rules) : null;
+    },
+    value: (dimension: string, value: string): string =>
+      dimension.startsWith(TAG_DIMENSION_PREFIX) ? normaliseTagValue(dimension.slice(TAG_DIMENSION_PREFIX.length), value, rules) : value.trim(),
+  };
+}
+
 function focusSettings(raw: FileSettings['focus']): FocusSettings {
   const providerName = raw.provider_name ?? DEFAULT_FOCUS_PROVIDER_NAME;
   const billingAccountId = raw.billing_account_id ?? DEFAULT_FOCUS_BILLING_ACCOUNT_ID;
@@ -1048,16 +1423,135 @@ function metricsSettings(vars: Env, invalid: Set<string>, problems: ConfigProble
   return { access, token: null };
 }
 
+type NotifySettings = Pick<ConfigShape, 'channels' | 'smtp' | 'outbox' | 'deliveries'>;
+
+/**
+ * Channels (names unique; a webhook's secret read from its `secret_env`; email needs
+ * CLOUDTALLY_SMTP_URL), the SMTP server and sender, the outbox's retries, and the scheduled
+ * deliveries (each naming known channels, and with `opts.reports` a known report with valid params).
+ */
+function notifySettings(
+  file: FileSettings,
+  vars: Env,
+  env: Record<string, string | undefined>,
+  invalid: Set<string>,
+  opts: LoadConfigOptions,
+  problems: ConfigProblem[],
+): NotifySettings {
+  const smtpUrl = vars.CLOUDTALLY_SMTP_URL;
+  const smtp: SmtpSettings | null = smtpUrl
+    ? { url: smtpUrl, host: new URL(smtpUrl).host, from: vars.CLOUDTALLY_MAIL_FROM ?? `cloudtally@${opts.hostname ?? hostname()}` }
+    : null;
+  if (!smtp && vars.CLOUDTALLY_MAIL_FROM !== undefined) {
+    problems.push({ path: 'CLOUDTALLY_MAIL_FROM', message: 'is set but CLOUDTALLY_SMTP_URL is not: mail cannot be sent without an SMTP server' });
+  }
+
+  const seen = new Map<string, number>();
+  const channels: ChannelSettings[] = file.channels.map((c, i) => {
+    const first = seen.get(c.name);
+    if (first !== undefined) problems.push({ path: `channels[${i}].name`, message: `repeats channels[${first}] ("${c.name}"); channel names must be unique` });
+    else seen.set(c.name, i);
+    if (c.type === 'email') {
+      if (!smtp && !invalid.has('CLOUDTALLY_SMTP_URL')) {
+        problems.push({ path: `channels[${i}]`, message: `is an email channel, which needs CLOUDTALLY_SMTP_URL (smtp:// or smtps://)` });
+      }
+      return { name: c.name, type: 'email', to: [...new Set(c.to)] };
+    }
+    let secret: string | null = null;
+    if (c.secret_env !== undefined) {
+      const value = env[c.secret_env]?.trim();
+      if (!value) problems.push({ path: `channels[${i}].secret_env`, message: `names ${c.secret_env}, which is not set (or empty)` });
+      else secret = value;
+    }
+    return { name: c.name, type: 'webhook', url: c.url, secretEnv: c.secret_env ?? null, secret };
+  });
+
+  const reports = opts.reports ? new Map(opts.reports.map((r) => [r.name, r])) : null;
+  const deliveryIds = new Map<string, number>();
+  const deliveries: DeliverySettings[] = file.deliveries.map((d, i) => {
+    const path = `deliveries[${i}]`;
+    const id = d.name ?? String(i);
+    const first = deliveryIds.get(id);
+    if (first !== undefined) problems.push({ path: `${path}.name`, message: `repeats deliveries[${first}] ("${id}"); delivery names must be unique` });
+    else deliveryIds.set(id, i);
+    problems.push(...unknownChannelProblems(d.notify, `${path}.notify`, channels));
+    const params = deliveryQuery(d.params);
+    if (reports) {
+      const report = reports.get(d.report);
+      if (!report) problems.push({ path: `${path}.report`, message: `is not a report; one of ${[...reports.keys()].join(', ')}` });
+      else problems.push(...deliveryParamProblems(report, params).map((p) => ({ path: `${path}.params${p.path ? formatPathSegment(p.path) : ''}`, message: p.message })));
+    }
+    return { id, name: d.name ?? null, report: d.report, params, schedule: d.schedule, notify: [...new Set(d.notify)], format: d.format };
+  });
+
+  const o = file.outbox;
+  return {
+    channels,
+    smtp,
+    outbox: {
+      maxAttempts: o.max_attempts,
+      firstRetrySeconds: o.first_retry_seconds,
+      maxRetrySeconds: o.max_retry_seconds,
+      timeoutMs: o.timeout_ms,
+      intervalSeconds: o.interval_seconds,
+      overdueAfterMinutes: o.overdue_after_minutes,
+    },
+    deliveries,
+  };
+}
+
+/**
+ * A problem for each name in `names` (at `path`, e.g. `budgets[0].notify`) that is not a
+ * configured channel. For every setting that names channels (deliveries, budgets, anomalies).
+ */
+export function unknownChannelProblems(names: readonly string[], path: string, channels: readonly { name: string }[]): ConfigProblem[] {
+  const known = new Set(channels.map((c) => c.name));
+  const list = known.size > 0 ? `configured: ${[...known].join(', ')}` : 'no channels are configured';
+  return names.flatMap((name, i) => (known.has(name) ? [] : [{ path: `${path}[${i}]`, message: `"${name}" is not a channel in "channels" (${list})` }]));
+}
+
+/** A delivery's params as the report's query string would carry them (numbers and booleans as text). */
+function deliveryQuery(params: Record<string, string | number | boolean | Array<string | number>>): Record<string, string | string[]> {
+  return Object.fromEntries(Object.entries(params).map(([k, v]) => [k, Array.isArray(v) ? v.map(String) : String(v)]));
+}
+
+/**
+ * The problems of `params` for `report`, through the report's own parameter schema (the one the
+ * web's query parsing uses); `path` is the parameter's name.
+ */
+export function deliveryParamProblems(report: Pick<ReportDefinition<unknown, unknown, unknown>, 'params'>, params: Record<string, string | string[]>): ConfigProblem[] {
+  let result: ReturnType<typeof report.params.safeParse>;
+  try {
+    result = report.params.safeParse(params);
+  } catch (err) {
+    return [{ path: '', message: `cannot be checked: ${(err as Error).message}` }];
+  }
+  if (result.success) return [];
+  return result.error.issues.flatMap((issue) =>
+    issue.code === 'unrecognized_keys'
+      ? issue.keys.map((key) => ({ path: key, message: 'is not a parameter of this report' }))
+      : [{ path: issue.path.map(String).join('.'), message: issue.message }],
+  );
+}
+
 /** A copy safe to log: API keys and the database password replaced. */
 export function describeConfig(config: Config): DeepReadonly<ConfigShape> {
   const copy = structuredClone(config) as ConfigShape;
   if (copy.cloud.mode === 'remote') copy.cloud.apiKey = '[redacted]';
   if (copy.database.driver === 'pg') copy.database.url = redactDatabaseUrl(copy.database.url);
+  if (copy.databaseReadUrl) copy.databaseReadUrl = redactDatabaseUrl(copy.databaseReadUrl);
   if (copy.simulator.apiKey !== undefined) copy.simulator.apiKey = '[redacted]';
   for (const user of copy.users) user.passwordHash = '[redacted]';
   if (copy.auth.sessionSecret !== null) copy.auth.sessionSecret = '[redacted]';
   if (copy.notifications) copy.notifications.webhookUrl = '[redacted]';
   if (copy.metrics.token !== null) copy.metrics.token = '[redacted]';
+  for (const channel of copy.channels) {
+    if (channel.type === 'webhook') {
+      channel.url = '[redacted]';
+      if (channel.secret !== null) channel.secret = '[redacted]';
+    }
+  }
+  if (copy.smtp) copy.smtp.url = '[redacted]';
   return copy;
 }
 

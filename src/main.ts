@@ -12,9 +12,12 @@ import type { CloudClient } from './cloud/index.js';
 import { createCollectionService, failingUnits, type CollectionService, type CollectorDeps, type ProgressEvent } from './collect/index.js';
 import { DEMO_HISTORY_STEP_HOURS, type Config } from './config.js';
 import { connectCloud } from './connect-cloud.js';
-import type { Database } from './db/connection.js';
+import { openDatabase, type Database } from './db/connection.js';
 import { backfillDemoHistory, demoHistorySteps } from './demo/history.js';
+import { DEMO_BUDGETS } from './demo/budgets.js';
 import type { Logger } from './logger.js';
+import { alertsAfterRun } from './notify/after-run.js';
+import { createNotifyService } from './notify/service.js';
 import {
   collectionAllowanceMs,
   createMetrics,
@@ -28,6 +31,7 @@ import {
 } from './ops/index.js';
 import { openMigratedDatabase } from './ops/startup.js';
 import { allReports } from './reports/index.js';
+import { createReadRouting } from './reports/shared/read-routing.js';
 import type { Simulator } from './simulator/index.js';
 import { createWebApp } from './web/app.js';
 import { createWebAuth } from './web/auth.js';
@@ -57,15 +61,24 @@ export interface StartOptions {
 export async function startService(loaded: Config, logger: Logger, options: StartOptions = {}): Promise<RunningService> {
   // The demo's history is backfilled every DEMO_HISTORY_STEP_HOURS: with the schedules' caps
   // (2 h for hourly instances) its cost per day would count only a third of each day.
+  // The demo ships with two budgets (src/demo/budgets.ts) unless the configuration names its own.
   const config: Config =
-    loaded.cloud.mode === 'simulator' && loaded.costMaxGapHours === null ? Object.freeze({ ...loaded, costMaxGapHours: DEMO_HISTORY_STEP_HOURS }) : loaded;
+    loaded.cloud.mode === 'simulator'
+      ? Object.freeze({ ...loaded, costMaxGapHours: loaded.costMaxGapHours ?? DEMO_HISTORY_STEP_HOURS, budgets: loaded.budgets ?? DEMO_BUDGETS })
+      : loaded;
   const now = options.now ?? (() => new Date());
   // Refuse a non-loopback HOST in local-only mode before anything is opened.
   const host = listenHostFor(config);
   // A port that is taken stops the start before the database (a PGlite folder) is opened.
   await ensureCanListen(host, config.server.port);
   const database = await openMigratedDatabase(config.database, { logger, attempts: 10, delayMs: 2_000 });
-  const metrics = createMetrics({ database, logger });
+  const metrics = createMetrics({ database, logger, outbox: { overdueMinutes: config.outbox.overdueAfterMinutes } });
+  // Reports read a replica once it shows the primary's data version (never migrated: read-only).
+  const replica = config.databaseReadUrl ? await openDatabase({ driver: 'pg', url: config.databaseReadUrl }) : null;
+  const reads = replica
+    ? createReadRouting(replica, { logger, onRoute: (target, reason) => metrics.observeReportRead(target, reason) })
+    : undefined;
+  const databases = replica ? { close: async () => void (await Promise.all([replica.close(), database.close()])) } : database;
 
   let simulator: Simulator | undefined;
   let client: CloudClient | undefined;
@@ -75,25 +88,38 @@ export async function startService(loaded: Config, logger: Logger, options: Star
     const cloud = await connectCloud(config, logger, { onRequest: metrics.cloudRequestHook() });
     simulator = cloud.simulator;
     client = cloud.client;
-    const collectorDeps: CollectorDeps = { db: database, client, config, logger, ...cloud.scopes };
+    const collectorDeps: CollectorDeps = {
+      db: database,
+      client,
+      config,
+      logger,
+      ...cloud.scopes,
+      // Budget threshold and anomaly alerts into the outbox after every run.
+      afterRun: alertsAfterRun({ db: database, config, logger }),
+    };
     const onProgress = metrics.collectionProgressHook();
     const reports = allReports();
     // Set while the demo history is being built: every page's banner shows how far it is.
     let demoHistory: DemoHistoryProgress | null = null;
-    const reportContext = () => ({ db: database, config, now: now() });
+    const reportContext = () => ({ db: database, config, now: now(), ...(reads ? { reads } : {}) });
     const warmer = createReportWarmer({ reports, context: reportContext, logger });
+    // Alerts and scheduled deliveries: sent on a short interval and after each collection.
+    const notify = createNotifyService({ db: database, config, reports, logger, now });
     // Scheduled and manual runs warm the dashboards for their first viewer; the demo backfill
     // does not (its runs follow each other, and the first scheduled run after it warms).
     const collection = createCollectionService(collectorDeps, {
       onProgress: (event) => {
         onProgress(event);
         if (event.type === 'run-finished' && event.summary.status !== 'failed') void warmer.warm();
+        // The run's alerts are in the outbox by now (afterRun): send them at once.
+        if (event.type === 'run-finished') void notify.kick();
       },
     });
     const actionClient = observedStops(client, metrics);
     const dueStops = startDueStopsScheduler({ db: database, client: actionClient, config, logger });
 
-    started.push(collection, dueStops);
+    notify.start();
+    started.push(collection, dueStops, notify);
 
     const secret = config.auth.sessionSecret ?? undefined;
     const site = siteSettingsOf(config);
@@ -108,6 +134,7 @@ export async function startService(loaded: Config, logger: Logger, options: Star
       secret,
       auth,
       actions: { db: database, client: actionClient, config },
+      budgets: { db: database, config, now, channelNames: config.channels.map((c) => c.name) },
       site,
     });
 
@@ -154,7 +181,7 @@ export async function startService(loaded: Config, logger: Logger, options: Star
         starting.abort();
         await ready.catch(() => undefined);
         const report = await shutdownService(
-          { server, collection, timers: { 'scheduled-stops': dueStops, 'report-warmer': warmer }, client: cloudClient, simulator: sim, database },
+          { server, collection, timers: { 'scheduled-stops': dueStops, 'report-warmer': warmer, notifications: notify }, client: cloudClient, simulator: sim, database: databases },
           { logger },
         );
         if (!report.ok) throw new Error(`shutdown incomplete: ${report.steps.filter((s) => !s.ok).map((s) => `${s.step}: ${s.error}`).join('; ')}`);
@@ -165,6 +192,7 @@ export async function startService(loaded: Config, logger: Logger, options: Star
     for (const part of started) await Promise.resolve(part.stop()).catch(() => undefined);
     await client?.close().catch(() => undefined);
     await simulator?.close().catch(() => undefined);
+    await replica?.close().catch(() => undefined);
     await database.close().catch(() => undefined);
     throw error;
   }

@@ -12,6 +12,7 @@ import { failingUnits, type UnitFailure } from '../collect/failures.js';
 import type { ProgressEvent, RunSummary } from '../collect/types.js';
 import type { Queryable } from '../db/connection.js';
 import type { Logger } from '../logger.js';
+import { outboxCounts } from '../read-models/outbox.js';
 import { withTimeout } from './timeout.js';
 
 export interface MetricsOptions {
@@ -23,6 +24,8 @@ export interface MetricsOptions {
   queryTimeoutMs?: number;
   /** Where a failing snapshot-age query is reported. */
   logger?: Logger;
+  /** Notification outbox: failures counted over this many days; pending this many minutes late is overdue. */
+  outbox?: { days?: number; overdueMinutes: number };
 }
 
 /** One action attempt (e.g. stopping an instance) and how it ended. */
@@ -41,6 +44,8 @@ export interface Metrics {
   /** One attempt of one cloud API request (the client's `onRequest` event). */
   observeApiRequest(event: RequestEvent): void;
   observeAction(event: ActionObservation): void;
+  /** Where a report read went with a read replica configured: `replica`, or `primary` and why. */
+  observeReportRead(target: 'replica' | 'primary', reason: string): void;
   /** The function to pass as the cloud client's `onRequest` option. */
   cloudRequestHook(): (event: RequestEvent) => void;
   /** The function to pass as a collection's `onProgress` option. */
@@ -106,6 +111,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     name: 'cloudtally_actions_total',
     help: 'Actions on the cloud (e.g. stop instance), by action and result.',
     labelNames: ['action', 'result'] as const,
+    registers,
+  });
+  const reportReads = new Counter({
+    name: 'cloudtally_report_reads_total',
+    help: 'Report reads with a read replica configured, by target (replica, primary) and reason (current, behind, error).',
+    labelNames: ['target', 'reason'] as const,
     registers,
   });
   const httpDuration = new Histogram({
@@ -193,6 +204,35 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     },
   });
 
+  // Channels seen with undelivered notifications stay as series at 0 once they recover.
+  const seenChannels = new Set<string>();
+  new Gauge({
+    name: 'cloudtally_notification_deliveries',
+    help: 'Notification deliveries per channel and state, read from the outbox at scrape time: failed (messages of the last 7 days that failed after every retry), pending (not sent yet), overdue (pending past their time: nothing is sending them).',
+    labelNames: ['channel', 'state'] as const,
+    registers: database ? registers : [],
+    async collect() {
+      if (!database) return;
+      try {
+        const counts = await withTimeout(
+          outboxCounts(database, new Date(), { days: options.outbox?.days ?? 7, overdueMinutes: options.outbox?.overdueMinutes ?? 30 }),
+          queryTimeoutMs,
+          'notification outbox query',
+        );
+        this.reset();
+        for (const channel of seenChannels) for (const state of ['failed', 'pending', 'overdue']) this.set({ channel, state }, 0);
+        for (const c of counts.channels) {
+          seenChannels.add(c.channel);
+          this.set({ channel: c.channel, state: 'failed' }, c.failed);
+          this.set({ channel: c.channel, state: 'pending' }, c.pending);
+          this.set({ channel: c.channel, state: 'overdue' }, c.overdue);
+        }
+      } catch (err) {
+        options.logger?.warn({ error: (err as Error).message }, 'metrics: notification outbox query failed');
+      }
+    },
+  });
+
   const observeRun: Metrics['observeRun'] = (summary) => {
     if (summary.alreadyRunning) return; // nothing ran: the other run is counted when it ends
     runs.inc({ status: summary.status });
@@ -230,6 +270,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     observeProgress,
     observeApiRequest,
     observeAction: (event) => actions.inc({ action: event.action, result: event.result }),
+    observeReportRead: (target, reason) => reportReads.inc({ target, reason }),
     cloudRequestHook: () => observeApiRequest,
     collectionProgressHook: () => observeProgress,
     httpMiddleware: () => (req, res, next) => {

@@ -10,6 +10,8 @@ import { listenHostFor } from '../../src/auth/mode.js';
 import { hashPassword } from '../../src/auth/password.js';
 import { ConfigError, DEFAULT_SCHEDULES, loadConfig } from '../../src/config.js';
 import { collectionAllowanceMs } from '../../src/ops/allowance.js';
+import { allReports } from '../../src/reports/index.js';
+import type { ReportDefinition } from '../../src/reports/report.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const read = (path: string) => readFileSync(join(root, path), 'utf8');
@@ -60,6 +62,9 @@ describe('docs/cloudtally.example.json', () => {
     CLOUDTALLY_SESSION_SECRET: 'x'.repeat(32),
     HOST: '0.0.0.0',
     DATABASE_URL: 'postgres://cloudtally:pw@postgres:5432/cloudtally',
+    // The example's channels: mail needs the SMTP server, the webhook its signing secret.
+    CLOUDTALLY_SMTP_URL: 'smtps://alerts:pw@mail.example.com:465',
+    FINANCE_HOOK_SECRET: 'example-signing-secret',
   };
 
   it('is refused as it is, with a message that says how to make the password hash', () => {
@@ -74,8 +79,13 @@ describe('docs/cloudtally.example.json', () => {
 
   it('is a valid configuration for the container once the hash is filled in', async () => {
     const hash = await hashPassword('correct horse battery staple', { N: 2 ** 14 });
-    const config = loadConfig(remoteEnv, { readFile: () => example.replace('REPLACE-with-the-output-of-hash-password', hash) });
+    const config = loadConfig(remoteEnv, {
+      readFile: () => example.replace('REPLACE-with-the-output-of-hash-password', hash),
+      // The deliveries' reports and parameters are checked against the real reports.
+      reports: allReports() as ReportDefinition<unknown, unknown, unknown>[],
+    });
     expect(config.scopes).toHaveLength(1);
+    expect(config.deliveries.map((d) => d.report)).toEqual(['monthly']);
     expect(config.cloud.mode).toBe('remote');
     // With a user configured, the container may listen on every address.
     expect(listenHostFor(config)).toBe('0.0.0.0');

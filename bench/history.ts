@@ -1,0 +1,259 @@
+/**
+ * `npm run bench history [-- --instances 100000 --scopes 10 --days 30]`: the history storage of
+ * issue 15 (versions) on the local Postgres, each figure with the baseline it is compared with:
+ *
+ *  1. a collection of N instances with nothing changed, through the snapshot writer (COPY into
+ *     the staging table page by page + the finalising transaction that folds into versions),
+ *     against a plain COPY of the same rows into a table of the same shape;
+ *  2. the storage a collection adds when 1% of the instances changed (pg_total_relation_size of
+ *     every table it writes, before and after; the staging table is vacuumed after each
+ *     collection, as autovacuum does), against the old storage's full copy (the same rows);
+ *  3. `days` of hourly history with 1% hourly churn built synthetically in SQL (versions as the
+ *     writer stores them), measured;
+ *  4. the rows of a past collection, first page (50 by instance id), through the view.
+ */
+import { performance } from 'node:perf_hooks';
+import { openSnapshot } from '../src/collect/snapshot-writer.js';
+import { prepareBulkCopy } from '../src/db/bulk.js';
+import { openDatabase, type Database } from '../src/db/connection.js';
+import { migrateDatabase } from '../src/db/migrate.js';
+import { instances } from '../src/db/schema.js';
+import { onServer, withDatabase } from './database.js';
+
+interface Options {
+  serverUrl: string;
+  instances: number;
+  scopes: number;
+  days: number;
+  keep: boolean;
+}
+
+function parseArgs(args: string[]): Options {
+  const o: Options = {
+    serverUrl: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+    instances: 100_000,
+    scopes: 10,
+    days: 30,
+    keep: false,
+  };
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === '--instances') o.instances = Number(args[++i]);
+    else if (a === '--scopes') o.scopes = Number(args[++i]);
+    else if (a === '--days') o.days = Number(args[++i]);
+    else if (a === '--keep') o.keep = true;
+    else throw new Error(`unknown option ${a}`);
+  }
+  return o;
+}
+
+const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+const secs = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+const PAGE = 1_000;
+const T0 = new Date('2025-01-01T00:00:00Z');
+
+type InstanceRow = typeof instances.$inferInsert;
+
+/** A spec-shaped instance record (4 tags, addresses, flavor, volumes): ~1.3 KB of raw JSON. */
+function instanceRow(scope: number, n: number, version: number): Omit<InstanceRow, 'snapshotId'> {
+  const id = `p${scope}-i${String(n).padStart(7, '0')}`;
+  const tags = { team: ['ml', 'web', 'data', 'infra'][n % 4]!, env: ['prod', 'dev'][n % 2]!, 'cost.center': `cc-${n % 13}`, rev: String(version) };
+  const raw = {
+    id,
+    name: `vm-${n}`,
+    description: null,
+    status: 'ACTIVE',
+    vm_state: 'active',
+    task_state: null,
+    flavor: { flavor_id: `f-${n % 8}`, flavor_name: `g${n % 8}-large`, vcpus: 8, ram: 65536, disk: 100, gpu: n % 8 === 0 ? 'A100' : null },
+    addresses: { private: [{ addr: `10.${scope}.${(n >> 8) & 255}.${n & 255}`, type: 'fixed', version: 4, mac: '00:16:3e:aa:bb:cc' }] },
+    metadata: { image_id: 'img-ubuntu-22.04', os_distro: 'ubuntu', os_version: '22.04', created_by: 'terraform' },
+    tags: Object.entries(tags).map(([key, value]) => ({ key, value, read_only: false })),
+    volumes: [{ id: `vol-${id}`, name: `root-${n}`, size: 100, volume_type: 'ssd', bootable: true }],
+    security_groups: [{ name: 'default' }],
+    keypair_name: `key-${n % 5}`,
+    created_at: '2024-11-01T10:00:00Z',
+    region: `region-${scope}`,
+    project_id: scope,
+  };
+  return {
+    instanceId: id,
+    name: `vm-${n}`,
+    status: 'ACTIVE',
+    vmState: 'active',
+    flavorId: `f-${n % 8}`,
+    flavorName: `g${n % 8}-large`,
+    vcpus: 8,
+    ram: 65536,
+    projectId: scope,
+    regionId: scope,
+    region: `region-${scope}`,
+    createdAt: new Date('2024-11-01T10:00:00Z'),
+    sshKeyName: `key-${n % 5}`,
+    securityGroupIds: ['sg-default'],
+    securityGroupNames: ['default'],
+    volumeCount: 1,
+    tags,
+    tagsReadOnly: [],
+    tagsOriginal: raw.tags,
+    raw,
+  };
+}
+
+/** One collection of every scope through the snapshot writer; `version(n)` gives each instance's content. */
+async function collect(db: Database, o: Options, takenAt: Date, version: (n: number) => number): Promise<{ copyMs: number; finaliseMs: number; rows: number }> {
+  const perScope = Math.ceil(o.instances / o.scopes);
+  let copyMs = 0;
+  let finaliseMs = 0;
+  let rows = 0;
+  for (let scope = 1; scope <= o.scopes; scope++) {
+    const writer = await openSnapshot(db, { runId: null, kind: 'instance', scopeKey: `p${scope}-r${scope}`, projectId: scope, regionId: scope, takenAt });
+    for (let start = 0; start < perScope; start += PAGE) {
+      const page: InstanceRow[] = [];
+      for (let n = start; n < Math.min(start + PAGE, perScope); n++) page.push({ snapshotId: writer.id, ...instanceRow(scope, n, version(n)) });
+      const prepared = writer.prepare(instances, page);
+      const t = performance.now();
+      rows += await writer.write(prepared);
+      copyMs += performance.now() - t;
+    }
+    const t = performance.now();
+    await writer.finalise();
+    finaliseMs += performance.now() - t;
+  }
+  await db.execute('VACUUM instances_staged');
+  return { copyMs, finaliseMs, rows };
+}
+
+const STORAGE_TABLES = ['instances_versions', 'instances_staged', 'snapshots', 'resource_presence', 'cost_rollups'];
+async function sizes(db: Database): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const t of STORAGE_TABLES) {
+    const [r] = await db.query<{ n: string }>(`select pg_total_relation_size($1::regclass) as n`, [t]);
+    out[t] = Number(r!.n);
+  }
+  return out;
+}
+
+export async function main(args: string[]): Promise<void> {
+  const o = parseArgs(args);
+  const out = (line = '') => process.stdout.write(`${line}\n`);
+  const dbName = `ct_bench_history_${Date.now()}`;
+  const url = withDatabase(o.serverUrl, dbName);
+  await onServer(o.serverUrl, (c) => c.query(`CREATE DATABASE ${dbName}`));
+  let db: Database | null = null;
+  try {
+    db = await openDatabase({ driver: 'pg', url }, { poolSize: 4 });
+    await migrateDatabase(db);
+    out(`history benchmark: ${o.instances.toLocaleString('en-US')} instances in ${o.scopes} scopes -> ${dbName}`);
+
+    // 1. First collection (everything new), then one with nothing changed, against plain COPY.
+    const first = await collect(db, o, T0, () => 0);
+    out(`first collection (all new): COPY into staging ${secs(first.copyMs)}, finalise + fold ${secs(first.finaliseMs)}`);
+    // What autovacuum does after a bulk load: statistics, so the fold's anti-joins are hash joins.
+    await db.execute('ANALYZE');
+    const same = await collect(db, o, new Date(T0.getTime() + 3600_000), () => 0);
+    // Baseline: the same rows COPYed into a table of the same shape without versions (the old storage's write).
+    await db.execute('CREATE TABLE plain_copy (LIKE instances_staged INCLUDING ALL)');
+    await db.execute('ALTER TABLE plain_copy DROP CONSTRAINT IF EXISTS plain_copy_pkey');
+    const plain = await timePlainCopy(db, o);
+    const sameMs = same.copyMs + same.finaliseMs;
+    out(`collection, nothing changed: ${secs(sameMs)} (COPY into staging ${secs(same.copyMs)} + finalise/fold ${secs(same.finaliseMs)})`);
+    out(`  plain COPY of the same ${same.rows.toLocaleString('en-US')} rows: ${secs(plain)} -> ratio ${(sameMs / plain).toFixed(2)} x (target <= 2 x)`);
+
+    // 2. Storage added by a collection in which 1% changed.
+    await db.execute('VACUUM ANALYZE');
+    const before = await sizes(db);
+    const churn = await collect(db, o, new Date(T0.getTime() + 2 * 3600_000), (n) => (n % 100 === 0 ? 1 : 0));
+    await db.execute('VACUUM instances_staged');
+    const after = await sizes(db);
+    const added = STORAGE_TABLES.reduce((sum, t) => sum + (after[t]! - before[t]!), 0);
+    const [fullCopy] = await db.query<{ n: string }>(`select pg_total_relation_size('plain_copy') as n`);
+    out(`collection with 1% changed: ${secs(churn.copyMs + churn.finaliseMs)}; storage added ${mb(added)} (target <= 5 MB)`);
+    for (const t of STORAGE_TABLES) out(`  ${t.padEnd(20)} ${mb(after[t]! - before[t]!)} (now ${mb(after[t]!)})`);
+    out(`  baseline, the old storage's copy of every row: ${mb(Number(fullCopy!.n))} -> ratio ${(added / Number(fullCopy!.n)).toFixed(4)}`);
+    const [per] = await db.query<{ n: string; c: string }>(`select pg_total_relation_size('instances_versions') as n, count(*) as c from instances_versions`);
+    out(`  one instance version with its indexes: ${(Number(per!.n) / Number(per!.c)).toFixed(0)} B`);
+
+    // 3. `days` hourly with 1% hourly churn, synthetic: each instance changes every 100 hours.
+    await buildMonth(db, o);
+    const [month] = await db.query<{ v: string; s: string; c: string }>(
+      `select pg_total_relation_size('instances_versions') + pg_total_relation_size('snapshots') as v, pg_total_relation_size('snapshots') as s, (select count(*) from instances_versions) as c`,
+    );
+    out(`${o.days} days hourly, 1% hourly churn: ${Number(month!.c).toLocaleString('en-US')} versions, ${mb(Number(month!.v))} (target <= 2.5 GB); the old storage: ${o.days * 24} x ${mb(Number(fullCopy!.n))} = ${mb(o.days * 24 * Number(fullCopy!.n))}`);
+
+    // 4. Rows of a past collection, first page.
+    await db.execute('VACUUM ANALYZE');
+    const past = await db.query<{ id: number }>(`select id from snapshots where kind = 'instance' and scope_key = 'p1-r1' order by taken_at limit 1 offset ${Math.floor((o.days * 24) / 3)}`);
+    const latest = await db.query<{ id: number }>(`select id from snapshots where kind = 'instance' and scope_key = 'p1-r1' order by taken_at desc limit 1`);
+    for (const [label, id] of [['a past collection', past[0]!.id], ['the latest collection', latest[0]!.id]] as const) {
+      const times: number[] = [];
+      for (let i = 0; i < 7; i++) {
+        const t = performance.now();
+        await db.query(`select instance_id, name, status, flavor_name, tags from instances where snapshot_id = $1 order by instance_id limit 50`, [id]);
+        times.push(performance.now() - t);
+      }
+      times.sort((a, b) => a - b);
+      out(`first page of ${label} (snapshot ${id}): median ${times[3]!.toFixed(1)} ms, max ${times[6]!.toFixed(1)} ms (target < 200 ms)`);
+    }
+    const plan = await db.query<{ 'QUERY PLAN': string }>(`explain select * from instances where snapshot_id = $1`, [past[0]!.id]);
+    out('plan of `select * from instances where snapshot_id = $1`:');
+    for (const r of plan) out(`  ${r['QUERY PLAN']}`);
+  } finally {
+    await db?.close();
+    if (o.keep) out(`kept database ${dbName}`);
+    else await onServer(o.serverUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`));
+  }
+}
+
+/** COPY of the same rows into plain_copy (no versions, no fold), timed. */
+async function timePlainCopy(db: Database, o: Options): Promise<number> {
+  const perScope = Math.ceil(o.instances / o.scopes);
+  let ms = 0;
+  for (let scope = 1; scope <= o.scopes; scope++) {
+    for (let start = 0; start < perScope; start += PAGE) {
+      const page: InstanceRow[] = [];
+      for (let n = start; n < Math.min(start + PAGE, perScope); n++) page.push({ snapshotId: 0, ...instanceRow(scope, n, 0) });
+      const copied = prepareBulkCopy(instances, page);
+      const t = performance.now();
+      for (const part of copied.parts) await db.copyFrom(part.into.replace('"instances_staged"', 'plain_copy'), part.data);
+      ms += performance.now() - t;
+    }
+  }
+  return ms;
+}
+
+/**
+ * `days` x 24 hourly instance snapshots per scope and their versions, in SQL: instance n of a
+ * scope changes at the hours h > 0 with h % 100 = n % 100 (1% of the instances every hour), so it
+ * has a version per change; content copied from the stored first version, `rev` tag bumped.
+ */
+async function buildMonth(db: Database, o: Options): Promise<void> {
+  const hours = o.days * 24;
+  await db.execute(`delete from snapshots where kind = 'instance'`);
+  await db.execute('truncate instances_versions');
+  await db.execute(
+    `insert into snapshots (run_id, kind, scope_key, project_id, region_id, taken_at, complete, row_count, versioned)
+     select null, 'instance', 'p' || s || '-r' || s, s, s, $1::timestamptz + h * interval '1 hour', true, $3, true
+       from generate_series(1, $2::int) s cross join generate_series(0, $4::int - 1) h`,
+    [T0, o.scopes, Math.ceil(o.instances / o.scopes), hours],
+  );
+  // Content from plain_copy (every instance's first content); version k bumps the `rev` tag.
+  await db.execute(
+    `insert into instances_versions (scope_key, instance_id, name, description, status, vm_state, task_state, flavor_id, flavor_name, vcpus, ram,
+        project_id, region_id, region, created_at, ssh_key_name, security_group_ids, security_group_names, volume_count, tags, tags_read_only, tags_original, raw,
+        hash, valid_from, valid_to)
+     select 'p' || c.project_id || '-r' || c.region_id, c.instance_id, c.name, c.description, c.status, c.vm_state, c.task_state, c.flavor_id, c.flavor_name, c.vcpus, c.ram,
+        c.project_id, c.region_id, c.region, c.created_at, c.ssh_key_name, c.security_group_ids, c.security_group_names, c.volume_count,
+        c.tags || jsonb_build_object('rev', b.k::text), c.tags_read_only, c.tags_original, c.raw,
+        md5(c.instance_id || ':' || b.k)::uuid,
+        $1::timestamptz + b.h * interval '1 hour',
+        $1::timestamptz + b.nxt * interval '1 hour'
+       from plain_copy c
+       cross join lateral (
+         select h, lead(h) over (order by h) as nxt, row_number() over (order by h) - 1 as k
+           from (select 0 as h union all
+                 select g from generate_series(substring(c.instance_id from '.{7}$')::int % 100, $2::int - 1, 100) g where g > 0) x
+       ) b`,
+    [T0, hours],
+  );
+}
