@@ -174,12 +174,17 @@ export class SnapshotWriter {
  * A staging table is empty whenever autovacuum looks at it (rows stay there only until their
  * snapshot is finalised), so its statistics say "no rows" and the finalising statements over a
  * big snapshot's rows (presence, rollups, fold) would be planned as nested loops over thousands
- * of rows. Big snapshots refresh the statistics first (a sample: ~0.1 s at 100,000 rows).
+ * of rows. Big snapshots refresh the statistics of the key columns first.
  */
 const ANALYSE_FROM_ROWS = 2_000;
 async function analyseStaged(db: Database, kind: SnapshotKind, rows: number): Promise<void> {
   if (rows < ANALYSE_FROM_ROWS) return;
-  for (const table of VERSIONED_TABLES) if (table.kind === kind) await db.execute(`ANALYZE "${table.staged}"`);
+  // Only the key columns: the row count and the keys are what the plans need, and sampling the
+  // wide jsonb columns (raw, tags) made this the slowest step of finalising an unchanged
+  // collection (0.4-0.5 s per 10,000-instance scope, more than the fold).
+  for (const table of VERSIONED_TABLES) {
+    if (table.kind === kind) await db.execute(`ANALYZE "${table.staged}" (${['snapshot_id', ...table.ids].map((c) => `"${c}"`).join(', ')})`);
+  }
 }
 
 /** Step 1 of the staging rule: an incomplete snapshot row, invisible to reports. */

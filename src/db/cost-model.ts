@@ -153,12 +153,22 @@ function priceColumns(p: PriceInputs): string {
  * (NULL when blank), hourly price falling back to monthly / 730 and monthly to hourly x 730, and
  * whether the price is known (both a currency and an hourly price).
  */
-function normalisedFlavorColumns(g: string): string {
+function normalisedFlavorFields(g: string): Record<'currency' | 'hour' | 'month' | 'known' | 'gpus', string> {
   const currency = `nullif(upper(trim(${g}.currency_code)), '')`;
   const hour = `coalesce(${g}.price_per_hour, ${g}.price_per_month / ${HOURS_PER_MONTH})`;
-  return `${currency} as currency, ${hour} as hour,
-    coalesce(${g}.price_per_month, ${g}.price_per_hour * ${HOURS_PER_MONTH}) as month,
-    (${currency} is not null and ${hour} is not null) as known, ${gpuCountSql(`${g}.hardware->>'gpu'`)} as gpus`;
+  return {
+    currency,
+    hour,
+    month: `coalesce(${g}.price_per_month, ${g}.price_per_hour * ${HOURS_PER_MONTH})`,
+    known: `(${currency} is not null and ${hour} is not null)`,
+    gpus: gpuCountSql(`${g}.hardware->>'gpu'`),
+  };
+}
+
+function normalisedFlavorColumns(g: string): string {
+  return Object.entries(normalisedFlavorFields(g))
+    .map(([name, expr]) => `${expr} as ${name}`)
+    .join(', ');
 }
 
 /**
@@ -194,36 +204,47 @@ function flavorPrices(quantity: string, alsoKnownWhen?: string): string {
 
 /**
  * The resource snapshots of one kind from `snaps`, each with the flavor snapshot that prices it
- * (computed once per snapshot: OFFSET 0 keeps the planner from re-running it per resource row).
+ * and that snapshot's catalogue as two small jsonb maps: `flavors_by_name` (duplicate names resolve
+ * to the lowest flavor_id: jsonb keeps the last of equal keys, and they are aggregated by
+ * flavor_id descending) and `flavors_by_id`, each value the normalised price fields.
+ *
+ * Why maps rather than joins: a resource's price is then a key lookup in its own snapshot's row,
+ * so the plan no longer depends on estimates. Joined as subqueries over the versions views, the
+ * catalogues were estimated at one row and every resource row scanned all of them in a nested
+ * loop (100,000 instances: 1.1-1.7 s per join instead of milliseconds). Numbers keep their exact
+ * numeric value through jsonb. OFFSET 0 computes all this once per snapshot, not per resource.
  */
 function snapshotsWithFlavors(snaps: string, kind: PricedKind): string {
-  return `(select s.*, ${flavorSnapshotSql('s')} as flavor_snapshot_id from ${snaps} s where s.kind = '${kind}' offset 0)`;
+  const fields = normalisedFlavorFields('g');
+  const entry = `jsonb_build_object(${Object.entries(fields)
+    .map(([name, expr]) => `'${name}', ${expr}`)
+    .join(', ')}, 'flavor_name', g.flavor_name)`;
+  return `(select s.*, fm.flavors_by_name, fm.flavors_by_id
+    from (select s0.*, ${flavorSnapshotSql('s0')} as flavor_snapshot_id from ${snaps} s0 where s0.kind = '${kind}' offset 0) s
+    left join lateral (
+      select jsonb_object_agg(g.flavor_name, ${entry} order by g.flavor_id desc) filter (where g.flavor_name is not null) as flavors_by_name,
+             jsonb_object_agg(g.flavor_id::text, ${entry}) filter (where g.flavor_id is not null) as flavors_by_id
+        from gpu_flavors g where g.snapshot_id = s.flavor_snapshot_id) fm on true
+    offset 0)`;
 }
 
-function flavorSnapshotsOf(snaps: string, kind: PricedKind): string {
-  return `(select ${flavorSnapshotSql('s2')} from ${snaps} s2 where s2.kind = '${kind}')`;
+/** The price fields of a catalogue entry (jsonb) as typed columns, as lateral `alias`; no row when `entry` is NULL. */
+function flavorEntry(alias: string, entry: string): string {
+  return `left join lateral (
+      select true as matched, e.j->>'flavor_name' as flavor_name, e.j->>'currency' as currency,
+        (e.j->>'hour')::numeric as hour, (e.j->>'month')::numeric as month,
+        (e.j->>'known')::boolean as known, (e.j->>'gpus')::int as gpus
+      from (select ${entry} as j) e where e.j is not null) ${alias} on true`;
 }
 
-/**
- * Flavors that price the snapshots in `snaps`, one row per (flavor snapshot, name): duplicate
- * names in a catalogue resolve to the lowest flavor_id. Joined by name as `fx`.
- */
-function flavorByName(snaps: string, kind: PricedKind, nameExpr: string): string {
-  return `left join (
-      select distinct on (g.snapshot_id, g.flavor_name) true as matched, g.snapshot_id, g.flavor_name, ${normalisedFlavorColumns('g')}
-      from gpu_flavors g
-      where g.snapshot_id in ${flavorSnapshotsOf(snaps, kind)}
-      order by g.snapshot_id, g.flavor_name, g.flavor_id) fx
-    on fx.snapshot_id = s.flavor_snapshot_id and fx.flavor_name = ${nameExpr}`;
+/** The flavor matched by name (`fx`) in the snapshot's catalogue. */
+function flavorByName(nameExpr: string): string {
+  return flavorEntry('fx', `s.flavors_by_name -> (${nameExpr})`);
 }
 
-/** The flavor matched by id (`fy`), joined only when the name matched none. */
-function flavorById(snaps: string, kind: PricedKind, idExpr: string): string {
-  return `left join (
-      select g.snapshot_id, g.flavor_id, g.flavor_name, ${normalisedFlavorColumns('g')}
-      from gpu_flavors g
-      where g.snapshot_id in ${flavorSnapshotsOf(snaps, kind)}) fy
-    on fx.matched is null and fy.snapshot_id = s.flavor_snapshot_id and fy.flavor_id = ${idExpr}`;
+/** The flavor matched by id (`fy`), looked up only when the name matched none. */
+function flavorById(idExpr: string): string {
+  return flavorEntry('fy', `case when fx.matched is null then s.flavors_by_id -> (${idExpr})::text end`);
 }
 
 function instanceBranch(snaps: string, where?: string): string {
@@ -236,8 +257,8 @@ function instanceBranch(snaps: string, where?: string): string {
     ${flavorPrices(`case when ${running} then 1 else 0 end`)}
   from ${snapshotsWithFlavors(snaps, 'instance')} s
   join instances i on i.snapshot_id = s.id
-  ${flavorByName(snaps, 'instance', 'i.flavor_name')}
-  ${flavorById(snaps, 'instance', 'i.flavor_id')}${where ? `
+  ${flavorByName('i.flavor_name')}
+  ${flavorById('i.flavor_id')}${where ? `
   where ${where}` : ''}`;
 }
 
@@ -256,8 +277,8 @@ function clusterBranch(snaps: string): string {
   left join lateral (
     select count(*)::int as total, (count(*) filter (where ${runningSql('v.status', 'v.vm_state')}))::int as active
     from gpu_cluster_servers v where v.snapshot_id = c.snapshot_id and v.cluster_id = c.cluster_id) sv on true
-  ${flavorByName(snaps, 'cluster', 'c.flavor_name')}
-  ${flavorById(snaps, 'cluster', 'c.flavor_name')}`;
+  ${flavorByName('c.flavor_name')}
+  ${flavorById('c.flavor_name')}`;
 }
 
 function k8sBranch(snaps: string): string {

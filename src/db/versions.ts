@@ -33,10 +33,16 @@ export interface VersionedTable {
   ids: readonly string[];
   /** Every column but snapshot_id, in schema order (the content hashed and copied). */
   columns: readonly string[];
+  /**
+   * The same columns as compared for "same content": json, jsonb and numeric as their text, so two
+   * contents are equal exactly when their text is (as the hash says: `1.0` and `1.00` differ).
+   */
+  compared: readonly { name: string; asText: boolean }[];
 }
 
 function versioned(table: PgTable, kind: SnapshotKind): VersionedTable {
   const staged = getTableName(table);
+  const content = Object.values(getTableColumns(table)).filter((c) => c.name !== 'snapshot_id');
   const name = staged.replace(/_staged$/, '');
   const pk = getTableConfig(table).primaryKeys[0]!;
   return {
@@ -45,9 +51,8 @@ function versioned(table: PgTable, kind: SnapshotKind): VersionedTable {
     staged,
     versions: `${name}_versions`,
     ids: pk.columns.map((c) => c.name).filter((c) => c !== 'snapshot_id'),
-    columns: Object.values(getTableColumns(table))
-      .map((c) => c.name)
-      .filter((c) => c !== 'snapshot_id'),
+    columns: content.map((c) => c.name),
+    compared: content.map((c) => ({ name: c.name, asText: /^(json|jsonb|numeric)\b/.test(c.getSQLType()) })),
   };
 }
 
@@ -71,6 +76,12 @@ export function hashSql(table: VersionedTable, alias: string): string {
 }
 
 const OPEN = `'infinity'::timestamptz`;
+
+/** SQL: rows `a` and `b` of `table` hold the same content (NULLs equal). */
+function sameContentSql(table: VersionedTable, a: string, b: string): string {
+  const side = (alias: string) => table.compared.map((c) => `${alias}."${c.name}"${c.asText ? '::text' : ''}`).join(', ');
+  return `(${side(a)}) IS NOT DISTINCT FROM (${side(b)})`;
+}
 
 /** The versioned table behind a view name (`instances`); throws on an unknown name. */
 export function versionedTable(name: string): VersionedTable {
@@ -107,24 +118,26 @@ export async function foldSnapshot(tx: Queryable, target: FoldTarget): Promise<b
   if (newer) return false;
   const params = [target.id, target.scopeKey, target.takenAt];
   for (const t of tables) {
-    const ids = t.ids.map((c) => `"${c}"`).join(', ');
     const same = (a: string, b: string) => t.ids.map((c) => `${a}."${c}" = ${b}."${c}"`).join(' AND ');
     const list = t.columns.map((c) => `"${c}"`).join(', ');
-    // One statement: the staged rows' hashes computed once; the scope's current versions this
-    // snapshot lacks or holds with another content are closed at its taken_at, and a version is
-    // opened for every row without an identical current one (both parts see the versions as they
-    // were before the statement).
+    // One statement: the resources whose staged row equals their current version are found once
+    // (a hash join on the identity, then the columns compared: cheaper than hashing every row's
+    // text, which the unchanged 99% would pay for nothing); the scope's other current versions are
+    // closed at taken_at, and every other staged row opens a version (both parts see the versions
+    // as they were before the statement).
     await tx.execute(
-      `WITH h AS MATERIALIZED (SELECT ${ids}, ${hashSql(t, 's')} AS hash FROM "${t.staged}" s WHERE s.snapshot_id = $1),
+      `WITH unchanged AS MATERIALIZED (
+         SELECT ${t.ids.map((c) => `s."${c}"`).join(', ')} FROM "${t.staged}" s
+           JOIN "${t.versions}" v ON v.scope_key = $2 AND coalesce(v.valid_to, ${OPEN}) = ${OPEN} AND ${same('v', 's')}
+          WHERE s.snapshot_id = $1 AND ${sameContentSql(t, 's', 'v')}),
        closed AS (
          UPDATE "${t.versions}" v SET valid_to = $3
           WHERE v.scope_key = $2 AND coalesce(v.valid_to, ${OPEN}) = ${OPEN}
-            AND NOT EXISTS (SELECT 1 FROM h WHERE ${same('h', 'v')} AND h.hash = v.hash))
+            AND NOT EXISTS (SELECT 1 FROM unchanged u WHERE ${same('u', 'v')}))
        INSERT INTO "${t.versions}" (scope_key, ${list}, hash, valid_from, valid_to)
-       SELECT $2, ${t.columns.map((c) => `s."${c}"`).join(', ')}, h.hash, $3, NULL
-         FROM h JOIN "${t.staged}" s ON s.snapshot_id = $1 AND ${same('s', 'h')}
-        WHERE NOT EXISTS (SELECT 1 FROM "${t.versions}" v
-                           WHERE v.scope_key = $2 AND coalesce(v.valid_to, ${OPEN}) = ${OPEN} AND ${same('v', 'h')} AND v.hash = h.hash)`,
+       SELECT $2, ${t.columns.map((c) => `s."${c}"`).join(', ')}, ${hashSql(t, 's')}, $3, NULL
+         FROM "${t.staged}" s
+        WHERE s.snapshot_id = $1 AND NOT EXISTS (SELECT 1 FROM unchanged u WHERE ${same('u', 's')})`,
       params,
     );
     await tx.execute(`DELETE FROM "${t.staged}" WHERE snapshot_id = $1`, [target.id]);

@@ -100,7 +100,8 @@ describe.each(testDatabases())('schema on $name', ({ open }) => {
     );
     // Folded into versions as a collection's finalising transaction does (db/versions.ts).
     await database.transaction((tx) => foldSnapshot(tx, { id: snap, kind: 'instance', scopeKey: 'p9-r9', takenAt: new Date('2024-05-02T00:00:00Z') }));
-    const plan = await explain(`SELECT instance_id FROM instances WHERE tags @> '{"team": "ml"}'`);
+    // Searching all history by tag: the versions (the view reads them per snapshot, through its scope's range).
+    const plan = await explain(`SELECT instance_id FROM instances_versions WHERE tags @> '{"team": "ml"}'`);
     expect(plan).toContain('instances_versions_tags_idx');
     const [row] = await database.query<{ n: number }>(`SELECT count(*)::int AS n FROM instances WHERE tags @> '{"team": "ml"}'`);
     expect(row!.n).toBe(20);

@@ -100,8 +100,9 @@ export async function buildGoldenHistory(db: Database, afterStep?: (step: number
   const tagged = instances.find((i) => i !== running && i.tags.some((t) => t.key === 'team'))!;
   const originalTeam = tagged.tags.find((t) => t.key === 'team')!.value;
   const portsOf = instances.find((i) => i !== running && i !== tagged)!;
+  // Both rounds of the ports collector fail (it asks a failed instance once more at the end of the scope).
   const failPorts = () =>
-    sim.injectFaults({ match: { path: new RegExp(`/instances/\\d+/\\d+/${portsOf.id}/ports`) }, kind: 'status', status: 503, count: config.client.maxRetries + 1 });
+    sim.injectFaults({ match: { path: new RegExp(`/instances/\\d+/\\d+/${portsOf.id}/ports`) }, kind: 'status', status: 503, count: 2 * (config.client.maxRetries + 1) });
 
   const steps: Array<() => void> = [
     () => undefined,
