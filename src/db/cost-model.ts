@@ -23,6 +23,7 @@
 import cron from 'node-cron';
 import type { Database, Queryable } from './connection.js';
 import { gpuCountSql } from './gpu-count.js';
+import { withLocalSettings } from './local-settings.js';
 import { UNTAGGED } from './schema.js';
 
 /** Snapshot kinds that carry cost. */
@@ -477,18 +478,6 @@ export async function writeDailyTotals(q: Queryable, days: readonly string[]): P
 /** Runs fn in a transaction: the caller's, when q is one; else a new one. (JIT is off for every connection: db/connection.ts.) */
 export async function inTransaction<T>(q: Queryable, fn: (tx: Queryable) => Promise<T>): Promise<T> {
   return isDatabase(q) ? q.transaction(fn) : fn(q);
-}
-
-/** Runs fn with settings changed for the current transaction, restoring the caller's afterwards. */
-async function withLocalSettings<T>(tx: Queryable, settings: Record<string, string>, fn: () => Promise<T>): Promise<T> {
-  const names = Object.keys(settings);
-  const [previous] = await tx.query<Record<string, string>>(`select ${names.map((_, i) => `current_setting($${i + 1}) as s${i}`).join(', ')}`, names);
-  const apply = (values: readonly string[]) =>
-    tx.query(`select ${names.map((_, i) => `set_config($${2 * i + 1}, $${2 * i + 2}, true)`).join(', ')}`, names.flatMap((name, i) => [name, values[i]]));
-  await apply(names.map((name) => settings[name]!));
-  const value = await fn();
-  await apply(names.map((_, i) => previous![`s${i}`]!));
-  return value;
 }
 
 function isDatabase(q: Queryable): q is Database {

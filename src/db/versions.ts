@@ -9,6 +9,7 @@
 import { getTableColumns, getTableName } from 'drizzle-orm';
 import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
 import type { Queryable } from './connection.js';
+import { withLocalSettings } from './local-settings.js';
 import {
   freeFeatures,
   gpuClusters,
@@ -125,7 +126,10 @@ export async function foldSnapshot(tx: Queryable, target: FoldTarget): Promise<b
     // text, which the unchanged 99% would pay for nothing); the scope's other current versions are
     // closed at taken_at, and every other staged row opens a version (both parts see the versions
     // as they were before the statement).
-    await tx.execute(
+    // Hash joins whatever the estimates: the CTE is estimated at a row or two (the content
+    // comparison's selectivity is a guess), and a nested loop over it costs rows x rows (34 s for
+    // an unchanged 10,000-instance scope, against 0.1 s).
+    await withLocalSettings(tx, { enable_nestloop: 'off' }, () => tx.execute(
       `WITH unchanged AS MATERIALIZED (
          SELECT ${t.ids.map((c) => `s."${c}"`).join(', ')} FROM "${t.staged}" s
            JOIN "${t.versions}" v ON v.scope_key = $2 AND coalesce(v.valid_to, ${OPEN}) = ${OPEN} AND ${same('v', 's')}
@@ -139,7 +143,7 @@ export async function foldSnapshot(tx: Queryable, target: FoldTarget): Promise<b
          FROM "${t.staged}" s
         WHERE s.snapshot_id = $1 AND NOT EXISTS (SELECT 1 FROM unchanged u WHERE ${same('u', 's')})`,
       params,
-    );
+    ));
     await tx.execute(`DELETE FROM "${t.staged}" WHERE snapshot_id = $1`, [target.id]);
   }
   await tx.execute(`UPDATE snapshots SET versioned = true WHERE id = $1`, [target.id]);
