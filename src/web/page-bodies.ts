@@ -7,8 +7,11 @@
  * the old ones go with the old result (weakly held).
  */
 
-/** Bodies kept per result: a few views of one result (sorting, columns, paging) are common, more are not. */
-const MAX_BODIES_PER_RESULT = 32;
+/**
+ * Bodies kept per result: the views of one result (roles, data states, column choices, parameter
+ * order) are few; a body is about the size of the result itself, so this bounds their memory.
+ */
+const MAX_BODIES_PER_RESULT = 8;
 
 export interface PageBody {
   html: string;
