@@ -316,7 +316,7 @@ async function downloadFromChild(server: ChildServer, path: string): Promise<{ m
   return { ...result, rssGrowthMb: (rssMax - rss0) / 1048576 };
 }
 
-async function concurrentUsers(url: string, users: number, perUser: number): Promise<number[]> {
+export async function concurrentUsers(url: string, users: number, perUser: number): Promise<number[]> {
   await timedGet(url);
   const times: number[] = [];
   await Promise.all(
@@ -363,12 +363,12 @@ async function psqlCopy(url: string, sql: string): Promise<number> {
 }
 
 /** min / median / max of a few runs, for a ratio's spread. */
-function spread(values: readonly number[]): { min: number; median: number; max: number } {
+export function spread(values: readonly number[]): { min: number; median: number; max: number } {
   const sorted = [...values].sort((a, b) => a - b);
   return { min: sorted[0]!, median: percentile(sorted, 50), max: sorted[sorted.length - 1]! };
 }
 
-function loadAverage(): string {
+export function loadAverage(): string {
   return loadavg().map((l) => l.toFixed(2)).join(', ');
 }
 

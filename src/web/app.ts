@@ -50,7 +50,7 @@ export function createWebApp(deps: WebDeps): express.Express {
     secure: secureCookies,
     sessionIdentifier: deps.csrfSessionIdentifier ?? auth?.csrfSessionIdentifier,
   });
-  const render = createRenderer({
+  const renderer = createRenderer({
     reports: deps.reports,
     demo: deps.demo,
     status: deps.status,
@@ -59,6 +59,7 @@ export function createWebApp(deps: WebDeps): express.Express {
     csrfField: CSRF_FIELD,
     auth: auth?.layout,
   });
+  const render = renderer.page;
 
   const app = express();
   app.disable('x-powered-by');
@@ -113,7 +114,7 @@ export function createWebApp(deps: WebDeps): express.Express {
     app.use('/actions/collect', auth.requireRole('admin'));
   }
 
-  app.use(reportRoutes({ reports: deps.reports, context: deps.context, render }));
+  app.use(reportRoutes({ reports: deps.reports, context: deps.context, render, renderKept: renderer.keptPage }));
   if (deps.actions && auth) app.use(actionPages({ ...deps.actions, auth, render, secureCookies }));
   if (deps.budgets && auth) app.use(budgetPages({ ...deps.budgets, auth, render, secureCookies }));
   app.use(actionRoutes({ collectNow: deps.collectNow, secureCookies }));

@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Request, Response } from 'express';
 import { Eta } from 'eta';
-import { layoutView, type LayoutDeps } from './layout.js';
+import { layoutView, type LayoutDeps, type LayoutView } from './layout.js';
+import { PageBodies, type PageBody } from './page-bodies.js';
 import { viewsDir } from './paths.js';
 
 export interface PageOptions {
@@ -12,6 +13,29 @@ export interface PageOptions {
 }
 
 export type RenderPage = (req: Request, res: Response, template: string, data: Record<string, unknown>, options?: PageOptions) => Promise<void>;
+
+/**
+ * A report page whose body may be reused (see page-bodies.ts): `owners` are the cached objects it
+ * is made from, `key` what else it depends on in the request (its query); `data` builds the
+ * page's data when the body has to be rendered.
+ */
+export interface KeptPage {
+  template: string;
+  owners: readonly [object, ...Array<object | null>];
+  key: string;
+  data: () => Record<string, unknown>;
+}
+
+export type RenderKeptPage = (req: Request, res: Response, page: KeptPage, options?: PageOptions) => Promise<void>;
+
+export interface Renderer {
+  page: RenderPage;
+  /** Renders like `page`, reusing the body when the template has a body of its own (BODY_TEMPLATES). */
+  keptPage: RenderKeptPage;
+}
+
+/** Page templates whose body (all but `layout('/layout')`) is a template of its own. */
+const BODY_TEMPLATES: ReadonlyMap<string, string> = new Map([['pages/report', 'pages/report-body']]);
 
 const CUSTOM_VIEW_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 
@@ -24,16 +48,56 @@ export function customViewTemplate(view: string): string {
 }
 
 /**
+ * eta with its compiled templates cached and each template's path resolved once: eta resolves
+ * (and checks) the path of every include on every call, a cell partial once per table cell.
+ */
+export function createEta(): Eta {
+  const eta = new Eta({ views: viewsDir, cache: true, autoEscape: true });
+  const resolve = eta.resolvePath!.bind(eta);
+  const resolved = new Map<string, string>();
+  eta.resolvePath = (template, options) => {
+    const key = `${options?.filepath ?? ''}\n${template}`;
+    let path = resolved.get(key);
+    if (path === undefined) resolved.set(key, (path = resolve(template, options)));
+    return path;
+  };
+  return eta;
+}
+
+/** What the layout shows of the request alone, for a kept body's key (the body's empty state reads it). */
+function requestViewKey(layout: LayoutView): string {
+  const user = layout.user;
+  return JSON.stringify([layout.dataState, layout.collect !== null, user ? [user.role, user.canAct, user.canAdmin] : null]);
+}
+
+/**
  * Server-side HTML with eta: each page template sets `layout('/layout')`; the data of a page is
  * the layout's (navigation, banners, flash, collect button) plus the page's own.
  */
-export function createRenderer(deps: LayoutDeps): RenderPage {
-  const eta = new Eta({ views: viewsDir, cache: true, autoEscape: true });
-  return async (req, res, template, data, options = {}) => {
-    const layout = await layoutView(deps, req, res, options.currentReport ?? null);
-    const html = await eta.renderAsync(template, { ...layout, ...data });
+export function createRenderer(deps: LayoutDeps): Renderer {
+  const eta = createEta();
+  const bodies = new PageBodies();
+  const send = (res: Response, html: string, options: PageOptions) => {
     res.status(options.status ?? 200);
     res.setHeader('Cache-Control', 'no-store');
     res.type('html').send(html);
   };
+  const page: RenderPage = async (req, res, template, data, options = {}) => {
+    const layout = await layoutView(deps, req, res, options.currentReport ?? null);
+    send(res, await eta.renderAsync(template, { ...layout, ...data }), options);
+  };
+  const keptPage: RenderKeptPage = async (req, res, kept, options = {}) => {
+    const bodyTemplate = BODY_TEMPLATES.get(kept.template);
+    if (!bodyTemplate) return page(req, res, kept.template, kept.data(), options);
+    const layout = await layoutView(deps, req, res, options.currentReport ?? null);
+    const body = await bodies.get(kept.owners, `${kept.template}|${requestViewKey(layout)}|${kept.key}`, async (): Promise<PageBody> => {
+      const data = kept.data();
+      // The body sees what the layout passes it (`{...it, body}`), so the layout's data too.
+      const html = await eta.renderAsync(bodyTemplate, { ...layout, ...data });
+      return { html, layoutData: { pageTitle: data.pageTitle, charts: data.charts } };
+    });
+    // What the page template's layout('/layout') does: the layout with the page's data and body.
+    send(res, await eta.renderAsync('/layout', { ...layout, ...body.layoutData, body: body.html }), options);
+  };
+  return { page, keptPage };
 }

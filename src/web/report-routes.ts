@@ -1,5 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import type { ReportContext, ReportDefinition } from '../reports/report.js';
+import { oneDataVersion } from '../reports/shared/cache.js';
 import { isPartial } from '../reports/shared/coverage.js';
 import { regionIdsOf, regionNames } from '../reports/shared/regions.js';
 import type { Queryable } from '../db/connection.js';
@@ -8,7 +9,7 @@ import { notFound } from './errors.js';
 import { toJson } from './json.js';
 import { SECTIONS } from './layout.js';
 import { API_PAGING, HTML_PAGING, parseReportQuery, toRawQuery, type RawQuery } from './query.js';
-import { customViewTemplate, type RenderPage } from './render.js';
+import { customViewTemplate, type RenderKeptPage, type RenderPage } from './render.js';
 import { buildReportView } from './report-view.js';
 import { reportUrls } from './urls.js';
 
@@ -18,6 +19,7 @@ export interface ReportRoutesDeps {
   reports: readonly AnyReport[];
   context: () => ReportContext;
   render: RenderPage;
+  renderKept: RenderKeptPage;
 }
 
 const REPORT_NAME = /^[a-z0-9][a-z0-9_-]*$/;
@@ -120,14 +122,26 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
     const report = find(req, res);
     const query = toRawQuery(req.query);
     const { params, ignored, page, reportQuery, columns } = await parseReportQuery(report, query, 'html', HTML_PAGING);
-    const ctx = deps.context();
+    // The page and its filters from one data version, read once.
+    const ctx = oneDataVersion(deps.context());
     const [computed, filters] = await Promise.all([report.run(ctx, params, page), report.filters ? report.filters(ctx, params) : Promise.resolve(null)]);
     const output = ignored.length > 0 ? { ...computed, notes: [ignoredNote(ignored), ...computed.notes] } : computed;
     // Region columns show names: defineReport found them (cached with the page), or one small lookup here.
     const regionIds = output.regionNames ? [] : regionIdsOf(output.columns, output.rows);
     const names = output.regionNames ?? (regionIds.length > 0 ? await regionNames(ctx.db as Queryable, regionIds) : undefined);
-    const view = buildReportView({ report, output, filters, query, reportQuery, page, defaultLimit: HTML_PAGING.defaultLimit, columns, regionNames: names });
-    await deps.render(req, res, templates.get(report.name)!, { ...view, pageTitle: view.title }, { currentReport: report.name });
+    const data = () => {
+      const view = buildReportView({ report, output, filters, query, reportQuery, page, defaultLimit: HTML_PAGING.defaultLimit, columns, regionNames: names });
+      return { ...view, pageTitle: view.title };
+    };
+    const template = templates.get(report.name)!;
+    const options = { currentReport: report.name };
+    // A cached result (with its names and filters) is the same object while it is served: the
+    // page's body is too, for the same query. Region names looked up here are not part of it.
+    if (report.cached && (regionIds.length === 0 || output.regionNames)) {
+      await deps.renderKept(req, res, { template, owners: [computed, filters], key: JSON.stringify(query), data }, options);
+    } else {
+      await deps.render(req, res, template, data(), options);
+    }
   });
 
   return router;

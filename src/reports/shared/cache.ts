@@ -42,6 +42,38 @@ export async function dataVersion(q: Queryable, options: { actions?: boolean } =
   return row?.v ?? '';
 }
 
+/** The versions read so far per context made by oneDataVersion (by the `actions` option). */
+const versionsOfRequest = new WeakMap<object, Map<boolean, Promise<string>>>();
+
+/**
+ * A copy of a report context that reads each data version once: everything one request computes
+ * with it (an HTML page's rows and its filters) is of one version, read in one round trip instead
+ * of one per cached lookup. For one request only: a context kept longer would keep its version
+ * after a collection.
+ */
+export function oneDataVersion<C extends object>(ctx: C): C {
+  const copy = { ...ctx };
+  versionsOfRequest.set(copy, new Map());
+  return copy;
+}
+
+/** The data version for `ctx`: read now, or the one its request already read (oneDataVersion). */
+export function dataVersionOf(ctx: { db: Queryable }, options: { actions?: boolean } = {}): Promise<string> {
+  const read = versionsOfRequest.get(ctx);
+  if (!read) return dataVersion(ctx.db, options);
+  const actions = options.actions ?? false;
+  let version = read.get(actions);
+  if (!version) {
+    version = dataVersion(ctx.db, options);
+    read.set(actions, version);
+    // A failed read is not kept: the next lookup reads again and reports its own error.
+    version.catch(() => {
+      if (read.get(actions) === version) read.delete(actions);
+    });
+  }
+  return version;
+}
+
 export interface CacheOptions {
   /** How long a result is fresh, measured on the reports' clock (ctx.now); 0 = never reused. */
   ttlMs: number;
@@ -92,7 +124,7 @@ export class ReportCache {
     versionOptions: { actions?: boolean } = {},
   ): Promise<T> {
     const store = this.storeOf(scope.db, scope.config);
-    const version = await dataVersion(scope.db, versionOptions);
+    const version = await dataVersionOf(scope, versionOptions);
     const now = scope.now.getTime();
     const hit = store.get(key);
     if (hit && hit.version === version && now >= hit.now) {

@@ -6,7 +6,7 @@
  * see db/connection.ts.) With a read replica (ctx.reads), every operation reads the replica once
  * it shows the primary's data version, the primary otherwise (read-routing.ts).
  */
-import { cacheKey, dataVersion, ReportCache } from './cache.js';
+import { cacheKey, dataVersionOf, ReportCache } from './cache.js';
 import { regionIdsOf, regionNames } from './regions.js';
 import type { ReportOutput } from '../report.js';
 import type { Report, ReportCtx } from './types.js';
@@ -26,7 +26,7 @@ export function defineReport<P>(report: Report<P>, options: DefineOptions = {}):
   /** ctx with `db` the database to read: the replica when it is current, else the primary. */
   const reading = async (ctx: ReportCtx, version?: string): Promise<ReportCtx> => {
     if (!ctx.reads) return ctx;
-    const current = version ?? (await dataVersion(ctx.db, versionOptions));
+    const current = version ?? (await dataVersionOf(ctx, versionOptions));
     return { ...ctx, db: await ctx.reads.readerAt(ctx.db, current, versionOptions) };
   };
   const cached = <T>(ctx: ReportCtx, parts: readonly unknown[], compute: (ctx: ReportCtx) => Promise<T>): Promise<T> =>
