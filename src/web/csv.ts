@@ -6,6 +6,7 @@ import type { Column, Row } from '../reports/report.js';
 import { diffText, isDiff } from './diff.js';
 import { roundMoney } from './money.js';
 import type { RawQuery } from './query.js';
+import { boundedMemo } from '../memo.js';
 
 /*
  * CSV exports, decided here:
@@ -30,18 +31,22 @@ import type { RawQuery } from './query.js';
 
 const NUMERIC_KINDS = new Set(['int', 'decimal', 'money', 'percent']);
 const PLAIN_NUMBER = /^-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
-const FORMULA_START = /^[=+\-@\t\r]/;
+/** The characters a cell must not start with (= + - @ TAB CR), as char codes: checked on every cell. */
+const FORMULA_START = new Set([0x3d, 0x2b, 0x2d, 0x40, 0x09, 0x0d]);
 
 export function neutraliseFormula(text: string): string {
-  return FORMULA_START.test(text) ? `'${text}` : text;
+  return FORMULA_START.has(text.charCodeAt(0)) ? `'${text}` : text;
 }
+
+/** Rows share their snapshot times: each instant formatted once. */
+const isoInstant = boundedMemo((ms: number) => new Date(ms).toISOString());
 
 function plainText(value: unknown): string {
   if (value === null || value === undefined) return '';
   if (typeof value === 'string') return value;
   if (typeof value === 'number') return Number.isFinite(value) ? String(value) : '';
   if (typeof value === 'bigint' || typeof value === 'boolean') return String(value);
-  if (value instanceof Date) return Number.isNaN(value.getTime()) ? '' : value.toISOString();
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? '' : isoInstant(value.getTime());
   try {
     // Without a replacer first: several times faster, and the same text unless a BigInt is inside.
     return JSON.stringify(value);
@@ -54,6 +59,8 @@ function plainText(value: unknown): string {
 /** The text of one cell, formula-safe. */
 export function csvCell(value: unknown, kind: Column['kind']): string {
   if (value === null || value === undefined) return '';
+  // A finite number in a numeric column is a plain number, kept as it is (negative ones too).
+  if (typeof value === 'number' && NUMERIC_KINDS.has(kind)) return Number.isFinite(value) ? String(value) : '';
   let text: string;
   switch (kind) {
     case 'date':
@@ -133,9 +140,13 @@ const NEEDS_QUOTING = /[",\r\n]/;
 /** Text gathered before one write to the socket: few large writes instead of one per record. */
 const CHUNK_CHARS = 64 * 1024;
 
+const FIELD_OPTIONS = { ...STRINGIFY_OPTIONS, eof: false } as const;
+/** Fields that need quoting (tags, mostly) repeat from row to row: each quoted once. */
+const quotedField = boundedMemo((field: string) => stringifySync([[field]], FIELD_OPTIONS));
+
 /** A field as csv-stringify writes it: as it is unless it holds a comma, quote, CR or LF. */
 function csvField(field: string): string {
-  return NEEDS_QUOTING.test(field) ? stringifySync([[field]], { ...STRINGIFY_OPTIONS, eof: false }) : field;
+  return NEEDS_QUOTING.test(field) ? quotedField(field) : field;
 }
 
 /** One CSV line with its CRLF: what csv-stringify writes for the record, quoting through it. */
