@@ -21,7 +21,6 @@ import { from as copyFromStdin } from 'pg-copy-streams';
 import { lockDataDir, type DataDirLock } from './data-dir-lock.js';
 import * as schema from './schema.js';
 import { describeDatabaseTarget } from './url.js';
-import { boundedMemo } from '../memo.js';
 
 export type DatabaseConfig = { driver: 'pg'; url: string } | { driver: 'pglite'; dataDir: string };
 export type Driver = DatabaseConfig['driver'];
@@ -114,16 +113,23 @@ const parseTextArray = getPgParser(1009 /* text[] */);
 const identity = (value: string) => value;
 const parseTimestamptz = getPgParser(1184);
 /**
- * timestamptz through pg's own parser, remembered per text: rows share their snapshot times, and
- * parsing is a large part of reading 100,000 rows. Each row still gets its own Date.
+ * timestamptz through pg's own parser, each column of a result remembering its last text: rows
+ * share their snapshot times, and parsing dates is a large part of reading 100,000 rows. Each row
+ * still gets its own Date.
  */
-const rememberedInstant = boundedMemo((text: string) => parseTimestamptz(text));
-function parseInstant(text: string): unknown {
-  const parsed = rememberedInstant(text);
-  return parsed instanceof Date ? new Date(parsed.getTime()) : parsed;
+function instantColumnParser(): (text: string) => unknown {
+  let lastText: string | undefined;
+  let lastValue: unknown;
+  return (text) => {
+    if (text !== lastText) {
+      lastValue = parseTimestamptz(text);
+      lastText = text;
+    }
+    return lastValue instanceof Date ? new Date(lastValue.getTime()) : lastValue;
+  };
 }
 
-/** int8 and numeric stay strings; their arrays too; dates stay 'YYYY-MM-DD'. */
+/** int8 and numeric stay strings; their arrays too; dates stay 'YYYY-MM-DD'; timestamptz as above. */
 const pgRawTypes = {
   getTypeParser: (oid: number, format?: 'text' | 'binary') => {
     switch (oid) {
@@ -134,7 +140,7 @@ const pgRawTypes = {
       case 1082: // date
         return identity;
       case 1184: // timestamptz
-        return format === 'binary' ? getPgParser(oid, format) : parseInstant;
+        return format === 'binary' ? getPgParser(oid, format) : instantColumnParser();
       default:
         return getPgParser(oid, format);
     }

@@ -38,8 +38,21 @@ export function neutraliseFormula(text: string): string {
   return FORMULA_START.has(text.charCodeAt(0)) ? `'${text}` : text;
 }
 
-/** Rows share their snapshot times: each instant formatted once. */
-const isoInstant = boundedMemo((ms: number) => new Date(ms).toISOString());
+/**
+ * Recently formatted instants (rows share their snapshot times), in slots by whole seconds modulo
+ * a prime, so that whole hours and minutes do not all meet in one slot.
+ */
+const ISO_SLOTS = 61;
+const isoSlotMs = new Float64Array(ISO_SLOTS).fill(NaN);
+const isoSlotText: string[] = new Array<string>(ISO_SLOTS).fill('');
+function isoInstant(ms: number): string {
+  const slot = Math.abs(Math.floor(ms / 1000) % ISO_SLOTS);
+  if (isoSlotMs[slot] !== ms) {
+    isoSlotMs[slot] = ms;
+    isoSlotText[slot] = new Date(ms).toISOString();
+  }
+  return isoSlotText[slot]!;
+}
 
 function plainText(value: unknown): string {
   if (value === null || value === undefined) return '';
@@ -157,7 +170,7 @@ function csvLine(record: readonly string[]): string {
 }
 
 /**
- * The CSV text in chunks of about 64 KB. Totals are asked for before the first row so that the
+ * The CSV text: the header and first row, then chunks of about 64 KB. Totals are asked for before the first row so that the
  * database sums them (on another pooled connection) while the rows stream, and written last.
  */
 async function* csvChunks(columns: CsvColumn[], rows: AsyncIterable<Row>, options: CsvStreamOptions): AsyncGenerator<string> {
@@ -165,11 +178,14 @@ async function* csvChunks(columns: CsvColumn[], rows: AsyncIterable<Row>, option
   // Awaited after the rows; until then a failure must not count as unhandled.
   totals?.catch(() => undefined);
   let chunk = BOM + csvLine(columns.map((c) => neutraliseFormula(c.header)));
+  let first = true;
   for await (const row of rows) {
     chunk += csvLine(csvRecord(row, columns, options));
-    if (chunk.length >= CHUNK_CHARS) {
+    // The first row goes at once: the download starts, and a failure later cuts a started response.
+    if (first || chunk.length >= CHUNK_CHARS) {
       yield chunk;
       chunk = '';
+      first = false;
     }
   }
   if (totals) for (const row of await totals) chunk += csvLine(totalRecord(row, columns, options));
