@@ -111,8 +111,25 @@ const { types: pgTypes } = pg;
 const getPgParser = pgTypes.getTypeParser as (oid: number, format?: 'text' | 'binary') => (value: string) => unknown;
 const parseTextArray = getPgParser(1009 /* text[] */);
 const identity = (value: string) => value;
+const parseTimestamptz = getPgParser(1184);
+/**
+ * timestamptz through pg's own parser, each column of a result remembering its last text: rows
+ * share their snapshot times, and parsing dates is a large part of reading 100,000 rows. Each row
+ * still gets its own Date.
+ */
+function instantColumnParser(): (text: string) => unknown {
+  let lastText: string | undefined;
+  let lastValue: unknown;
+  return (text) => {
+    if (text !== lastText) {
+      lastValue = parseTimestamptz(text);
+      lastText = text;
+    }
+    return lastValue instanceof Date ? new Date(lastValue.getTime()) : lastValue;
+  };
+}
 
-/** int8 and numeric stay strings; their arrays too; dates stay 'YYYY-MM-DD'. */
+/** int8 and numeric stay strings; their arrays too; dates stay 'YYYY-MM-DD'; timestamptz as above. */
 const pgRawTypes = {
   getTypeParser: (oid: number, format?: 'text' | 'binary') => {
     switch (oid) {
@@ -122,6 +139,8 @@ const pgRawTypes = {
         return parseTextArray;
       case 1082: // date
         return identity;
+      case 1184: // timestamptz
+        return format === 'binary' ? getPgParser(oid, format) : instantColumnParser();
       default:
         return getPgParser(oid, format);
     }

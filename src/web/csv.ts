@@ -1,11 +1,12 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Writable } from 'node:stream';
-import { stringify } from 'csv-stringify';
+import { stringify as stringifySync } from 'csv-stringify/sync';
 import type { Column, Row } from '../reports/report.js';
 import { diffText, isDiff } from './diff.js';
 import { roundMoney } from './money.js';
 import type { RawQuery } from './query.js';
+import { boundedMemo } from '../memo.js';
 
 /*
  * CSV exports, decided here:
@@ -30,10 +31,27 @@ import type { RawQuery } from './query.js';
 
 const NUMERIC_KINDS = new Set(['int', 'decimal', 'money', 'percent']);
 const PLAIN_NUMBER = /^-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
-const FORMULA_START = /^[=+\-@\t\r]/;
+/** The characters a cell must not start with (= + - @ TAB CR), as char codes: checked on every cell. */
+const FORMULA_START = new Set([0x3d, 0x2b, 0x2d, 0x40, 0x09, 0x0d]);
 
 export function neutraliseFormula(text: string): string {
-  return FORMULA_START.test(text) ? `'${text}` : text;
+  return FORMULA_START.has(text.charCodeAt(0)) ? `'${text}` : text;
+}
+
+/**
+ * Recently formatted instants (rows share their snapshot times), in slots by whole seconds modulo
+ * a prime, so that whole hours and minutes do not all meet in one slot.
+ */
+const ISO_SLOTS = 61;
+const isoSlotMs = new Float64Array(ISO_SLOTS).fill(NaN);
+const isoSlotText: string[] = new Array<string>(ISO_SLOTS).fill('');
+function isoInstant(ms: number): string {
+  const slot = Math.abs(Math.floor(ms / 1000) % ISO_SLOTS);
+  if (isoSlotMs[slot] !== ms) {
+    isoSlotMs[slot] = ms;
+    isoSlotText[slot] = new Date(ms).toISOString();
+  }
+  return isoSlotText[slot]!;
 }
 
 function plainText(value: unknown): string {
@@ -41,13 +59,21 @@ function plainText(value: unknown): string {
   if (typeof value === 'string') return value;
   if (typeof value === 'number') return Number.isFinite(value) ? String(value) : '';
   if (typeof value === 'bigint' || typeof value === 'boolean') return String(value);
-  if (value instanceof Date) return Number.isNaN(value.getTime()) ? '' : value.toISOString();
-  return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? '' : isoInstant(value.getTime());
+  try {
+    // Without a replacer first: several times faster, and the same text unless a BigInt is inside.
+    return JSON.stringify(value);
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
+    return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+  }
 }
 
 /** The text of one cell, formula-safe. */
 export function csvCell(value: unknown, kind: Column['kind']): string {
   if (value === null || value === undefined) return '';
+  // A finite number in a numeric column is a plain number, kept as it is (negative ones too).
+  if (typeof value === 'number' && NUMERIC_KINDS.has(kind)) return Number.isFinite(value) ? String(value) : '';
   let text: string;
   switch (kind) {
     case 'date':
@@ -118,15 +144,53 @@ export function csvColumns(columns: readonly Column[]): CsvColumn[] {
   return out;
 }
 
-async function* csvRecords(columns: CsvColumn[], rows: AsyncIterable<Row>, options: CsvStreamOptions): AsyncGenerator<string[]> {
-  yield columns.map((c) => neutraliseFormula(c.header));
-  for await (const row of rows) {
-    yield csvRecord(row, columns, options);
-  }
-  // Asked for only once every row is out: the totals query runs after the rows, not beside them.
-  if (options.totals) for (const row of await options.totals()) yield totalRecord(row, columns, options);
+/** csv-stringify's settings for every export: RFC 4180 with CRLF, a field holding CR or LF quoted. */
+const STRINGIFY_OPTIONS = { record_delimiter: 'windows', quote_record_delimiter: true } as const;
+const RECORD_DELIMITER = '\r\n';
+const BOM = '\ufeff';
+/** A field holding one of these is quoted by csv-stringify; any other field it writes as it is. */
+const NEEDS_QUOTING = /[",\r\n]/;
+/** Text gathered before one write to the socket: few large writes instead of one per record. */
+const CHUNK_CHARS = 64 * 1024;
+
+const FIELD_OPTIONS = { ...STRINGIFY_OPTIONS, eof: false } as const;
+/** Fields that need quoting (tags, mostly) repeat from row to row: each quoted once. */
+const quotedField = boundedMemo((field: string) => stringifySync([[field]], FIELD_OPTIONS));
+
+/** A field as csv-stringify writes it: as it is unless it holds a comma, quote, CR or LF. */
+function csvField(field: string): string {
+  return NEEDS_QUOTING.test(field) ? quotedField(field) : field;
 }
 
+/** One CSV line with its CRLF: what csv-stringify writes for the record, quoting through it. */
+function csvLine(record: readonly string[]): string {
+  let line = '';
+  for (let i = 0; i < record.length; i++) line += (i === 0 ? '' : ',') + csvField(record[i]!);
+  return line + RECORD_DELIMITER;
+}
+
+/**
+ * The CSV text: the header and first row, then chunks of about 64 KB. Totals are asked for before the first row so that the
+ * database sums them (on another pooled connection) while the rows stream, and written last.
+ */
+async function* csvChunks(columns: CsvColumn[], rows: AsyncIterable<Row>, options: CsvStreamOptions): AsyncGenerator<string> {
+  const totals = options.totals?.();
+  // Awaited after the rows; until then a failure must not count as unhandled.
+  totals?.catch(() => undefined);
+  let chunk = BOM + csvLine(columns.map((c) => neutraliseFormula(c.header)));
+  let first = true;
+  for await (const row of rows) {
+    chunk += csvLine(csvRecord(row, columns, options));
+    // The first row goes at once: the download starts, and a failure later cuts a started response.
+    if (first || chunk.length >= CHUNK_CHARS) {
+      yield chunk;
+      chunk = '';
+      first = false;
+    }
+  }
+  if (totals) for (const row of await totals) chunk += csvLine(totalRecord(row, columns, options));
+  yield chunk;
+}
 /**
  * A totals row: its first cell says "Total" whatever the first column is (a spreadsheet filters
  * on it), and the report's own "Total" label further right is left empty.
@@ -142,7 +206,7 @@ function totalRecord(row: Row, columns: readonly CsvColumn[], options: CsvOption
 const TOTAL_CELL = 'Total';
 
 export interface CsvStreamOptions extends CsvOptions {
-  /** Totals per currency, written after the rows. */
+  /** Totals per currency, written after the rows (asked for when the rows start: see csvChunks). */
   totals?: () => Promise<Row[]>;
 }
 
@@ -152,9 +216,7 @@ export interface CsvStreamOptions extends CsvOptions {
  * If the client goes away, the report's iterator is closed (its `finally` runs).
  */
 export async function streamCsv(out: Writable, columns: readonly Column[], rows: AsyncIterable<Row>, options: CsvStreamOptions = {}): Promise<void> {
-  const source = Readable.from(csvRecords(csvColumns(columns), rows, options));
-  const stringifier = stringify({ bom: true, record_delimiter: 'windows', quote_record_delimiter: true });
-  await pipeline(source, stringifier, out);
+  await pipeline(Readable.from(csvChunks(csvColumns(columns), rows, options), { highWaterMark: 1 }), out);
 }
 
 const FILENAME_EXCLUDED_PARAMS = new Set(['sort', 'dir']);

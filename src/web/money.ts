@@ -29,6 +29,8 @@ export function moneyDigits(currency: string | null | undefined, hourly = false)
 }
 
 const DECIMAL = /^([+-]?)(\d*)(?:\.(\d*))?$/;
+/** A whole part written as BigInt would write it: no leading zeros, not empty. */
+const PLAIN_WHOLE = /^(?:0|[1-9]\d*)$/;
 
 /** Decimal text in plain notation, or null when the value is not a number. */
 export function decimalText(value: unknown): string | null {
@@ -56,14 +58,19 @@ export function roundDecimal(text: string, digits: number): string {
   const match = DECIMAL.exec(text.trim());
   if (!match || !/\d/.test(text)) return text;
   const [, sign = '', intPart = '', fracPart = ''] = match;
+  // Nothing to round (most prices): the same digits, the fraction padded; no BigInt needed.
+  if (fracPart.length <= digits && PLAIN_WHOLE.test(intPart)) return signed(sign, digits > 0 ? `${intPart}.${fracPart.padEnd(digits, '0')}` : intPart);
   const scaled = BigInt((intPart || '0') + fracPart.padEnd(digits, '0').slice(0, digits));
   const roundUp = (fracPart[digits] ?? '0') >= '5';
   const magnitude = (scaled + (roundUp ? 1n : 0n)).toString().padStart(digits + 1, '0');
   const whole = magnitude.slice(0, magnitude.length - digits);
   const fraction = magnitude.slice(magnitude.length - digits);
-  const out = fraction ? `${whole}.${fraction}` : whole;
-  // No "-0.00": a negative amount that rounds to zero is zero.
-  return sign === '-' && /[1-9]/.test(out) ? `-${out}` : out;
+  return signed(sign, fraction ? `${whole}.${fraction}` : whole);
+}
+
+/** No "-0.00": a negative amount that rounds to zero is zero. */
+function signed(sign: string, magnitude: string): string {
+  return sign === '-' && /[1-9]/.test(magnitude) ? `-${magnitude}` : magnitude;
 }
 
 /** An amount of `currency` rounded for people, plain ("1234.57"); null when it is not a number. */

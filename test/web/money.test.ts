@@ -27,6 +27,12 @@ describe('rounding money to the currency (half away from zero, decimal text only
     expect(roundMoney(1e-7, 'EUR', true)).toBe('0.0000');
   });
 
+  it('pads what has no more digits than kept, written as the rounding would write it', () => {
+    expect(['0.1', '73.0', '5.', '.5', '007.5', '-0.0', '-0', '+12', '-3.5'].map((t) => roundDecimal(t, 2))).toEqual(['0.10', '73.00', '5.00', '0.50', '7.50', '0.00', '0.00', '12.00', '-3.50']);
+    expect(['12', '-0', '7.'].map((t) => roundDecimal(t, 0))).toEqual(['12', '0', '7']);
+    expect(roundDecimal('0.1', 4)).toBe('0.1000');
+  });
+
   it('rounds JPY and KRW to whole units, EUR and USD to cents', () => {
     expect(roundMoney('1234.5', 'JPY')).toBe('1235');
     expect(roundMoney('-1234.5', 'JPY')).toBe('-1235');

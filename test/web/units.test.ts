@@ -1,5 +1,8 @@
+import { Writable } from 'node:stream';
+import { stringify } from 'csv-stringify/sync';
 import { describe, expect, it } from 'vitest';
-import { csvCell, csvColumns, csvFilename, contentDisposition } from '../../src/web/csv.js';
+import { csvCell, csvColumns, csvFilename, contentDisposition, streamCsv } from '../../src/web/csv.js';
+import { boundedMemo } from '../../src/memo.js';
 import { formatCell, formatDecimalText, formatMoney, formatPercent, formatValue, safeAppHref } from '../../src/web/format.js';
 import { jsonForScript } from '../../src/web/json.js';
 import { shareCharts } from '../../src/reports/shared/summary.js';
@@ -82,6 +85,32 @@ describe('CSV cells', () => {
     expect(csvCell(false, 'bool')).toBe('false');
   });
 
+  it('writes the bytes csv-stringify writes for the same cells, in chunks, totals last', async () => {
+    const texts = ['', 'plain', 'a,b', 'say "hi"', '"', 'line\nbreak', 'cr\rhere', 'both\r\n', ',', 'x'.repeat(70_000), 'Ünïcode, 😀'];
+    const rows = Array.from({ length: 300 }, (_, i) => ({ a: texts[i % texts.length], b: texts[(i * 7) % texts.length], n: i % 5 === 0 ? null : -i, t: { k: texts[i % texts.length] } }));
+    const columns = [
+      { key: 'a', label: 'A, first', kind: 'text' as const },
+      { key: 'b', label: 'B "quoted"', kind: 'text' as const },
+      { key: 'n', label: 'N', kind: 'int' as const },
+      { key: 't', label: 'Tags', kind: 'tags' as const },
+    ];
+    const chunks: string[] = [];
+    const out = new Writable({ write: (chunk: Buffer, _enc, done) => (chunks.push(chunk.toString('utf8')), done()) });
+    let totalsAskedAfterRows = -1;
+    let produced = 0;
+    await streamCsv(out, columns, (async function* () { for (const row of rows) (produced++, yield row); })(), {
+      totals: async () => ((totalsAskedAfterRows = produced), [{ a: 'x', b: 'y', n: 3, t: null }]),
+    });
+    const expected = stringify(
+      [columns.map((c) => c.label), ...rows.map((r) => columns.map((c) => csvCell(r[c.key as keyof typeof r], c.kind))), ['Total', 'y', '3', '']],
+      { bom: true, record_delimiter: 'windows', quote_record_delimiter: true },
+    );
+    expect(chunks.join('')).toBe(expected);
+    expect(chunks.length).toBeGreaterThan(1);
+    // Asked for before the first row: the database sums while the rows stream.
+    expect(totalsAskedAfterRows).toBe(0);
+  });
+
   it('adds a currency column after money unless the report has one', () => {
     expect(csvColumns([{ key: 'm', label: 'Cost', kind: 'money', currencyKey: 'cur' }]).map((c) => c.header)).toEqual(['Cost', 'Cost currency']);
     expect(
@@ -100,6 +129,18 @@ describe('CSV cells', () => {
       `attachment; filename="cloudtally-cost-by-tag-key-Uni-code_project-p1+p2_q-a-b-c-d-2024-05-17.csv"; filename*=UTF-8''cloudtally-cost-by-tag-key-%C3%9Cn%C3%AF-code_project-p1%2Bp2_q-a-b-c%3Bd-2024-05-17.csv`,
     );
     expect(csvFilename('x', { q: 'y'.repeat(500) }, new Date('2024-01-01T00:00:00Z')).ascii.length).toBeLessThan(160);
+  });
+});
+
+describe('boundedMemo', () => {
+  it('computes each distinct input once until full, then starts over', () => {
+    const seen: string[] = [];
+    const upper = boundedMemo((s: string) => (seen.push(s), s.toUpperCase()), 2);
+    expect([upper('a'), upper('a'), upper('b'), upper('a')]).toEqual(['A', 'A', 'B', 'A']);
+    expect(seen).toEqual(['a', 'b']);
+    upper('c'); // full: forgets a and b
+    upper('a');
+    expect(seen).toEqual(['a', 'b', 'c', 'a']);
   });
 });
 
