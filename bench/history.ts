@@ -216,7 +216,7 @@ export async function main(args: string[]): Promise<void> {
     // 2. Storage added by a collection in which 1% changed.
     await db.execute('VACUUM ANALYZE');
     const before = await sizes(db);
-    const churn = await collect(db, o, new Date(T0.getTime() + 2 * 3600_000), (n) => (n % 100 === 0 ? 1 : 0));
+    const churn = await collect(db, o, new Date(T0.getTime() + (o.rounds + 1) * 3600_000), (n) => (n % 100 === 0 ? 1 : 0));
     await db.execute('VACUUM instances_staged');
     const after = await sizes(db);
     const added = STORAGE_TABLES.reduce((sum, t) => sum + (after[t]! - before[t]!), 0);
