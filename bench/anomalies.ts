@@ -7,8 +7,10 @@
  * per-day gaps, the robust test), and one explanation of a day (priced resources of the day's
  * snapshots, the changes diff), on an hourly day and on a sealed day. p50/p95 over --samples.
  */
+import { loadAverage, ms, out, percentile, spread } from './measure.js';
+import { BENCH_SERVER, parseBenchOptions } from './options.js';
 import { onServer, withDatabase } from './database.js';
-import { generate, percentile, sealThinnedDays } from './reports.js';
+import { generate, sealThinnedDays } from './reports.js';
 import type { BenchShape } from './reports-data.js';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/connection.js';
@@ -18,39 +20,11 @@ import { explainDay } from '../src/reports/shared/anomaly-explain.js';
 import { addDays } from '../src/reports/shared/format.js';
 import { dailyCostsFor } from '../src/reports/shared/time.js';
 
-const out = (line = '') => process.stdout.write(`${line}\n`);
-const ms = (n: number) => `${n.toFixed(n < 10 ? 1 : 0)} ms`;
 
-interface Options {
-  serverUrl: string;
-  instances: number;
-  scopes: number;
-  days: number;
-  hourlyDays: number;
-  samples: number;
-  keep: boolean;
-}
 
-function parseArgs(args: string[]): Options {
-  const o: Options = { serverUrl: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres', instances: 20_000, scopes: 4, days: 30, hourlyDays: 7, samples: 5, keep: false };
-  const int = (name: string, value: string | undefined) => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < 1) throw new Error(`bench anomalies: ${name} must be a positive integer`);
-    return n;
-  };
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i];
-    if (arg === '--database-url') o.serverUrl = args[++i] ?? o.serverUrl;
-    else if (arg === '--instances') o.instances = int(arg, args[++i]);
-    else if (arg === '--scopes') o.scopes = int(arg, args[++i]);
-    else if (arg === '--days') o.days = int(arg, args[++i]);
-    else if (arg === '--hourly-days') o.hourlyDays = int(arg, args[++i]);
-    else if (arg === '--samples') o.samples = int(arg, args[++i]);
-    else if (arg === '--keep') o.keep = true;
-    else throw new Error(`bench anomalies: unknown argument ${arg}`);
-  }
-  return o;
-}
+const parseOptions = (args: string[]) =>
+  parseBenchOptions('anomalies', args, { databaseUrl: BENCH_SERVER as string, instances: 20_000, scopes: 4, days: 30, hourlyDays: 7, samples: 5, keep: false });
+type Options = ReturnType<typeof parseOptions>;
 
 async function timed(n: number, fn: () => Promise<unknown>): Promise<string> {
   const times: number[] = [];
@@ -63,13 +37,13 @@ async function timed(n: number, fn: () => Promise<unknown>): Promise<string> {
 }
 
 export async function main(args: string[]): Promise<void> {
-  const o = parseArgs(args);
+  const o = parseOptions(args);
   const dbName = `ct_bench_anomalies_${Date.now()}`;
   const end = new Date(Math.floor(Date.now() / 3600_000) * 3600_000 - 3600_000);
   const shape: BenchShape = { instances: o.instances, scopes: o.scopes, hourlyDays: o.hourlyDays, totalDays: o.days, end };
   out(`anomalies benchmark: ${o.instances} instances in ${o.scopes} scopes, ${o.days} days (hourly for the last ${o.hourlyDays}) -> ${dbName}`);
-  await onServer(o.serverUrl, (c) => c.query(`CREATE DATABASE ${dbName}`));
-  const db = await openDatabase({ driver: 'pg', url: withDatabase(o.serverUrl, dbName) }, { poolSize: 4 });
+  await onServer(o.databaseUrl, (c) => c.query(`CREATE DATABASE ${dbName}`));
+  const db = await openDatabase({ driver: 'pg', url: withDatabase(o.databaseUrl, dbName) }, { poolSize: 4 });
   try {
     await migrateDatabase(db);
     await generate(db, shape);
@@ -96,6 +70,6 @@ export async function main(args: string[]): Promise<void> {
     }
   } finally {
     await db.close();
-    if (!o.keep) await onServer(o.serverUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`));
+    if (!o.keep) await onServer(o.databaseUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`));
   }
 }

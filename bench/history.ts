@@ -12,7 +12,8 @@
  *     writer stores them), measured;
  *  4. the rows of a past collection, first page (50 by instance id), through the view.
  */
-import { loadavg } from 'node:os';
+import { loadAverage, out, secs as secsOf } from './measure.js';
+import { BENCH_SERVER, parseBenchOptions } from './options.js';
 import { performance } from 'node:perf_hooks';
 import { openSnapshot } from '../src/collect/snapshot-writer.js';
 import { prepareBulkCopy } from '../src/db/bulk.js';
@@ -21,43 +22,13 @@ import { migrateDatabase } from '../src/db/migrate.js';
 import { instances } from '../src/db/schema.js';
 import { onServer, withDatabase } from './database.js';
 
-interface Options {
-  serverUrl: string;
-  instances: number;
-  scopes: number;
-  days: number;
-  /** Nothing-changed collections, each followed by its plain COPY baseline. */
-  rounds: number;
-  /** Stop after step 1 (the collection ratio). */
-  collectionOnly: boolean;
-  keep: boolean;
-}
 
-function parseArgs(args: string[]): Options {
-  const o: Options = {
-    serverUrl: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
-    instances: 100_000,
-    scopes: 10,
-    days: 30,
-    rounds: 3,
-    collectionOnly: false,
-    keep: false,
-  };
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i];
-    if (a === '--instances') o.instances = Number(args[++i]);
-    else if (a === '--scopes') o.scopes = Number(args[++i]);
-    else if (a === '--days') o.days = Number(args[++i]);
-    else if (a === '--rounds') o.rounds = Number(args[++i]);
-    else if (a === '--collection-only') o.collectionOnly = true;
-    else if (a === '--keep') o.keep = true;
-    else throw new Error(`unknown option ${a}`);
-  }
-  return o;
-}
+const parseOptions = (args: string[]) =>
+  parseBenchOptions('history', args, { databaseUrl: BENCH_SERVER as string, instances: 100_000, scopes: 10, days: 30, rounds: 3, collectionOnly: false, keep: false });
+type Options = ReturnType<typeof parseOptions>;
 
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
-const secs = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+const secs = (n: number) => secsOf(n, 2);
 const PAGE = 1_000;
 const T0 = new Date('2025-01-01T00:00:00Z');
 
@@ -180,11 +151,10 @@ async function sizes(db: Database): Promise<Record<string, number>> {
 }
 
 export async function main(args: string[]): Promise<void> {
-  const o = parseArgs(args);
-  const out = (line = '') => process.stdout.write(`${line}\n`);
+  const o = parseOptions(args);
   const dbName = `ct_bench_history_${Date.now()}`;
-  const url = withDatabase(o.serverUrl, dbName);
-  await onServer(o.serverUrl, (c) => c.query(`CREATE DATABASE ${dbName}`));
+  const url = withDatabase(o.databaseUrl, dbName);
+  await onServer(o.databaseUrl, (c) => c.query(`CREATE DATABASE ${dbName}`));
   let db: Database | null = null;
   try {
     db = await openDatabase({ driver: 'pg', url }, { poolSize: 4 });
@@ -207,7 +177,7 @@ export async function main(args: string[]): Promise<void> {
       const sameMs = same.copyMs + same.finaliseMs;
       ratios.push(sameMs / plain);
       out(`collection, nothing changed (${round}/${o.rounds}): ${secs(sameMs)} (COPY into staging ${secs(same.copyMs)} + finalise/fold ${secs(same.finaliseMs)}: ${same.profile})`);
-      out(`  plain COPY of the same ${same.rows.toLocaleString('en-US')} rows: ${secs(plain)} -> ratio ${(sameMs / plain).toFixed(2)} x (load ${loadavg().map((l) => l.toFixed(1)).join(', ')})`);
+      out(`  plain COPY of the same ${same.rows.toLocaleString('en-US')} rows: ${secs(plain)} -> ratio ${(sameMs / plain).toFixed(2)} x (load ${loadAverage()})`);
     }
     ratios.sort((a, b) => a - b);
     out(`nothing-changed collection / plain COPY: median ${ratios[Math.floor(ratios.length / 2)]!.toFixed(2)} x, range ${ratios[0]!.toFixed(2)}-${ratios.at(-1)!.toFixed(2)} x over ${ratios.length} rounds (target <= 2 x)`);
@@ -254,7 +224,7 @@ export async function main(args: string[]): Promise<void> {
   } finally {
     await db?.close();
     if (o.keep) out(`kept database ${dbName}`);
-    else await onServer(o.serverUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`));
+    else await onServer(o.databaseUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`));
   }
 }
 

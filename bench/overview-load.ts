@@ -11,10 +11,12 @@
  * spread over the rounds. Generating the history takes minutes (hours of runs are folded one by
  * one); --keep and --reuse measure again on the same database.
  */
+import { loadAverage, ms, out, percentile, spread } from './measure.js';
+import { BENCH_SERVER, parseBenchOptions } from './options.js';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { onServer, withDatabase } from './database.js';
-import { concurrentUsers, generate, loadAverage, percentile, sealThinnedDays, spread } from './reports.js';
+import { concurrentUsers, generate, sealThinnedDays } from './reports.js';
 import type { BenchShape } from './reports-data.js';
 import { loadConfig } from '../src/config.js';
 import { openDatabase, type Database } from '../src/db/connection.js';
@@ -23,53 +25,24 @@ import { silentLogger } from '../src/logger.js';
 import { allReports } from '../src/reports/index.js';
 import { createWebApp } from '../src/web/app.js';
 
-interface Options {
-  serverUrl: string;
-  instances: number;
-  scopes: number;
-  days: number;
-  hourlyDays: number;
-  users: number;
-  requestsPerUser: number;
-  rounds: number;
-  keep: boolean;
-  reuse: string | null;
-}
 
 function parseArgs(args: string[]): Options {
-  const o: Options = { serverUrl: 'postgres://postgres@127.0.0.1:5432/postgres', instances: 300, scopes: 10, days: 30, hourlyDays: 7, users: 50, requestsPerUser: 10, rounds: 3, keep: false, reuse: null };
-  const int = (name: string, value: string | undefined, min: number) => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < min) throw new Error(`bench overview-load: ${name} must be an integer >= ${min}`);
-    return n;
-  };
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i];
-    if (arg === '--database-url') o.serverUrl = args[++i] ?? o.serverUrl;
-    else if (arg === '--instances') o.instances = int(arg, args[++i], 1);
-    else if (arg === '--scopes') o.scopes = int(arg, args[++i], 1);
-    else if (arg === '--days') o.days = int(arg, args[++i], 1);
-    else if (arg === '--hourly-days') o.hourlyDays = int(arg, args[++i], 1);
-    else if (arg === '--users') o.users = int(arg, args[++i], 1);
-    else if (arg === '--requests-per-user') o.requestsPerUser = int(arg, args[++i], 1);
-    else if (arg === '--rounds') o.rounds = int(arg, args[++i], 1);
-    else if (arg === '--keep') o.keep = true;
-    else if (arg === '--reuse') o.reuse = args[++i] ?? null;
-    else throw new Error(`bench overview-load: unknown argument ${arg} (known: --database-url URL, --instances N, --scopes N, --days N, --hourly-days N, --users N, --requests-per-user N, --rounds N, --keep, --reuse DATABASE)`);
-  }
+  const o = parseOptions(args);
   if (o.reuse !== null && !/^ct_bench_overview_\d+$/.test(o.reuse)) throw new Error('bench overview-load: --reuse takes a database name ct_bench_overview_<digits> kept by an earlier --keep run');
   return o;
 }
 
-const out = (line = '') => process.stdout.write(`${line}\n`);
-const ms = (n: number) => `${n.toFixed(n < 10 ? 1 : 0)} ms`;
+const parseOptions = (args: string[]) =>
+  parseBenchOptions('overview-load', args, { databaseUrl: BENCH_SERVER as string, instances: 300, scopes: 10, days: 30, hourlyDays: 7, users: 50, requestsPerUser: 10, rounds: 3, keep: false, reuse: null as string | null });
+type Options = ReturnType<typeof parseOptions>;
+
 
 export async function main(args: string[]): Promise<void> {
   const o = parseArgs(args);
   const dbName = o.reuse ?? `ct_bench_overview_${Date.now()}`;
-  const url = withDatabase(o.serverUrl, dbName);
+  const url = withDatabase(o.databaseUrl, dbName);
   let end = new Date(Math.floor(Date.now() / 3600_000) * 3600_000 - 3600_000);
-  if (!o.reuse) await onServer(o.serverUrl, (c) => c.query(`CREATE DATABASE ${dbName}`));
+  if (!o.reuse) await onServer(o.databaseUrl, (c) => c.query(`CREATE DATABASE ${dbName}`));
   let db: Database | null = null;
   let server: Server | null = null;
   try {
@@ -126,7 +99,7 @@ export async function main(args: string[]): Promise<void> {
       await new Promise<void>((resolve) => server!.close(() => resolve()));
     }
     await db?.close();
-    if (!o.keep && !o.reuse) await onServer(o.serverUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`));
+    if (!o.keep && !o.reuse) await onServer(o.databaseUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`));
     else out(`kept database ${dbName}`);
   }
 }

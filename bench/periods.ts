@@ -19,6 +19,8 @@
  * milliseconds on a shared machine. --runs rounds (baselines, then each report) are measured one
  * after the other: the table shows every round's p95 and ratio and, below, the spread.
  */
+import { ms, out, percentile, secs } from './measure.js';
+import { BENCH_SERVER, parseBenchOptions } from './options.js';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { request } from 'undici';
@@ -33,45 +35,12 @@ import { DEFAULT_CACHE_OPTIONS } from '../src/reports/shared/cache.js';
 import { reportCache } from '../src/reports/shared/define.js';
 import { createWebApp } from '../src/web/app.js';
 
-interface Options {
-  serverUrl: string;
-  instances: number;
-  scopes: number;
-  hourlyDays: number;
-  samples: number;
-  runs: number;
-  keep: boolean;
-}
 
-function parseArgs(args: string[]): Options {
-  const o: Options = { serverUrl: 'postgres://postgres@127.0.0.1:5432/postgres', instances: 100_000, scopes: 10, hourlyDays: 7, samples: 30, runs: 3, keep: false };
-  const int = (name: string, value: string | undefined, min: number) => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < min) throw new Error(`bench periods: ${name} must be an integer >= ${min}`);
-    return n;
-  };
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i];
-    if (arg === '--database-url') o.serverUrl = args[++i] ?? o.serverUrl;
-    else if (arg === '--instances') o.instances = int(arg, args[++i], 1);
-    else if (arg === '--scopes') o.scopes = int(arg, args[++i], 1);
-    else if (arg === '--hourly-days') o.hourlyDays = int(arg, args[++i], 1);
-    else if (arg === '--samples') o.samples = int(arg, args[++i], 1);
-    else if (arg === '--runs') o.runs = int(arg, args[++i], 1);
-    else if (arg === '--keep') o.keep = true;
-    else throw new Error(`bench periods: unknown argument ${arg} (known: --database-url URL, --instances N, --scopes N, --hourly-days N, --samples N, --runs N, --keep)`);
-  }
-  return o;
-}
+const parseOptions = (args: string[]) =>
+  parseBenchOptions('periods', args, { databaseUrl: BENCH_SERVER as string, instances: 100_000, scopes: 10, hourlyDays: 7, samples: 30, runs: 3, keep: false });
+type Options = ReturnType<typeof parseOptions>;
 
-const out = (line = '') => process.stdout.write(`${line}\n`);
-const ms = (n: number) => `${n.toFixed(n < 10 ? 1 : 0)} ms`;
-const secs = (n: number) => `${(n / 1000).toFixed(1)} s`;
 
-function percentile(values: readonly number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
-}
 
 /**
  * Snapshots, rollups and sealed cost_daily in SQL. Each scope holds instances/scopes instances,
@@ -155,18 +124,18 @@ async function get(url: string): Promise<void> {
 }
 
 export async function main(args: string[]): Promise<void> {
-  const o = parseArgs(args);
+  const o = parseOptions(args);
   const dbName = `ct_bench_periods_${Date.now()}`;
   const end = new Date(Math.floor(Date.now() / 3600_000) * 3600_000 - 3600_000);
   const now = new Date(end.getTime() + 30 * 60_000);
   const lastYear = now.getUTCFullYear() - 1;
   const firstDay = `${lastYear}-01-01`;
   out(`periods benchmark: ${o.instances.toLocaleString('en-US')} instances in ${o.scopes} scopes, daily from ${firstDay} (sealed), hourly for the last ${o.hourlyDays} days -> ${dbName}`);
-  await onServer(o.serverUrl, (c) => c.query(`CREATE DATABASE ${dbName}`));
+  await onServer(o.databaseUrl, (c) => c.query(`CREATE DATABASE ${dbName}`));
   let db: Database | null = null;
   let server: Server | null = null;
   try {
-    db = await openDatabase({ driver: 'pg', url: withDatabase(o.serverUrl, dbName) }, { poolSize: 10 });
+    db = await openDatabase({ driver: 'pg', url: withDatabase(o.databaseUrl, dbName) }, { poolSize: 10 });
     await migrateDatabase(db);
     await generate(db, o, firstDay, end);
     const config = loadConfig({});
@@ -233,7 +202,7 @@ export async function main(args: string[]): Promise<void> {
       await new Promise<void>((resolve) => server!.close(() => resolve()));
     }
     await db?.close();
-    if (!o.keep) await onServer(o.serverUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`));
+    if (!o.keep) await onServer(o.databaseUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`));
     else out(`kept database ${dbName}`);
   }
 }

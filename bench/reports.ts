@@ -12,12 +12,13 @@
  * full 100,000-row CSV export (time, peak memory growth), the FOCUS export of the month, and the
  * overview's p95 under --users concurrent users (cache off, then on).
  */
+import { loadAverage, ms, out, percentile, secs, spread } from './measure.js';
+import { BENCH_SERVER, parseBenchOptions } from './options.js';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { spawn } from 'node:child_process';
-import { loadavg } from 'node:os';
 import { once } from 'node:events';
 import { onServer, withDatabase } from './database.js';
 import { childRuntime, moduleUrl, ROOT, rssOf } from './runtime.js';
@@ -34,73 +35,19 @@ import { reportCache } from '../src/reports/shared/define.js';
 import { createWebApp } from '../src/web/app.js';
 import { foldSnapshots, generateClustersAndK8s, generateFlavors, generateInstances, generatePresence, generateRunsAndSnapshots, type BenchShape } from './reports-data.js';
 
-interface Options {
-  serverUrl: string;
-  instances: number;
-  scopes: number;
-  days: number;
-  hourlyDays: number;
-  samples: number;
-  users: number;
-  requestsPerUser: number;
-  keep: boolean;
-  focus: boolean;
-  /** Measure the reports on a database kept by an earlier run (--keep) instead of generating one. */
-  reuse: string | null;
-}
 
-const DEFAULT_SERVER = 'postgres://postgres@127.0.0.1:5432/postgres';
 
 function parseArgs(args: string[]): Options {
-  const o: Options = {
-    serverUrl: DEFAULT_SERVER,
-    instances: 100_000,
-    scopes: 10,
-    days: 30,
-    hourlyDays: 7,
-    samples: 30,
-    users: 50,
-    requestsPerUser: 10,
-    keep: false,
-    focus: true,
-    reuse: null,
-  };
-  const int = (name: string, value: string | undefined, min: number) => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < min) throw new Error(`bench reports: ${name} must be an integer >= ${min}`);
-    return n;
-  };
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i];
-    if (arg === '--database-url') o.serverUrl = args[++i] ?? o.serverUrl;
-    else if (arg === '--instances') o.instances = int(arg, args[++i], 1);
-    else if (arg === '--scopes') o.scopes = int(arg, args[++i], 1);
-    else if (arg === '--days') o.days = int(arg, args[++i], 1);
-    else if (arg === '--hourly-days') o.hourlyDays = int(arg, args[++i], 1);
-    else if (arg === '--samples') o.samples = int(arg, args[++i], 1);
-    else if (arg === '--users') o.users = int(arg, args[++i], 1);
-    else if (arg === '--requests-per-user') o.requestsPerUser = int(arg, args[++i], 1);
-    else if (arg === '--keep') o.keep = true;
-    else if (arg === '--no-focus-export') o.focus = false;
-    else if (arg === '--reuse') o.reuse = args[++i] ?? null;
-    else {
-      throw new Error(
-        `bench reports: unknown argument ${arg} (known: --database-url URL, --instances N, --scopes N, --days N, --hourly-days N, --samples N, --users N, --requests-per-user N, --no-focus-export, --keep, --reuse DATABASE)`,
-      );
-    }
-  }
+  const o = parseOptions(args);
   if (o.hourlyDays > o.days) throw new Error('bench reports: --hourly-days must not exceed --days');
   return o;
 }
 
-const out = (line = '') => process.stdout.write(`${line}\n`);
-const ms = (n: number) => `${n.toFixed(n < 10 ? 1 : 0)} ms`;
-const secs = (n: number) => `${(n / 1000).toFixed(1)} s`;
+const parseOptions = (args: string[]) =>
+  parseBenchOptions('reports', args, { databaseUrl: BENCH_SERVER as string, instances: 100_000, scopes: 10, days: 30, hourlyDays: 7, samples: 30, users: 50, requestsPerUser: 10, keep: false, noFocusExport: false, reuse: null as string | null });
+type Options = ReturnType<typeof parseOptions>;
 
-export function percentile(values: readonly number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
-}
+
 
 // ---------------------------------------------------------------------------------------------
 // Data.
@@ -362,15 +309,7 @@ async function psqlCopy(url: string, sql: string): Promise<number> {
   return performance.now() - t;
 }
 
-/** min / median / max of a few runs, for a ratio's spread. */
-export function spread(values: readonly number[]): { min: number; median: number; max: number } {
-  const sorted = [...values].sort((a, b) => a - b);
-  return { min: sorted[0]!, median: percentile(sorted, 50), max: sorted[sorted.length - 1]! };
-}
 
-export function loadAverage(): string {
-  return loadavg().map((l) => l.toFixed(2)).join(', ');
-}
 
 // ---------------------------------------------------------------------------------------------
 
@@ -378,11 +317,11 @@ export async function main(args: string[]): Promise<void> {
   const o = parseArgs(args);
   if (o.reuse !== null && !/^ct_bench_reports_\d+$/.test(o.reuse)) throw new Error('bench reports: --reuse takes a database name ct_bench_reports_<digits> kept by an earlier --keep run');
   const dbName = o.reuse ?? `ct_bench_reports_${Date.now()}`;
-  const url = withDatabase(o.serverUrl, dbName);
+  const url = withDatabase(o.databaseUrl, dbName);
   let end = new Date(Math.floor(Date.now() / 3600_000) * 3600_000 - 3600_000);
   const shape: BenchShape = { instances: o.instances, scopes: o.scopes, hourlyDays: o.hourlyDays, totalDays: o.days, end };
   out(`reports benchmark: ${o.instances.toLocaleString('en-US')} instances in ${o.scopes} scopes, ${o.days} days (hourly for the last ${o.hourlyDays}, then daily) -> ${dbName}`);
-  if (!o.reuse) await onServer(o.serverUrl, (c) => c.query(`CREATE DATABASE ${dbName}`));
+  if (!o.reuse) await onServer(o.databaseUrl, (c) => c.query(`CREATE DATABASE ${dbName}`));
   let db: Database | null = null;
   let server: Server | null = null;
   const results: Record<string, unknown> = { shape: { ...shape, end: end.toISOString() } };
@@ -510,7 +449,7 @@ export async function main(args: string[]): Promise<void> {
     results.concurrentStatic = { users: o.users, requests: usersStatic.length, p50: percentile(usersStatic, 50), p95: percentile(usersStatic, 95), overviewHtmlRatio: htmlRatio };
     out(`static file /static/app.css under ${o.users} concurrent users: p50 ${ms(percentile(usersStatic, 50))}, p95 ${ms(percentile(usersStatic, 95))}; overview HTML p95 / static p95: ${htmlRatio.toFixed(2)} x (target <= 3 x; load ${loadAverage()})`);
 
-    if (o.focus) {
+    if (!o.noFocusExport) {
       const focus = await download(`${base}/api/reports/focus.csv?from=${monthStart}&to=${today}`);
       results.focusExport = focus;
       out(`FOCUS export ${monthStart}..${today}: ${focus.rows.toLocaleString('en-US')} rows, ${(focus.bytes / 1048576).toFixed(1)} MB in ${secs(focus.ms)} (${Math.round(focus.rows / (focus.ms / 1000)).toLocaleString('en-US')} rows/s); peak growth RSS ${focus.rssGrowthMb.toFixed(1)} MB`);
@@ -523,7 +462,7 @@ export async function main(args: string[]): Promise<void> {
       await new Promise<void>((resolve) => server!.close(() => resolve()));
     }
     await db?.close();
-    if (!o.keep && !o.reuse) await onServer(o.serverUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`));
+    if (!o.keep && !o.reuse) await onServer(o.databaseUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`));
     else out(`kept database ${dbName}`);
   }
 }
