@@ -26,9 +26,7 @@ const daysFrom = (from: string, to: string) => {
 };
 
 async function getJson(app: ReportsApp, path: string): Promise<unknown> {
-  // A connection per request: on PGlite a long statement (recompute-rollups) blocks this process's
-  // event loop, and an idle keep-alive socket could then be closed by the server as it is reused.
-  const res = await request(`${app.base}${path}`, { reset: true });
+  const res = await request(`${app.base}${path}`);
   const body = await res.body.json();
   expect(res.statusCode, `${path}: ${JSON.stringify(body).slice(0, 300)}`).toBe(200);
   return body;

@@ -64,6 +64,10 @@ export async function startReportsApp(context: () => Ctx): Promise<ReportsApp> {
   const server = await new Promise<Server>((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
+  // The client (undici) drops an idle connection before the server does, never the other way:
+  // on PGlite a long statement blocks this process's event loop, and with Node's 5 s default the
+  // server could close an idle keep-alive socket just as the client reused it (ECONNRESET).
+  server.keepAliveTimeout = 60_000;
   return {
     base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     close: () =>
