@@ -13,7 +13,7 @@ import { normaliseTagValue, type TagRules } from '../config.js';
 import type { Database, Queryable } from '../db/connection.js';
 import { computeCostRollups, PRICED_KINDS, TAG_DIMENSION_PREFIX, writeDailyTotals } from '../db/cost-model.js';
 import { UNTAGGED, type OriginalTag } from '../db/schema.js';
-import { hashSql, versionedTable, versionSeenBy } from '../db/versions.js';
+import { versionedTable, versionSeenBy } from '../db/versions.js';
 import { retagColumns } from './tags.js';
 
 /** Tag-bearing resource tables per priced kind, with their primary key after snapshot_id (trusted constants). */
@@ -102,8 +102,6 @@ async function retagTable(tx: Queryable, spec: { table: string; keys: readonly s
     const seen = `from ${source}, snapshots s
        where s.id = $1 and s.versioned and ${versionSeenBy('t', 's')} and ${sameKeys}`;
     await tx.execute(`update ${stored.versions} t set tags = u.tags::jsonb, tags_read_only = array(select jsonb_array_elements_text(u.read_only::jsonb)) ${seen}`, params);
-    // The content changed: its hash follows, so the next collection finds the version identical.
-    await tx.execute(`update ${stored.versions} t set hash = ${hashSql(stored, 't')} ${seen}`, params);
   }
   return changed.length;
 }

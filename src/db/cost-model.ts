@@ -223,9 +223,10 @@ function snapshotsWithFlavors(snaps: string, kind: PricedKind): string {
   return `(select s.*, fm.flavors_by_name, fm.flavors_by_id
     from (select s0.*, ${flavorSnapshotSql('s0')} as flavor_snapshot_id from ${snaps} s0 where s0.kind = '${kind}' offset 0) s
     left join lateral (
-      select jsonb_object_agg(g.flavor_name, ${entry} order by g.flavor_id desc) filter (where g.flavor_name is not null) as flavors_by_name,
-             jsonb_object_agg(g.flavor_id::text, ${entry}) filter (where g.flavor_id is not null) as flavors_by_id
-        from gpu_flavors g where g.snapshot_id = s.flavor_snapshot_id) fm on true
+      select jsonb_object_agg(g.flavor_name, e.entry order by g.flavor_id desc) filter (where g.flavor_name is not null) as flavors_by_name,
+             jsonb_object_agg(g.flavor_id::text, e.entry) filter (where g.flavor_id is not null) as flavors_by_id
+        from gpu_flavors g cross join lateral (select ${entry} as entry) e
+       where g.snapshot_id = s.flavor_snapshot_id) fm on true
     offset 0)`;
 }
 

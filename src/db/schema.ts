@@ -30,7 +30,6 @@ import {
   timestamp,
   unique,
   uniqueIndex,
-  uuid,
   type AnyPgColumn,
 } from 'drizzle-orm/pg-core';
 
@@ -190,9 +189,8 @@ export const snapshots = pgTable(
 /** Scope of a version (snapshots.scope_key of the snapshots it belongs to). */
 const versionKey = () => ({ scopeKey: text('scope_key').notNull() });
 
-/** Content hash (md5 of the row's text, as uuid) and the range of taken_at in which the version was current. */
+/** The range of taken_at in which the version was current. */
 const versionRange = () => ({
-  hash: uuid('hash').notNull(),
   validFrom: timestamptz('valid_from').notNull(),
   validTo: timestamptz('valid_to'),
 });

@@ -32,11 +32,11 @@ export interface VersionedTable {
   versions: string;
   /** Identity of a resource within its scope (the staged primary key without snapshot_id). */
   ids: readonly string[];
-  /** Every column but snapshot_id, in schema order (the content hashed and copied). */
+  /** Every column but snapshot_id, in schema order (the content compared and copied). */
   columns: readonly string[];
   /**
    * The same columns as compared for "same content": json, jsonb and numeric as their text, so two
-   * contents are equal exactly when their text is (as the hash says: `1.0` and `1.00` differ).
+   * contents are equal exactly when their text is (`1.0` and `1.00` differ, as the values received did).
    */
   compared: readonly { name: string; asText: boolean }[];
 }
@@ -70,11 +70,6 @@ export const VERSIONED_TABLES: readonly VersionedTable[] = [
   versioned(gpuFlavors, 'flavor'),
   versioned(k8sClusterPrices, 'k8s_price'),
 ];
-
-/** The content hash of a row of `alias` (same expression as the migration that introduced versions). */
-export function hashSql(table: VersionedTable, alias: string): string {
-  return `md5(row(${table.columns.map((c) => `${alias}."${c}"`).join(', ')})::text)::uuid`;
-}
 
 const OPEN = `'infinity'::timestamptz`;
 
@@ -122,8 +117,7 @@ export async function foldSnapshot(tx: Queryable, target: FoldTarget): Promise<b
     const same = (a: string, b: string) => t.ids.map((c) => `${a}."${c}" = ${b}."${c}"`).join(' AND ');
     const list = t.columns.map((c) => `"${c}"`).join(', ');
     // One statement: the resources whose staged row equals their current version are found once
-    // (a hash join on the identity, then the columns compared: cheaper than hashing every row's
-    // text, which the unchanged 99% would pay for nothing); the scope's other current versions are
+    // (a hash join on the identity, then the columns compared); the scope's other current versions are
     // closed at taken_at, and every other staged row opens a version (both parts see the versions
     // as they were before the statement).
     // Hash joins whatever the estimates: the CTE is estimated at a row or two (the content
@@ -138,8 +132,8 @@ export async function foldSnapshot(tx: Queryable, target: FoldTarget): Promise<b
          UPDATE "${t.versions}" v SET valid_to = $3
           WHERE v.scope_key = $2 AND coalesce(v.valid_to, ${OPEN}) = ${OPEN}
             AND NOT EXISTS (SELECT 1 FROM unchanged u WHERE ${same('u', 'v')}))
-       INSERT INTO "${t.versions}" (scope_key, ${list}, hash, valid_from, valid_to)
-       SELECT $2, ${t.columns.map((c) => `s."${c}"`).join(', ')}, ${hashSql(t, 's')}, $3, NULL
+       INSERT INTO "${t.versions}" (scope_key, ${list}, valid_from, valid_to)
+       SELECT $2, ${t.columns.map((c) => `s."${c}"`).join(', ')}, $3, NULL
          FROM "${t.staged}" s
         WHERE s.snapshot_id = $1 AND NOT EXISTS (SELECT 1 FROM unchanged u WHERE ${same('u', 's')})`,
       params,
