@@ -17,8 +17,9 @@ import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
-import { from as copyFromStdin } from 'pg-copy-streams';
+import { from as copyFromStdin, to as copyToStdout } from 'pg-copy-streams';
 import { lockDataDir, type DataDirLock } from './data-dir-lock.js';
+import { inlineParams } from './sql-literal.js';
 import * as schema from './schema.js';
 import { describeDatabaseTarget } from './url.js';
 
@@ -80,6 +81,13 @@ export interface Database extends Queryable {
    * (cursor_tuple_fraction 1), as a plain query would be. Stopping early closes the cursor.
    */
   cursorBatches?<R extends Row = Row>(text: string, params: readonly unknown[], batchSize: number): AsyncGenerator<R[]>;
+  /**
+   * Postgres only (undefined on PGlite): the result of one query as CSV written by the server,
+   * `COPY (text) TO STDOUT WITH (FORMAT csv)`, in the pieces the server sends (about 64 KB, a
+   * record may span two). COPY takes no parameters: `params` are inlined as quoted literals
+   * (sql-literal.ts). Stopping early drops the connection, which ends the COPY on the server.
+   */
+  csvCopy?(text: string, params: readonly unknown[]): AsyncGenerator<Buffer>;
   close(): Promise<void>;
 }
 
@@ -261,6 +269,23 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
             onPoolError(err as Error);
           });
         }
+        client.release(broken);
+      }
+    },
+
+    async *csvCopy(text: string, params: readonly unknown[]): AsyncGenerator<Buffer> {
+      const statement = `COPY (${inlineParams(text, params)}) TO STDOUT WITH (FORMAT csv)`;
+      const client = await pool.connect();
+      // Until the COPY has ended, the connection is mid-protocol: if it stops early it is dropped.
+      let broken = true;
+      try {
+        for await (const chunk of client.query(copyToStdout(statement))) yield chunk as Buffer;
+        broken = false;
+      } catch (err) {
+        // The server refused or failed the COPY: its error ended the protocol cleanly.
+        broken = !(err instanceof pg.DatabaseError);
+        throw err;
+      } finally {
         client.release(broken);
       }
     },

@@ -9,7 +9,7 @@ import { formatInstanceRef } from '../read-models/refs.js';
 import { PRICED_KINDS } from '../db/cost-model.js';
 import type { Queryable } from '../db/connection.js';
 import { normaliseTagKey, normaliseTagValue, type Config } from '../config.js';
-import type { Column, FilterField, Row } from './report.js';
+import type { Column, ExportSql, FilterField, Row } from './report.js';
 import { detailRows, keysetRows } from './shared/batches.js';
 import { appUrl, stopConfirmPath } from './shared/links.js';
 import { dirParam, idParam, instantParam, repeated, tagFilterParam, tagKeyParam, textParam } from './shared/params.js';
@@ -369,9 +369,11 @@ export const inventoryReport: Report<InventoryParams> = defineReport({
   },
 
   async export(ctx, params) {
+    const sql = exportSql(ctx, params);
     return {
       columns: columnsOf(params.kind),
       rows: inventoryRows(ctx, params),
+      ...(sql ? { sql } : {}),
       ...(hasCost(KINDS[params.kind]) ? { totals: () => costTotals(ctx, params) } : {}),
     };
   },
@@ -434,15 +436,55 @@ export interface ExportSizes {
  * exported for the benchmark's `psql \copy` baseline of the same SQL.
  */
 export function inventoryExportQuery(ctx: ReportCtx, p: InventoryParams): { sql: string; values: unknown[] } {
+  return exportQuery(ctx, p, rowInputs(p.kind).map((c) => `b.${c}`));
+}
+
+function exportQuery(ctx: ReportCtx, p: InventoryParams, select: readonly string[]): { sql: string; values: unknown[] } {
   const spec = KINDS[p.kind];
   const binds = new Binds();
   const base = baseSql(spec, binds, undefined, p.at);
   const where = conditions(spec, p, ctx.config, binds);
   const sql = `with ${base}
-    select ${rowInputs(p.kind).map((c) => `b.${c}`).join(', ')} from b
+    select ${select.join(', ')} from b
     ${where.length ? `where ${where.join(' and ')}` : ''}
     order by ${orderBy(orderingOf(spec, p))}`;
   return { sql, values: binds.values };
+}
+
+/**
+ * The SQL of a row field as toRow gives it: a row stopped through cloudtally since its snapshot
+ * shows the status now, not running, and (when priced) a cost of 0.
+ */
+function fieldSql(kind: InventoryKind, key: string): string {
+  if (!KINDS[kind].columns.some((c) => c.key === key)) throw new Error(`inventory: no column ${key} in ${kind}`);
+  if (!KINDS[kind].overridable) return `b.${key}`;
+  switch (key) {
+    case 'status':
+      return '(case when b.stopped_since_snapshot then b.status_now else b.status end)';
+    case 'running':
+      return '(case when b.stopped_since_snapshot then false else b.running end)';
+    case 'price_per_hour':
+    case 'price_per_month':
+      return `(case when b.stopped_since_snapshot and b.currency is not null then 0 else b.${key} end)`;
+    default:
+      return `b.${key}`;
+  }
+}
+
+/**
+ * The export as SQL for the database to write (report.ts ExportSql): every kind whose cells
+ * toRow computes from the row alone (the ports' "last known" age is written in Node).
+ */
+function exportSql(ctx: ReportCtx, p: InventoryParams): ExportSql | undefined {
+  const csvCopy = ctx.db.csvCopy;
+  if (!csvCopy || p.kind === 'ports') return undefined;
+  return {
+    query: (select) => {
+      const { sql, values } = exportQuery(ctx, p, select((key) => fieldSql(p.kind, key)));
+      return { text: sql, values };
+    },
+    csvCopy,
+  };
 }
 
 /**

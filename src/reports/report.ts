@@ -174,6 +174,19 @@ export interface ReportExport {
   exactMoney?: boolean;
   /** As in ReportOutput.coverage; a period not fully covered marks the CSV file name `-partial`. */
   coverage?: Coverage;
+  /**
+   * The same rows as one SQL query, when the database the export reads can write CSV itself
+   * (Postgres: `COPY ... TO STDOUT`): the web then has the database write the file and only passes
+   * the bytes on. `query(select)` is the query whose select list `select` gives from the SQL of
+   * each row field (by column key), in the rows' order.
+   */
+  sql?: ExportSql;
+}
+
+export interface ExportSql {
+  query(select: (value: (key: string) => string) => string[]): { text: string; values: unknown[] };
+  /** The query's result as CSV written by the database, in pieces (a record may span two). */
+  csvCopy(text: string, values: readonly unknown[]): AsyncIterable<Buffer>;
 }
 
 /** What a report may read. Reports read the database only (never the cloud API). */

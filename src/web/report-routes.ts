@@ -68,7 +68,7 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
       res.end();
       return;
     }
-    await streamCsv(res, exported.columns, exported.rows, { exact: exact || exported.exactMoney === true, totals: exported.totals });
+    await streamCsv(res, exported.columns, exported.rows, { exact: exact || exported.exactMoney === true, totals: exported.totals, sql: exported.sql });
   };
 
   // The reports' own prefix without a name: where the navigation starts.

@@ -78,7 +78,9 @@ describe('CSV cells', () => {
 
   it('writes money exactly, tags and JSON as JSON, dates as ISO', () => {
     expect(csvCell('0.123456789012345678', 'money')).toBe('0.123456789012345678');
-    expect(csvCell({ 'team/sub': '=x' }, 'tags')).toBe('{"team/sub":"=x"}');
+    // Tags as Postgres writes a jsonb (so the database can write the same: csv-sql.ts), keys by length, then bytes.
+    expect(csvCell({ 'team/sub': '=x', env: 'prod', ü: 'é' }, 'tags')).toBe('{"ü": "é", "env": "prod", "team/sub": "=x"}');
+    expect(csvCell({ a: { b: [1, 'two'] } }, 'json')).toBe('{"a":{"b":[1,"two"]}}');
     expect(csvCell(new Date('2024-05-17T10:30:00Z'), 'timestamp')).toBe('2024-05-17T10:30:00.000Z');
     expect(csvCell(new Date('2024-05-17T10:30:00Z'), 'date')).toBe('2024-05-17');
     expect(csvCell(null, 'money')).toBe('');
