@@ -167,12 +167,11 @@ interface Group {
 
 /** The pieces grouped per (day, kind, scope), in export order, after the filters. */
 async function groupsOf(ctx: ReportCtx, p: FocusParams, period: Period): Promise<Group[]> {
-  const pieces = await pricePieces(ctx.db, { ...period, now: ctx.now, maxGapHours: gapCapsFor(ctx.config) });
+  const pieces = (await pricePieces(ctx.db, { ...period, now: ctx.now, maxGapHours: gapCapsFor(ctx.config) })).filter(
+    (piece) => (!p.kind || piece.kind === p.kind) && (!p.project || piece.project_id === p.project) && (!p.region || piece.region_id === p.region),
+  );
   const groups = new Map<string, Group>();
   for (const piece of pieces) {
-    if (p.kind && piece.kind !== p.kind) continue;
-    if (p.project && piece.project_id !== p.project) continue;
-    if (p.region && piece.region_id !== p.region) continue;
     const key = `${piece.day}|${piece.kind}|${piece.scope_key}`;
     const group = groups.get(key) ?? { day: piece.day, kind: piece.kind, scopeKey: piece.scope_key, pieces: [] };
     group.pieces.push(piece);
@@ -306,6 +305,21 @@ export async function* focusRows(ctx: ReportCtx, p: FocusParams, batch = BATCH):
   }
 }
 
+async function pageOfRows(ctx: ReportCtx, params: FocusParams, page: { limit: number; offset: number }): Promise<Row[]> {
+  const rows: Row[] = [];
+  let skipped = 0;
+  // Batches sized to the page, so the first page reads only the first resources of the first day.
+  for await (const row of focusRows(ctx, params, Math.min(BATCH, Math.max(100, page.offset + page.limit)))) {
+    if (skipped < page.offset) {
+      skipped++;
+      continue;
+    }
+    rows.push(row);
+    if (rows.length >= page.limit) break;
+  }
+  return rows;
+}
+
 export const focusReport: Report<FocusParams> = defineReport({
   name: 'focus',
   title: 'FOCUS cost export',
@@ -315,18 +329,13 @@ export const focusReport: Report<FocusParams> = defineReport({
 
   async run(ctx, params, page) {
     const period = periodOf(ctx, params);
-    const [snapshots, totals, coverage] = await Promise.all([latestSnapshots(ctx.db, PRICED_KINDS), periodTotals(ctx, params, { fromDay: period.fromDay, toDay: period.toDay }), periodCoverage(ctx, period.resolved)]);
-    const rows: Row[] = [];
-    let skipped = 0;
-    // Batches sized to the page, so the first page reads only the first resources of the first day.
-    for await (const row of focusRows(ctx, params, Math.min(BATCH, Math.max(100, page.offset + page.limit)))) {
-      if (skipped < page.offset) {
-        skipped++;
-        continue;
-      }
-      rows.push(row);
-      if (rows.length >= page.limit) break;
-    }
+    // The page's rows are read while the totals and the coverage are summed.
+    const [snapshots, totals, coverage, rows] = await Promise.all([
+      latestSnapshots(ctx.db, PRICED_KINDS),
+      periodTotals(ctx, params, { fromDay: period.fromDay, toDay: period.toDay }),
+      periodCoverage(ctx, period.resolved),
+      pageOfRows(ctx, params, page),
+    ]);
     return {
       title: `FOCUS cost export, ${period.fromDay} to ${period.toDay}`,
       summary: [
