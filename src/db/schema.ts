@@ -198,11 +198,16 @@ const versionRange = () => ({
 /**
  * "Versions of a scope current at T": scope_key = S and coalesce(valid_to, infinity) > T (and
  * valid_from <= T, checked on the rows found): for recent snapshots an index range over about
- * the current versions only. The partial index on valid_to serves retention.
+ * the current versions only. The partial index on valid_to serves retention; (scope_key,
+ * valid_from) with the first finds the versions that began or ended between two times.
  */
-const versionIndexes = (table: string, t: { scopeKey: AnyPgColumn; validTo: AnyPgColumn }) => [
+const versionIndexes = (table: string, t: { scopeKey: AnyPgColumn; validFrom: AnyPgColumn; validTo: AnyPgColumn }) => [
   index(`${table}_versions_current_idx`).on(t.scopeKey, sql`coalesce(${t.validTo}, 'infinity'::timestamptz)`),
   index(`${table}_versions_ended_idx`).on(t.validTo).where(sql`${t.validTo} is not null`),
+  // "What began between two times" (the changes report; with the current index, what ended too).
+  // On valid_from as UTC wall time, not valid_from itself: the views' "valid_from <= taken_at"
+  // must not be able to choose it (for a recent time it holds for every version of the scope).
+  index(`${table}_versions_started_idx`).on(t.scopeKey, sql`(${t.validFrom} at time zone 'UTC')`),
 ];
 
 const snapshotId = () =>

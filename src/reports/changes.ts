@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import type { Queryable } from '../db/connection.js';
 import type { SnapshotKind } from '../db/schema.js';
+import { VERSIONED_TABLES } from '../db/versions.js';
 import type { Column, Diff, FieldChange, Row, TagChange } from './report.js';
 import { offsetRows } from './shared/batches.js';
 import { formatAge, formatInstant } from './shared/format.js';
@@ -162,9 +163,21 @@ async function fetchDiff(ctx: ReportCtx, p: ChangesParams, list: readonly Pair[]
   };
 }
 
+const OPEN = `'infinity'::timestamptz`;
+
+/** Whether the kind's versions are identified by spec.id alone (versions.ts VERSIONED_TABLES). */
+function singleIdentity(spec: ChangeSpec): boolean {
+  const table = VERSIONED_TABLES.find((t) => t.name === spec.table);
+  if (!table) throw new Error(`changes: ${spec.table} is not stored as versions`);
+  return table.ids.length === 1 && table.ids[0] === spec.id;
+}
+
 /**
  * The diff as one statement: per scope pair, the before (a) and after (b) rows full-joined on
- * identity, keeping only rows that differ (a cheap row comparison first). Every row carries the
+ * identity, keeping only rows that differ (a cheap row comparison first). When both snapshots are
+ * folded into versions (DATA-MODEL.md), only the resources with a version that began or ended
+ * between the two times can differ: the rows of those alone are compared (index ranges over the
+ * versions' start and end), not every row of both snapshots. Every row carries the
  * counts per change type of the whole diff (window functions), so one statement gives the page
  * and the summary. Only the rows of the page (change filter $4, LIMIT $5 OFFSET $6) then get
  * `fields` = {column: [before, after]} and `tags` = {key: [before, after]} of what differs:
@@ -190,7 +203,36 @@ function diffQuery(spec: ChangeSpec, p: Pick<ChangesParams, 'sort' | 'dir'>): st
     resource_id: `resource_id ${dir}, scope_key`,
     name: `coalesce(name, '') ${dir}, scope_key, resource_id`,
   }[p.sort ?? 'scope'];
-  return `with pairs as (select * from unnest($1::int[], $2::int[], $3::text[]) as p(to_id, from_id, scope_key)),
+  const side = (snapshot: string, only: string) =>
+    `(select ${cols.map((c) => `t.${c}`).join(', ')} from ${spec.table} t where t.snapshot_id = p.${snapshot}${only}) `;
+  const differs = `(a.${spec.id} is null or b.${spec.id} is null
+          or (${compared.map((c) => `a.${c}`).join(', ')}) is distinct from (${compared.map((c) => `b.${c}`).join(', ')}))`;
+  const versions = `${spec.table}_versions`;
+  // Began or ended between the two times; the start through its own index (see schema.ts versionIndexes).
+  const moved = `v.scope_key = p.scope_key
+            and ((coalesce(v.valid_to, ${OPEN}) > p.from_at and coalesce(v.valid_to, ${OPEN}) <= p.to_at)
+              or (v.valid_from at time zone 'UTC' > p.from_at at time zone 'UTC' and v.valid_from at time zone 'UTC' <= p.to_at at time zone 'UTC'))`;
+  const at = (time: string) => `m.valid_from <= p.${time} and coalesce(m.valid_to, ${OPEN}) > p.${time}`;
+  // A resource identified by spec.id alone: its rows before and after are among the versions that
+  // moved (the one current before ended in between, the one current after began in between), so
+  // those versions are all that is read. Otherwise (a composite identity) the rows of the ids that
+  // moved are read through the view, so that every row sharing such an id is compared as before.
+  const byVersions = singleIdentity(spec)
+    ? `select ${pick('a')}, ${pick('b')}
+        from (select ${cols.map((c) => `m.${c}`).join(', ')} from moved m where ${at('from_at')}) a
+        full join (select ${cols.map((c) => `m.${c}`).join(', ')} from moved m where ${at('to_at')}) b on a.${spec.id} = b.${spec.id}
+        where ${differs}`
+    : `select ${pick('a')}, ${pick('b')}
+        from ${side('from_id', ` and t.${spec.id} = any(array(select distinct m.${spec.id} from moved m))`)}a
+        full join ${side('to_id', ` and t.${spec.id} = any(array(select distinct m.${spec.id} from moved m))`)}b on a.${spec.id} = b.${spec.id}
+        where ${differs}`;
+  return `with pairs as (
+      select p.*, f.taken_at as from_at, t.taken_at as to_at,
+        (f.versioned and t.versioned and f.scope_key = t.scope_key and f.taken_at < t.taken_at) as by_versions
+      from unnest($1::int[], $2::int[], $3::text[]) as p(to_id, from_id, scope_key)
+      join snapshots f on f.id = p.from_id
+      join snapshots t on t.id = p.to_id
+    ),
     diff as (
       select p.scope_key, coalesce(x.b_${spec.id}, x.a_${spec.id})::text as resource_id, coalesce(x.b_${spec.name}, x.a_${spec.name})::text as name,
         case when x.a_${spec.id} is null then 'added' when x.b_${spec.id} is null then 'removed' else 'changed' end as change,
@@ -198,10 +240,13 @@ function diffQuery(spec: ChangeSpec, p: Pick<ChangesParams, 'sort' | 'dir'>): st
       from pairs p
       cross join lateral (
         select ${pick('a')}, ${pick('b')}
-        from (select ${cols.map((c) => `t.${c}`).join(', ')} from ${spec.table} t where t.snapshot_id = p.from_id) a
-        full join (select ${cols.map((c) => `t.${c}`).join(', ')} from ${spec.table} t where t.snapshot_id = p.to_id) b on a.${spec.id} = b.${spec.id}
-        where a.${spec.id} is null or b.${spec.id} is null
-          or (${compared.map((c) => `a.${c}`).join(', ')}) is distinct from (${compared.map((c) => `b.${c}`).join(', ')})
+        from ${side('from_id', '')}a full join ${side('to_id', '')}b on a.${spec.id} = b.${spec.id}
+        where not p.by_versions and ${differs}
+        union all
+        select * from (
+          with moved as materialized (select v.* from ${versions} v where p.by_versions and ${moved})
+          ${byVersions}
+        ) y
       ) x
     ),
     counted as (
