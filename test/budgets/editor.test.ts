@@ -164,6 +164,8 @@ describe.each(testDatabases())('the budget editor on $name', ({ open }) => {
       await page.getByLabel('Amount per month').fill('5');
       await page.getByLabel('Alert at').fill('100');
       await page.getByRole('button', { name: 'Create budget' }).click();
+      // The answer is at the same URL: wait for its error list, not the one of the page before.
+      await page.locator('.field-errors li[data-field="name"]').waitFor();
       await expect(page.locator('.field-errors li').evaluateAll((items) => items.map((li: any) => li.dataset.field))).resolves.toEqual(['name']);
       expect(await budgetRows()).toEqual(before);
       expect(problems.filter((p) => !/422/.test(p))).toEqual([]);
