@@ -101,6 +101,8 @@ function conditions(spec: KindSpec, p: InventoryParams, config: Config, binds: B
 /**
  * The rows of a kind with presence (first/last seen) and, for instances and servers, statuses
  * changed by a stop through cloudtally since the latest snapshot (they cost 0 from then on).
+ * Snapshots read: these ids, the one outer row `outer` (a lateral subquery per snapshot), or
+ * the latest (as of `at`).
  */
 type SnapshotSource = number[] | { outer: string } | undefined;
 
@@ -323,9 +325,13 @@ function totalsQuery(ctx: ReportCtx, p: InventoryParams) {
 async function costTotals(ctx: ReportCtx, p: InventoryParams, rolled: RollupSummary | null): Promise<Row[]> {
   const spec = KINDS[p.kind];
   if (!hasCost(spec)) return [];
-  const query = totalsQuery(ctx, p);
-  const sums: readonly Record<string, unknown>[] = rolled?.totals ?? (await ctx.db.query<Record<string, unknown>>(query.sql, query.values));
+  const sums: readonly Record<string, unknown>[] = rolled?.totals ?? (await summedRows(ctx, p));
   return sums.map((r) => totalRow(spec.columns, { currency: r.currency, price_per_hour: r.price_per_hour, price_per_month: r.price_per_month }));
+}
+
+async function summedRows(ctx: ReportCtx, p: InventoryParams): Promise<Record<string, unknown>[]> {
+  const query = totalsQuery(ctx, p);
+  return ctx.db.query<Record<string, unknown>>(query.sql, query.values);
 }
 
 /** The number of rows: from the rollups when they answer (`rolled`), else counted. */
