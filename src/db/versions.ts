@@ -91,6 +91,24 @@ export function versionSeenBy(v: string, s: string): string {
   return `${v}.scope_key = ${s}.scope_key and ${v}.valid_from <= ${s}.taken_at and coalesce(${v}.valid_to, ${OPEN}) > ${s}.taken_at`;
 }
 
+/**
+ * SQL (a SELECT of one column `row_key`) of the first `limit` values of column `key` among the
+ * rows of snapshot `s` in `table` (the rows the view shows: its versions when `s` is versioned,
+ * and its staged rows), in byte order ("C"); `limit` is an SQL expression. Each side is ordered
+ * and limited on its own so that the versions side can walk an index on (scope_key, key collate
+ * "C") and stop after `limit` rows: with the scope given by an outer reference, the planner only
+ * uses that index for an order that starts with scope_key (constant here, so the same order).
+ */
+export function snapshotKeysSql(table: VersionedTable, s: string, key: string, limit: string): string {
+  return `select u.row_key from (
+      (select v."${key}" as row_key from "${table.versions}" v
+        where ${s}.versioned and ${s}.kind = '${table.kind}' and ${versionSeenBy('v', s)}
+        order by v.scope_key, v."${key}" collate "C" limit ${limit})
+      union all
+      (select t."${key}" from "${table.staged}" t where t.snapshot_id = ${s}.id order by t."${key}" collate "C" limit ${limit})
+    ) u order by u.row_key collate "C" limit ${limit}`;
+}
+
 export interface FoldTarget {
   id: number;
   kind: SnapshotKind;

@@ -49,6 +49,14 @@ export interface KindSpec {
   search: readonly string[];
   /** Whether rows carry a running status that a stop through cloudtally may override. */
   overridable: boolean;
+  /**
+   * Per snapshot kind read, the view whose rows of a snapshot are exactly the source rows of that
+   * snapshot, and its column that is the row key: the first page in the default order then reads
+   * each snapshot's keys in order and stops after a page (see inventory.ts, firstKeysQuery).
+   */
+  rowsOf?: Partial<Record<SnapshotKind, { view: string; key: string }>>;
+  /** Whether the source is the cost model's priced resources, of which cost_rollups hold the sums per snapshot. */
+  rolledUp?: boolean;
 }
 
 const text = (expr: string): SortSpec => ({ expr: `coalesce(${expr}, '')`, type: 'text', nullable: expr });
@@ -127,6 +135,10 @@ function withoutScheduledStop(sorts: Record<string, SortSpec>): Record<string, S
   return rest;
 }
 
+/** Priced sources have one row per instance / cluster of the snapshot, keyed by its id (see pricedSource). */
+const INSTANCE_ROWS = { view: 'instances', key: 'instance_id' };
+const CLUSTER_ROWS = { view: 'gpu_clusters', key: 'cluster_id' };
+
 /** Whether a cluster server runs: the cost model's own rule, so the inventory prices what the reports sum. */
 const SERVER_RUNNING = runningSql('v.status', 'v.vm_state');
 
@@ -140,6 +152,8 @@ export const KINDS: Record<InventoryKind, KindSpec> = {
     sorts: { ...RESOURCE_SORTS, ssh_key_name: text('b.ssh_key_name') },
     search: ['b.resource_id', 'b.name'],
     overridable: true,
+    rowsOf: { instance: INSTANCE_ROWS },
+    rolledUp: true,
   },
   clusters: {
     label: 'GPU clusters',
@@ -155,6 +169,8 @@ export const KINDS: Record<InventoryKind, KindSpec> = {
     sorts: { ...withoutScheduledStop(RESOURCE_SORTS), servers_running: int('b.servers_running'), servers_total: int('b.servers_total') },
     search: ['b.resource_id', 'b.name'],
     overridable: false,
+    rowsOf: { cluster: CLUSTER_ROWS },
+    rolledUp: true,
   },
   resources: {
     label: 'Priced resources (instances, GPU clusters, Kubernetes clusters)',
@@ -166,6 +182,8 @@ export const KINDS: Record<InventoryKind, KindSpec> = {
     sorts: { ...RESOURCE_SORTS, kind: text('b.kind') },
     search: ['b.resource_id', 'b.name'],
     overridable: true,
+    rowsOf: { instance: INSTANCE_ROWS, cluster: CLUSTER_ROWS, k8s_price: { view: 'k8s_cluster_prices', key: 'cluster_name' } },
+    rolledUp: true,
   },
   servers: {
     label: 'GPU cluster servers',

@@ -7,8 +7,9 @@
 import { z } from 'zod';
 import { formatInstanceRef } from '../read-models/refs.js';
 import { PRICED_KINDS } from '../db/cost-model.js';
+import { snapshotKeysSql, versionedTable } from '../db/versions.js';
 import type { Queryable } from '../db/connection.js';
-import { normaliseTagKey, normaliseTagValue, type Config } from '../config.js';
+import { normaliseTagKey, type Config } from '../config.js';
 import type { Column, ExportSql, FilterField, Row } from './report.js';
 import { detailRows, keysetRows } from './shared/batches.js';
 import { appUrl, stopConfirmPath } from './shared/links.js';
@@ -19,6 +20,7 @@ import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
 import { totalRow } from './shared/totals.js';
 import { ALL_SORT_KEYS, FILTER_NAMES, INVENTORY_KINDS, KINDS, type FilterName, type InventoryKind, type KindSpec, type SortSpec } from './inventory-kinds.js';
+import { rollupSummary, tagFilterValues, type RollupSummary } from './inventory-rollups.js';
 import { optionalSelect, pricedKindSelect, repeatedTextFields, scopeFilterFields } from './shared/fields.js';
 
 export const inventoryParams = z
@@ -83,10 +85,9 @@ function conditions(spec: KindSpec, p: InventoryParams, config: Config, binds: B
     // common tag matches hundreds of thousands of rows of history, where filtering the latest
     // snapshots' rows as they are read is cheap (100,000 instances, a day of hourly history: the
     // slowest query of a filtered page 880 ms -> 290 ms).
-    // The value as given (a link from a report carries the stored value, which may predate the
-    // current rules) or through the value rules, so `team:ML` finds what is stored as `ml`.
-    const key = binds.add(normaliseTagKey(t.key, config));
-    const values = [...new Set([t.value, normaliseTagValue(normaliseTagKey(t.key, config), t.value, config)])];
+    const filter = tagFilterValues(t, config);
+    const key = binds.add(filter.key);
+    const values = filter.values;
     where.push(`(${values.map((v) => `(b.tags || '{}'::jsonb) @> jsonb_build_object(${key}::text, ${binds.add(v)}::text)`).join(' or ')})`);
   }
   for (const key of p.missing_tag ?? []) where.push(`not (b.tags ? ${binds.add(normaliseTagKey(key, config))}::text)`);
@@ -100,12 +101,18 @@ function conditions(spec: KindSpec, p: InventoryParams, config: Config, binds: B
 /**
  * The rows of a kind with presence (first/last seen) and, for instances and servers, statuses
  * changed by a stop through cloudtally since the latest snapshot (they cost 0 from then on).
+ * Snapshots read: these ids, the one outer row `outer` (a lateral subquery per snapshot), or
+ * the latest (as of `at`).
  */
-function baseSql(spec: KindSpec, binds: Binds, snapshotIds: number[] | undefined, at: Date | undefined): string {
+type SnapshotSource = number[] | { outer: string } | undefined;
+
+function baseSql(spec: KindSpec, binds: Binds, source: SnapshotSource, at: Date | undefined): string {
   // Phase 2 reads exactly the snapshots phase 1 read, even if a newer one completed in between.
-  const snapshots = snapshotIds
-    ? `select id, kind, scope_key, project_id, region_id, taken_at, run_id from snapshots where id = any(${binds.add(snapshotIds)}::int[])`
-    : latestSnapshotsSql(binds.add(spec.snapshotKinds), at ? binds.add(at) : undefined);
+  const snapshots = Array.isArray(source)
+    ? `select id, kind, scope_key, project_id, region_id, taken_at, run_id from snapshots where id = any(${binds.add(source)}::int[])`
+    : source
+      ? `select ${SNAPSHOT_COLUMNS.map((c) => `${source.outer}.${c}`).join(', ')}`
+      : latestSnapshotsSql(binds.add(spec.snapshotKinds), at ? binds.add(at) : undefined);
   // As of a past time, rows are as collected then: no stop or scheduled stop made since.
   const current = spec.overridable && !at;
   const override = current
@@ -132,6 +139,8 @@ function baseSql(spec: KindSpec, binds: Binds, snapshotIds: number[] | undefined
       ${scheduled}
     )`;
 }
+
+const SNAPSHOT_COLUMNS = ['id', 'kind', 'scope_key', 'project_id', 'region_id', 'taken_at', 'run_id'] as const;
 
 interface Ordering {
   terms: SortSpec[];
@@ -199,6 +208,81 @@ function keysQuery(ctx: ReportCtx, p: InventoryParams, page: PageRequest) {
   return { sql, values: binds.values };
 }
 
+/**
+ * Phase 1 of a page in the default order (scope key, snapshot, row key): each snapshot, in that
+ * order, gives only its first offset + limit rows, so the page reads the first rows of one or
+ * two snapshots (a later one is only started) instead of sorting every row. With `snapshotIds`
+ * (the snapshots the page spans, in order, the rows before them counted out of the offset), only
+ * those. Without filters, and where the kind says which view's rows the source rows are
+ * (rowsOf), a snapshot's keys are read straight from that view's versions in order, stopping
+ * after the page (an index walk); otherwise each snapshot's rows are built, filtered and the
+ * first ones kept.
+ */
+function firstKeysQuery(ctx: ReportCtx, p: InventoryParams, page: { limit: number; offset: number }, snapshotIds?: number[]) {
+  const spec = KINDS[p.kind];
+  const binds = new Binds();
+  const listed = snapshotIds
+    ? `select s.* from snapshots s where s.id = any(${binds.add(snapshotIds)}::int[])`
+    : `select s.* from snapshots s where s.id in (select l.id from (${latestSnapshotsSql(binds.add(spec.snapshotKinds), p.at ? binds.add(p.at) : undefined)}) l)`;
+  const filtered = conditions(spec, p, ctx.config, new Binds()).length > 0;
+  const rowsOf = spec.rowsOf;
+  const first = binds.add(page.offset + page.limit);
+  const keysOfSnapshot =
+    !filtered && rowsOf && spec.snapshotKinds.every((k) => rowsOf[k])
+      ? spec.snapshotKinds
+          .map((kind) => {
+            const rows = rowsOf[kind]!;
+            return `select o.id as __sid, x.row_key as __rk from (${snapshotKeysSql(versionedTable(rows.view), 'o', rows.key, `${first}::int`)}) x where o.kind = '${kind}'`;
+          })
+          .join('\n      union all\n      ')
+      : filteredKeysOfSnapshot(ctx, p, binds, `${first}::int`);
+  const sql = `select k.__sid, k.__rk
+    from (select s.*, s.scope_key collate "C" as scope_c from (${listed}) s order by scope_c, s.id) o
+    cross join lateral (
+      ${keysOfSnapshot}
+    ) k
+    order by o.scope_c, o.id, k.__rk collate "C"
+    limit ${binds.add(page.limit)}::int offset ${binds.add(page.offset)}::int`;
+  return { sql, values: binds.values };
+}
+
+/** The first `first` rows of snapshot `o` matching the filters, in row key order (firstKeysQuery). */
+function filteredKeysOfSnapshot(ctx: ReportCtx, p: InventoryParams, binds: Binds, first: string): string {
+  const spec = KINDS[p.kind];
+  const base = baseSql(spec, binds, { outer: 'o' }, p.at);
+  const where = conditions(spec, p, ctx.config, binds);
+  return `with ${base}
+      select b.snapshot_id as __sid, b.row_key as __rk from b
+      ${where.length ? `where ${where.join(' and ')}` : ''}
+      order by b.row_key collate "C" limit ${first}`;
+}
+
+/**
+ * The snapshots a page of `limit` rows from `offset` spans, given the rows of each listed
+ * snapshot in the list's order, and the offset of the page within the first of them.
+ */
+function snapshotsSpanned(snapshots: RollupSummary['snapshots'], offset: number, limit: number): { ids: number[]; offset: number } {
+  const ids: number[] = [];
+  let within = 0;
+  let before = 0;
+  for (const s of snapshots) {
+    if (s.rows > 0 && before + s.rows > offset && before < offset + limit) {
+      if (ids.length === 0) within = offset - before;
+      ids.push(s.id);
+    }
+    before += s.rows;
+  }
+  return { ids, offset: within };
+}
+
+/** One page in the default order (firstKeysQuery), then the details of its rows. */
+async function firstPageRows(ctx: ReportCtx, p: InventoryParams, page: { limit: number; offset: number }, rolled: RollupSummary | null): Promise<Record<string, unknown>[]> {
+  const spanned = rolled ? snapshotsSpanned(rolled.snapshots, page.offset, page.limit) : null;
+  if (spanned && spanned.ids.length === 0) return [];
+  const keys = spanned ? firstKeysQuery(ctx, p, { limit: page.limit, offset: spanned.offset }, spanned.ids) : firstKeysQuery(ctx, p, page);
+  return detailsInOrder(ctx.db, p, await ctx.db.query<Record<string, unknown>>(keys.sql, keys.values));
+}
+
 /** Phase 2: every column of the rows whose keys phase 1 found (index lookups, not a scan). */
 function detailsQuery(p: InventoryParams, snapshotIds: number[], rowKeys: string[]) {
   const spec = KINDS[p.kind];
@@ -237,12 +321,25 @@ function totalsQuery(ctx: ReportCtx, p: InventoryParams) {
   };
 }
 
-async function costTotals(ctx: ReportCtx, p: InventoryParams): Promise<Row[]> {
+/** Cost per currency of the rows: from the rollups when they answer (`rolled`), else summed over the rows. */
+async function costTotals(ctx: ReportCtx, p: InventoryParams, rolled: RollupSummary | null): Promise<Row[]> {
   const spec = KINDS[p.kind];
   if (!hasCost(spec)) return [];
+  const sums: readonly Record<string, unknown>[] = rolled?.totals ?? (await summedRows(ctx, p));
+  return sums.map((r) => totalRow(spec.columns, { currency: r.currency, price_per_hour: r.price_per_hour, price_per_month: r.price_per_month }));
+}
+
+async function summedRows(ctx: ReportCtx, p: InventoryParams): Promise<Record<string, unknown>[]> {
   const query = totalsQuery(ctx, p);
-  const found = await ctx.db.query<Record<string, unknown>>(query.sql, query.values);
-  return found.map((r) => totalRow(spec.columns, { currency: r.currency, price_per_hour: r.price_per_hour, price_per_month: r.price_per_month }));
+  return ctx.db.query<Record<string, unknown>>(query.sql, query.values);
+}
+
+/** The number of rows: from the rollups when they answer (`rolled`), else counted. */
+async function rowCount(ctx: ReportCtx, p: InventoryParams, rolled: RollupSummary | null): Promise<number> {
+  if (rolled) return rolled.count;
+  const count = countQuery(ctx, p);
+  const [counted] = await ctx.db.query<{ n: number }>(count.sql, count.values);
+  return counted?.n ?? 0;
 }
 
 /** What toRow reads of a source row besides the columns: a cursor export selects only these. */
@@ -333,12 +430,14 @@ export const inventoryReport: Report<InventoryParams> = defineReport({
 
   async run(ctx, params, page) {
     const spec = KINDS[params.kind];
-    const count = countQuery(ctx, params);
+    const rolled = await rollupSummary(ctx, params);
     const [rows, counted, snapshots, totals] = await Promise.all([
-      fetchRows(ctx.db, ctx, params, { limit: page.limit, offset: page.offset }),
-      ctx.db.query<{ n: number }>(count.sql, count.values),
+      params.sort
+        ? fetchRows(ctx.db, ctx, params, { limit: page.limit, offset: page.offset })
+        : firstPageRows(ctx, params, { limit: page.limit, offset: page.offset ?? 0 }, rolled),
+      rowCount(ctx, params, rolled),
       latestSnapshots(ctx.db, spec.snapshotKinds, params.at),
-      costTotals(ctx, params),
+      costTotals(ctx, params, rolled),
     ]);
     const filters = describeFilters(params);
     const out = rows.map((r) => toRow(params.kind, r, params.at ?? ctx.now, params.at !== undefined));
@@ -358,11 +457,11 @@ export const inventoryReport: Report<InventoryParams> = defineReport({
     if (overridden > 0) notes.push(`${overridden} row(s) on this page were stopped through cloudtally after the latest snapshot: shown as stopped; the cost reports follow at the next collection.`);
     return {
       title: `${spec.label}${filters ? `: ${filters}` : ''}`,
-      summary: [{ label: 'Rows', value: counted[0]?.n ?? 0, kind: 'int' }],
+      summary: [{ label: 'Rows', value: counted, kind: 'int' }],
       charts: [],
       columns: columnsOf(params.kind),
       rows: out,
-      totalRows: counted[0]?.n ?? 0,
+      totalRows: counted,
       ...(hasCost(spec) ? { totals } : {}),
       notes,
     };
@@ -374,7 +473,7 @@ export const inventoryReport: Report<InventoryParams> = defineReport({
       columns: columnsOf(params.kind),
       rows: inventoryRows(ctx, params),
       ...(sql ? { sql } : {}),
-      ...(hasCost(KINDS[params.kind]) ? { totals: () => costTotals(ctx, params) } : {}),
+      ...(hasCost(KINDS[params.kind]) ? { totals: async () => costTotals(ctx, params, await rollupSummary(ctx, params)) } : {}),
     };
   },
 
