@@ -151,7 +151,7 @@ export class SnapshotWriter {
         // autovacuum keeps, and an unchanged snapshot copies the previous one's rollups.
         const fold = await foldSnapshot(tx, snapshot);
         if (!fold.folded) await analyseStaged(tx, this.target.kind, this.rowCount);
-        await updatePresence(tx, snapshot);
+        await updatePresence(tx, { ...snapshot, sameRowsAs: fold.sameRowsAs });
         if (PRICED_KINDS.has(this.target.kind)) await writeCostRollups(tx, this.id, fold.sameRowsAs);
       });
       this.state = 'complete';

@@ -527,16 +527,33 @@ export const resourcePresence = pgTable(
     /** Last name seen, so a gone resource can still be named after its snapshots are pruned. */
     name: text('name'),
     firstSeenAt: timestamptz('first_seen_at').notNull(),
-    lastSeenAt: timestamptz('last_seen_at').notNull(),
+    /**
+     * NULL: seen in the latest snapshot of its scope (resource_presence_scopes.seen_at), so an
+     * unchanged collection rewrites no row. Read the view resource_presence_seen, which resolves it.
+     */
+    lastSeenAt: timestamptz('last_seen_at'),
     /** Set when a complete snapshot of the scope lacks the resource; cleared if it comes back. */
     goneAt: timestamptz('gone_at'),
     firstSnapshotId: integer('first_snapshot_id'),
+    /** NULL with last_seen_at NULL: resource_presence_scopes.snapshot_id. */
     lastSnapshotId: integer('last_snapshot_id'),
   },
   (t) => [
     primaryKey({ name: 'resource_presence_pk', columns: [t.kind, t.scopeKey, t.resourceId] }),
     index('resource_presence_gone_idx').on(t.kind, t.goneAt).where(sql`${t.goneAt} is not null`),
   ],
+);
+
+/** Per presence kind and scope, the newest snapshot whose presence was written: the last seen of its resources with last_seen_at NULL. */
+export const resourcePresenceScopes = pgTable(
+  'resource_presence_scopes',
+  {
+    kind: text('kind').$type<PresenceKind>().notNull(),
+    scopeKey: text('scope_key').notNull(),
+    seenAt: timestamptz('seen_at').notNull(),
+    snapshotId: integer('snapshot_id').notNull(),
+  },
+  (t) => [primaryKey({ name: 'resource_presence_scopes_pk', columns: [t.kind, t.scopeKey] })],
 );
 
 // ---------------------------------------------------------------------------------------------
