@@ -7,7 +7,7 @@
  *   3. ONE finalising transaction makes it visible: complete = true and row_count, the fold of
  *      its staged rows into versions (only new or changed rows are stored; see db/versions.ts),
  *      presence (first/last seen, gone) and the cost rollups of priced kinds;
- *   4. on any failure the incomplete snapshot is deleted (its rows cascade).
+ *   4. on any failure the incomplete snapshot is deleted (its staged rows with it).
  * Reports read only complete snapshots, so a reader never sees a half-written one, and a failed
  * scope leaves the previous good snapshot the latest good one.
  */

@@ -178,7 +178,9 @@ describe.each(testDatabases())('finalising snapshots ($name)', ({ open }) => {
 
     it('computes them when a flavor was repriced, or the rows changed', async () => {
       const [prev] = await db.query<{ id: number }>(`SELECT id FROM snapshots WHERE kind = 'instance' AND scope_key = $1 ORDER BY taken_at DESC LIMIT 1`, [SCOPE]);
-      await flavorsAt(at(3), '10.0');
+      const f3 = await flavorsAt(at(3), '10.0');
+      // Same value, another scale: another content (a new version), as received.
+      expect(await db.query(`SELECT price_per_hour FROM gpu_flavors WHERE snapshot_id = $1 AND flavor_id = 'f1'`, [f3])).toEqual([{ price_per_hour: '10.0' }]);
       const s3 = await collectInstances(SCOPE, at(3), fleet);
       expect(await db.transaction((tx) => writeCostRollups(tx, s3, prev!.id))).toBe('computed');
       const [stored, computed] = await storedAndComputed(s3);
