@@ -264,11 +264,10 @@ async function buildMonth(db: Database, o: Options): Promise<void> {
   await db.execute(
     `insert into instances_versions (scope_key, instance_id, name, description, status, vm_state, task_state, flavor_id, flavor_name, vcpus, ram,
         project_id, region_id, region, created_at, ssh_key_name, security_group_ids, security_group_names, volume_count, tags, tags_read_only, tags_original, raw,
-        hash, valid_from, valid_to)
+        valid_from, valid_to)
      select 'p' || c.project_id || '-r' || c.region_id, c.instance_id, c.name, c.description, c.status, c.vm_state, c.task_state, c.flavor_id, c.flavor_name, c.vcpus, c.ram,
         c.project_id, c.region_id, c.region, c.created_at, c.ssh_key_name, c.security_group_ids, c.security_group_names, c.volume_count,
         c.tags || jsonb_build_object('rev', b.k::text), c.tags_read_only, c.tags_original, c.raw,
-        md5(c.instance_id || ':' || b.k)::uuid,
         $1::timestamptz + b.h * interval '1 hour',
         $1::timestamptz + b.nxt * interval '1 hour'
        from plain_copy c

@@ -203,7 +203,7 @@ export async function foldSnapshots(db: Database, kinds: readonly SnapshotKind[]
   );
   for (const s of snaps) {
     await db.transaction(async (tx) => {
-      if (!(await foldSnapshot(tx, { id: s.id, kind: s.kind, scopeKey: s.scope_key, takenAt: s.taken_at }))) {
+      if (!(await foldSnapshot(tx, { id: s.id, kind: s.kind, scopeKey: s.scope_key, takenAt: s.taken_at })).folded) {
         throw new Error(`bench data: snapshot ${s.id} (${s.kind} ${s.scope_key}) could not be folded`);
       }
     });

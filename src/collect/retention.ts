@@ -14,7 +14,7 @@
  */
 import { gapCapsFor, refreshCostDaily, writeDailyTotals, type GapCaps } from '../db/cost-model.js';
 import type { Database } from '../db/connection.js';
-import { pruneVersions } from '../db/versions.js';
+import { deleteOrphanStagedRows, pruneVersions } from '../db/versions.js';
 import { CollectionStoppedError } from './errors.js';
 import { PRICED_KINDS } from './snapshot-writer.js';
 import type { CollectorDeps } from './types.js';
@@ -70,6 +70,7 @@ export async function pruneHistory(
   // Versions no remaining snapshot sees (a deleted snapshot's versions stay while a kept one needs them).
   const thinnedAt = candidates.length > 0 ? thinnedRange(candidates) : undefined;
   const versionsDeleted = snapshotsDeleted > 0 ? await pruneVersions(db, cutoff, thinnedAt) : 0;
+  const orphansDeleted = await deleteOrphanStagedRows(db);
 
   const runsDeleted = (
     await db.execute(
@@ -81,8 +82,8 @@ export async function pruneHistory(
   ).rowCount;
   await db.execute('DELETE FROM schedule_claims WHERE expires_at < now()');
 
-  if (snapshotsDeleted > 0 || runsDeleted > 0) {
-    logger.info({ snapshotsDeleted, versionsDeleted, daysSealed, runsDeleted, cutoff, hourlyCutoff }, 'history pruned');
+  if (snapshotsDeleted > 0 || runsDeleted > 0 || orphansDeleted > 0) {
+    logger.info({ snapshotsDeleted, versionsDeleted, orphansDeleted, daysSealed, runsDeleted, cutoff, hourlyCutoff }, 'history pruned');
   }
   return { snapshotsDeleted, daysSealed, runsDeleted };
 }

@@ -4,20 +4,20 @@
  *   2. rows are streamed in page by page with COPY (bulkCopy), each page its own short statement
  *      (no transaction is held open across API calls: PGlite has a single connection, and a
  *      database transaction must not wait on a remote API with retries and backoff);
- *   3. ONE finalising transaction makes it visible: complete = true and row_count, presence
- *      (first/last seen, gone), the cost rollups of priced kinds, and the fold of its staged rows
- *      into versions (only new or changed rows are stored; see db/versions.ts);
- *   4. on any failure the incomplete snapshot is deleted (its rows cascade).
+ *   3. ONE finalising transaction makes it visible: complete = true and row_count, the fold of
+ *      its staged rows into versions (only new or changed rows are stored; see db/versions.ts),
+ *      presence (first/last seen, gone) and the cost rollups of priced kinds;
+ *   4. on any failure the incomplete snapshot is deleted (its staged rows with it).
  * Reports read only complete snapshots, so a reader never sees a half-written one, and a failed
  * scope leaves the previous good snapshot the latest good one.
  */
 import type { InferInsertModel } from 'drizzle-orm';
 import type { PgTable } from 'drizzle-orm/pg-core';
 import { prepareBulkCopy, prepareBulkInsert, runBulkWrite, type PreparedBulkWrite } from '../db/bulk.js';
-import type { Database } from '../db/connection.js';
-import { computeCostRollups, PRICED_KINDS as COST_KINDS } from '../db/cost-model.js';
+import type { Database, Queryable } from '../db/connection.js';
+import { PRICED_KINDS as COST_KINDS, writeCostRollups } from '../db/cost-model.js';
 import type { SnapshotKind } from '../db/schema.js';
-import { foldSnapshot, VERSIONED_TABLES } from '../db/versions.js';
+import { deleteOrphanStagedRows, foldSnapshot, VERSIONED_TABLES } from '../db/versions.js';
 import { updatePresence } from './presence.js';
 import type { RowCounts } from './types.js';
 
@@ -133,7 +133,6 @@ export class SnapshotWriter {
     this.assertOpen();
     const started = performance.now();
     try {
-      await analyseStaged(this.db, this.target.kind, this.rowCount);
       await this.db.transaction(async (tx) => {
         const done = await tx.execute(
           `UPDATE snapshots SET complete = true, row_count = $2
@@ -147,9 +146,13 @@ export class SnapshotWriter {
             `snapshot ${this.id} (${this.target.kind} ${this.target.scopeKey}) cannot be completed: its run is no longer running or the snapshot is gone`,
           );
         }
-        await updatePresence(tx, { id: this.id, kind: this.target.kind, scopeKey: this.target.scopeKey, takenAt: this.target.takenAt });
-        if (PRICED_KINDS.has(this.target.kind)) await computeCostRollups(tx, this.id);
-        await foldSnapshot(tx, { id: this.id, kind: this.target.kind, scopeKey: this.target.scopeKey, takenAt: this.target.takenAt });
+        const snapshot = { id: this.id, kind: this.target.kind, scopeKey: this.target.scopeKey, takenAt: this.target.takenAt };
+        // The fold first: presence and rollups then read the rows from versions, whose statistics
+        // autovacuum keeps, and an unchanged snapshot copies the previous one's rollups.
+        const fold = await foldSnapshot(tx, snapshot);
+        if (!fold.folded) await analyseStaged(tx, this.target.kind, this.rowCount);
+        await updatePresence(tx, { ...snapshot, sameRowsAs: fold.sameRowsAs });
+        if (PRICED_KINDS.has(this.target.kind)) await writeCostRollups(tx, this.id, fold.sameRowsAs);
       });
       this.state = 'complete';
       return this.rowCounts();
@@ -163,6 +166,8 @@ export class SnapshotWriter {
     if (this.state !== 'open') return;
     this.state = 'discarded';
     await this.db.execute('DELETE FROM snapshots WHERE id = $1 AND NOT complete', [this.id]);
+    // Pages written after the snapshot was deleted by someone else (its run marked dead).
+    await deleteOrphanStagedRows(this.db, this.id);
   }
 
   private assertOpen(): void {
@@ -173,11 +178,12 @@ export class SnapshotWriter {
 /**
  * A staging table is empty whenever autovacuum looks at it (rows stay there only until their
  * snapshot is finalised), so its statistics say "no rows" and the finalising statements over a
- * big snapshot's rows (presence, rollups, fold) would be planned as nested loops over thousands
- * of rows. Big snapshots refresh the statistics of the key columns first.
+ * big snapshot's rows (presence, rollups) would be planned as nested loops over thousands of rows.
+ * A folded snapshot's rows are read from versions by then (and the fold forces its joins); a big
+ * snapshot left staged (backfilled history) refreshes the statistics of the key columns first.
  */
 const ANALYSE_FROM_ROWS = 2_000;
-async function analyseStaged(db: Database, kind: SnapshotKind, rows: number): Promise<void> {
+async function analyseStaged(db: Queryable, kind: SnapshotKind, rows: number): Promise<void> {
   if (rows < ANALYSE_FROM_ROWS) return;
   // Only the key columns: the row count and the keys are what the plans need, and sampling the
   // wide jsonb columns (raw, tags) made this the slowest step of finalising an unchanged

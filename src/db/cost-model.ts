@@ -25,6 +25,7 @@ import type { Database, Queryable } from './connection.js';
 import { gpuCountSql } from './gpu-count.js';
 import { withLocalSettings } from './local-settings.js';
 import { UNTAGGED } from './schema.js';
+import { sameContentSql, versionedTable } from './versions.js';
 
 /** Snapshot kinds that carry cost. */
 export const PRICED_KINDS = ['instance', 'cluster', 'k8s_price'] as const;
@@ -319,6 +320,64 @@ export async function computeCostRollups(q: Queryable, snapshotId: number): Prom
     await withLocalSettings(tx, { work_mem: '64MB' }, () => tx.execute(rollupInsertSql(kind as PricedKind), [snapshotId, UNTAGGED]));
     await reopenDaysAffectedBy(tx, snapshotId);
   });
+}
+
+/**
+ * Writes the cost rollups of a complete priced snapshot (computeCostRollups), or copies them from
+ * `sameRowsAs` (the previous snapshot of its kind and scope, holding exactly the same rows: see
+ * foldSnapshot) when nothing else they depend on differs either: the same project and region, and
+ * a flavor catalogue of the same content pricing both. Rollups are a function of those inputs
+ * alone, so the copy equals what computing would give, for the cost of copying a few hundred
+ * rows instead of pricing and grouping every resource. Rollups written before GPUs were counted
+ * are never copied. Returns which was done.
+ */
+export async function writeCostRollups(q: Queryable, snapshotId: number, sameRowsAs: number | null): Promise<'copied' | 'computed'> {
+  if (sameRowsAs === null || !(await samePricingInputs(q, snapshotId, sameRowsAs))) {
+    await computeCostRollups(q, snapshotId);
+    return 'computed';
+  }
+  await inTransaction(q, async (tx) => {
+    await tx.execute('delete from cost_rollups where snapshot_id = $1', [snapshotId]);
+    await tx.execute(
+      `insert into cost_rollups (snapshot_id, taken_at, kind, scope_key, project_id, region_id, dimension, group_value, currency,
+         price_per_hour, price_per_month, resource_count, unpriced_count, gpu_count, gpu_price_per_hour, gpu_unknown_count)
+       select s.id, s.taken_at, s.kind, s.scope_key, s.project_id, s.region_id, r.dimension, r.group_value, r.currency,
+         r.price_per_hour, r.price_per_month, r.resource_count, r.unpriced_count, r.gpu_count, r.gpu_price_per_hour, r.gpu_unknown_count
+         from cost_rollups r cross join snapshots s
+        where r.snapshot_id = $2 and s.id = $1`,
+      [snapshotId, sameRowsAs],
+    );
+    await reopenDaysAffectedBy(tx, snapshotId);
+  });
+  return 'copied';
+}
+
+/**
+ * Whether snapshots `a` and `b` (holding the same rows) price alike: same kind, scope, project and
+ * region, flavor catalogues of the same content (the same snapshot, or rows equal one by one),
+ * and b's rollups all written with GPU figures.
+ */
+async function samePricingInputs(q: Queryable, a: number, b: number): Promise<boolean> {
+  const flavors = versionedTable('gpu_flavors');
+  const [row] = await q.query<{ same: boolean }>(
+    `with s as (select s.*, ${flavorSnapshotSql('s')} as flavor_snapshot_id from snapshots s where s.id in ($1, $2)),
+     a as (select * from s where id = $1),
+     b as (select * from s where id = $2)
+     select exists (
+       select 1 from a join b on a.kind = b.kind and a.scope_key = b.scope_key
+         and a.project_id is not distinct from b.project_id and a.region_id is not distinct from b.region_id
+        where (a.flavor_snapshot_id is not distinct from b.flavor_snapshot_id
+               or ((select count(*) from gpu_flavors where snapshot_id = a.flavor_snapshot_id)
+                     = (select count(*) from gpu_flavors where snapshot_id = b.flavor_snapshot_id)
+                   and not exists (
+                     select 1 from gpu_flavors x where x.snapshot_id = a.flavor_snapshot_id
+                        and not exists (select 1 from gpu_flavors y where y.snapshot_id = b.flavor_snapshot_id
+                                           and y.flavor_id = x.flavor_id and ${sameContentSql(flavors, 'x', 'y')}))))
+          and not exists (select 1 from cost_rollups r where r.snapshot_id = $2 and r.gpu_count is null)
+     ) as same`,
+    [a, b],
+  );
+  return row!.same;
 }
 
 /**

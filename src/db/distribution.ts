@@ -20,6 +20,7 @@ export const DISTRIBUTED_TABLES: Readonly<Record<string, string>> = {
   gpu_flavors_versions: 'scope_key',
   k8s_cluster_prices_versions: 'scope_key',
   resource_presence: 'scope_key',
+  resource_presence_scopes: 'scope_key',
   cost_daily: 'scope_key',
   // Rows of one snapshot: staged until folded, and the snapshot's cost rollups.
   gpu_clusters_staged: 'snapshot_id',

@@ -34,11 +34,6 @@ export interface VersionedTable {
   ids: readonly string[];
   /** Every column but snapshot_id, in schema order (the content compared and copied). */
   columns: readonly string[];
-  /**
-   * The same columns as compared for "same content": json, jsonb and numeric as their text, so two
-   * contents are equal exactly when their text is (`1.0` and `1.00` differ, as the values received did).
-   */
-  compared: readonly { name: string; asText: boolean }[];
 }
 
 function versioned(table: PgTable, kind: SnapshotKind): VersionedTable {
@@ -53,7 +48,6 @@ function versioned(table: PgTable, kind: SnapshotKind): VersionedTable {
     versions: `${name}_versions`,
     ids: pk.columns.map((c) => c.name).filter((c) => c !== 'snapshot_id'),
     columns: content.map((c) => c.name),
-    compared: content.map((c) => ({ name: c.name, asText: /^(json|jsonb|numeric)\b/.test(c.getSQLType()) })),
   };
 }
 
@@ -73,10 +67,15 @@ export const VERSIONED_TABLES: readonly VersionedTable[] = [
 
 const OPEN = `'infinity'::timestamptz`;
 
-/** SQL: rows `a` and `b` of `table` hold the same content (NULLs equal). */
-function sameContentSql(table: VersionedTable, a: string, b: string): string {
-  const side = (alias: string) => table.compared.map((c) => `${alias}."${c.name}"${c.asText ? '::text' : ''}`).join(', ');
-  return `(${side(a)}) IS NOT DISTINCT FROM (${side(b)})`;
+/**
+ * SQL: rows `a` and `b` of `table` hold the same content: the same binary image of every column
+ * (record_image_eq, NULLs equal), which for these types means the same text: json, jsonb and
+ * numeric keep their scale (`1.0` and `1.00` differ, as the values received did). Comparing
+ * images is a memcmp per column, where comparing jsonb as its text printed both sides of every row.
+ */
+export function sameContentSql(table: VersionedTable, a: string, b: string): string {
+  const side = (alias: string) => `ROW(${table.columns.map((c) => `${alias}."${c}"`).join(', ')})`;
+  return `record_image_eq(${side(a)}, ${side(b)})`;
 }
 
 /** The versioned table behind a view name (`instances`); throws on an unknown name. */
@@ -116,50 +115,71 @@ export interface FoldTarget {
   takenAt: Date;
 }
 
+export interface FoldResult {
+  /** Whether the snapshot's rows were folded into versions (false: left staged, see foldSnapshot). */
+  folded: boolean;
+  /**
+   * The previous versioned snapshot of the (kind, scope) when the folded snapshot holds exactly
+   * its rows (no version closed, none opened), else null.
+   */
+  sameRowsAs: number | null;
+}
+
 /**
  * Folds a complete snapshot's staged rows into versions (inside its finalising transaction).
  * Only a snapshot newer than every versioned snapshot of its (kind, scope) can be folded (a
  * version's range is a range of taken_at); an older one (backfilled history) keeps its rows
- * staged, which the views show just the same. Returns whether it was folded.
+ * staged, which the views show just the same.
  */
-export async function foldSnapshot(tx: Queryable, target: FoldTarget): Promise<boolean> {
+export async function foldSnapshot(tx: Queryable, target: FoldTarget): Promise<FoldResult> {
   const tables = VERSIONED_TABLES.filter((t) => t.kind === target.kind);
-  if (tables.length === 0) return false;
-  const [newer] = await tx.query<{ n: number }>(
-    `SELECT 1 AS n FROM snapshots WHERE versioned AND kind = $1 AND scope_key = $2 AND taken_at >= $3 LIMIT 1`,
+  if (tables.length === 0) return { folded: false, sameRowsAs: null };
+  const [latest] = await tx.query<{ id: number; newer: boolean }>(
+    `SELECT id, taken_at >= $3 AS newer FROM snapshots WHERE versioned AND kind = $1 AND scope_key = $2 ORDER BY taken_at DESC LIMIT 1`,
     [target.kind, target.scopeKey, target.takenAt],
   );
-  if (newer) return false;
+  if (latest?.newer) return { folded: false, sameRowsAs: null };
   const params = [target.id, target.scopeKey, target.takenAt];
-  for (const t of tables) {
-    const same = (a: string, b: string) => t.ids.map((c) => `${a}."${c}" = ${b}."${c}"`).join(' AND ');
-    const list = t.columns.map((c) => `"${c}"`).join(', ');
-    // One statement: the resources whose staged row equals their current version are found once
-    // (a hash join on the identity, then the columns compared); the scope's other current versions are
-    // closed at taken_at, and every other staged row opens a version (both parts see the versions
-    // as they were before the statement).
-    // Hash joins whatever the estimates: the CTE is estimated at a row or two (the content
-    // comparison's selectivity is a guess), and a nested loop over it costs rows x rows (34 s for
-    // an unchanged 10,000-instance scope, against 0.1 s).
-    await withLocalSettings(tx, { enable_nestloop: 'off' }, () => tx.execute(
-      `WITH unchanged AS MATERIALIZED (
-         SELECT ${t.ids.map((c) => `s."${c}"`).join(', ')} FROM "${t.staged}" s
-           JOIN "${t.versions}" v ON v.scope_key = $2 AND coalesce(v.valid_to, ${OPEN}) = ${OPEN} AND ${same('v', 's')}
-          WHERE s.snapshot_id = $1 AND ${sameContentSql(t, 's', 'v')}),
-       closed AS (
-         UPDATE "${t.versions}" v SET valid_to = $3
-          WHERE v.scope_key = $2 AND coalesce(v.valid_to, ${OPEN}) = ${OPEN}
-            AND NOT EXISTS (SELECT 1 FROM unchanged u WHERE ${same('u', 'v')}))
-       INSERT INTO "${t.versions}" (scope_key, ${list}, valid_from, valid_to)
-       SELECT $2, ${t.columns.map((c) => `s."${c}"`).join(', ')}, $3, NULL
-         FROM "${t.staged}" s
-        WHERE s.snapshot_id = $1 AND NOT EXISTS (SELECT 1 FROM unchanged u WHERE ${same('u', 's')})`,
-      params,
-    ));
-    await tx.execute(`DELETE FROM "${t.staged}" WHERE snapshot_id = $1`, [target.id]);
-  }
+  let changed = 0;
+  // Hash or merge joins whatever the estimates (a staging table's statistics describe whatever it
+  // held when last analysed): the CTE is estimated at a row or two (the content comparison's
+  // selectivity is a guess), and a nested loop over it costs rows x rows (34 s for an unchanged
+  // 10,000-instance scope, against 0.1 s). The staged rows are read through the primary key
+  // (snapshot_id first): a sequential scan would also read the pages of every snapshot finalised
+  // since the table was last vacuumed (deleted rows), which grew with each scope of a run.
+  await withLocalSettings(tx, { enable_nestloop: 'off', enable_seqscan: 'off' }, async () => {
+    for (const t of tables) {
+      const same = (a: string, b: string) => t.ids.map((c) => `${a}."${c}" = ${b}."${c}"`).join(' AND ');
+      const list = t.columns.map((c) => `"${c}"`).join(', ');
+      // One statement: the resources whose staged row equals their current version are found once
+      // (a join on the identity, then the contents compared); the scope's other current versions are
+      // closed at taken_at, and every other staged row opens a version (both parts see the versions
+      // as they were before the statement).
+      const [counts] = await tx.query<{ n: number }>(
+        `WITH unchanged AS MATERIALIZED (
+           SELECT ${t.ids.map((c) => `s."${c}"`).join(', ')} FROM "${t.staged}" s
+             JOIN "${t.versions}" v ON v.scope_key = $2 AND coalesce(v.valid_to, ${OPEN}) = ${OPEN} AND ${same('v', 's')}
+            WHERE s.snapshot_id = $1 AND ${sameContentSql(t, 's', 'v')}),
+         closed AS (
+           UPDATE "${t.versions}" v SET valid_to = $3
+            WHERE v.scope_key = $2 AND coalesce(v.valid_to, ${OPEN}) = ${OPEN}
+              AND NOT EXISTS (SELECT 1 FROM unchanged u WHERE ${same('u', 'v')})
+           RETURNING 1),
+         opened AS (
+           INSERT INTO "${t.versions}" (scope_key, ${list}, valid_from, valid_to)
+           SELECT $2, ${t.columns.map((c) => `s."${c}"`).join(', ')}, $3, NULL
+             FROM "${t.staged}" s
+            WHERE s.snapshot_id = $1 AND NOT EXISTS (SELECT 1 FROM unchanged u WHERE ${same('u', 's')})
+           RETURNING 1)
+         SELECT ((SELECT count(*) FROM closed) + (SELECT count(*) FROM opened))::int AS n`,
+        params,
+      );
+      changed += counts!.n;
+      await tx.execute(`DELETE FROM "${t.staged}" WHERE snapshot_id = $1`, [target.id]);
+    }
+  });
   await tx.execute(`UPDATE snapshots SET versioned = true WHERE id = $1`, [target.id]);
-  return true;
+  return { folded: true, sameRowsAs: changed === 0 && latest ? latest.id : null };
 }
 
 /**
@@ -191,6 +211,25 @@ export async function pruneVersions(q: Queryable, cutoff: Date, thinned?: { from
         )
       ).rowCount;
     }
+  }
+  return deleted;
+}
+
+/**
+ * Deletes staged rows whose snapshot no longer exists: the staging tables have no foreign key
+ * (schema.ts, stagedSnapshotId), and a writer may write a page after its snapshot was deleted
+ * (its run marked dead meanwhile). `snapshotId`: only that snapshot's rows. Returns the count.
+ */
+export async function deleteOrphanStagedRows(q: Queryable, snapshotId?: number): Promise<number> {
+  let deleted = 0;
+  for (const t of VERSIONED_TABLES) {
+    deleted += (
+      await q.execute(
+        `DELETE FROM "${t.staged}" r WHERE ($1::int IS NULL OR r.snapshot_id = $1::int)
+            AND NOT EXISTS (SELECT 1 FROM snapshots s WHERE s.id = r.snapshot_id)`,
+        [snapshotId ?? null],
+      )
+    ).rowCount;
   }
   return deleted;
 }

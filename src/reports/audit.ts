@@ -66,7 +66,7 @@ const SELECT = `
     a.reason, a.dry_run, a.result, a.error, a.task_ids
   from audit_log a
   left join lateral (
-    select r.name from resource_presence r
+    select r.name from resource_presence_seen r
     where r.kind in ('instance', 'cluster_server') and r.resource_id = a.instance_id
       and r.scope_key = 'p' || a.project_id || '-r' || a.region_id
     order by r.last_seen_at desc limit 1

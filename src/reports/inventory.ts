@@ -134,7 +134,7 @@ function baseSql(spec: KindSpec, binds: Binds, source: SnapshotSource, at: Date 
     b as (
       select src.*, p.first_seen_at as first_seen, p.last_seen_at as last_seen ${overridden}
       from src
-      left join resource_presence p on p.kind = src.presence_kind and p.scope_key = src.scope_key and p.resource_id = src.presence_id
+      left join resource_presence_seen p on p.kind = src.presence_kind and p.scope_key = src.scope_key and p.resource_id = src.presence_id
       ${override}
       ${scheduled}
     )`;

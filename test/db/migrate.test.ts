@@ -49,6 +49,8 @@ const EXPECTED_TABLES = [
   'notify_deliveries',
   'notify_messages',
   'resource_presence',
+  'resource_presence_scopes',
+  'resource_presence_seen', // a view: resource_presence with the implicit last seen resolved
   'schedule_claims',
   'scheduled_stops',
   'snapshots',

@@ -275,7 +275,7 @@ export function fullCollectionSuite(): void {
           snap('instance', scopeKey(scopes()[0]!.project_id, scopes()[0]!.region_id)),
         ]);
         const presence = await db.query<{ first_seen_at: Date; last_seen_at: Date; gone_at: Date | null }>(
-          `SELECT first_seen_at, last_seen_at, gone_at FROM resource_presence WHERE kind = 'instance' AND scope_key = $1`,
+          `SELECT first_seen_at, last_seen_at, gone_at FROM resource_presence_seen WHERE kind = 'instance' AND scope_key = $1`,
           [scopeKey(scopes()[0]!.project_id, scopes()[0]!.region_id)],
         );
         expect(presence).toHaveLength(sim.state.instances(scopes()[0]!.project_id, scopes()[0]!.region_id).length);

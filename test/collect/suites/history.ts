@@ -116,7 +116,7 @@ export function historySuite(): void {
         const presence = async (kind: string, id: string) =>
           (
             await db.query<{ first_seen_at: Date; last_seen_at: Date; gone_at: Date | null; first_snapshot_id: number; last_snapshot_id: number }>(
-              'SELECT first_seen_at, last_seen_at, gone_at, first_snapshot_id, last_snapshot_id FROM resource_presence WHERE kind = $1 AND scope_key = $2 AND resource_id = $3',
+              'SELECT first_seen_at, last_seen_at, gone_at, first_snapshot_id, last_snapshot_id FROM resource_presence_seen WHERE kind = $1 AND scope_key = $2 AND resource_id = $3',
               [kind, changed.scope, id],
             )
           )[0]!;

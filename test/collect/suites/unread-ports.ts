@@ -97,7 +97,7 @@ export function unreadPortsSuite(): void {
 
       // Neither seen now nor gone.
       const presence = await db.query<{ last_seen_at: Date; gone_at: Date | null }>(
-        `SELECT last_seen_at, gone_at FROM resource_presence WHERE kind = 'port' AND scope_key = $1 AND resource_id = ANY($2::text[])`,
+        `SELECT last_seen_at, gone_at FROM resource_presence_seen WHERE kind = 'port' AND scope_key = $1 AND resource_id = ANY($2::text[])`,
         [scopeKey, run1.ports],
       );
       expect(presence).toHaveLength(run1.ports.length);
@@ -138,7 +138,7 @@ export function unreadPortsSuite(): void {
       expect(fresh.rows.filter((r) => r.read_at !== null)).toEqual([]);
       expect(fresh.rows.filter((r) => r.instance_id === target).map((r) => r.port_id)).toEqual(run1.ports);
       const presence = await db.query<{ last_seen_at: Date }>(
-        `SELECT last_seen_at FROM resource_presence WHERE kind = 'port' AND scope_key = $1 AND resource_id = ANY($2::text[])`,
+        `SELECT last_seen_at FROM resource_presence_seen WHERE kind = 'port' AND scope_key = $1 AND resource_id = ANY($2::text[])`,
         [scopeKey, run1.ports],
       );
       for (const p of presence) expect(p.last_seen_at.getTime()).toBe(fresh.taken_at.getTime());
