@@ -25,7 +25,7 @@ import { childRuntime, moduleUrl, ROOT, rssOf } from './runtime.js';
 import { request } from 'undici';
 import { loadConfig } from '../src/config.js';
 import { openDatabase, type Database } from '../src/db/connection.js';
-import { computeCostRollups, refreshCostDaily } from '../src/db/cost-model.js';
+import { closeCompleteDays, computeCostRollups, gapCapsFor, refreshCostDaily } from '../src/db/cost-model.js';
 import { migrateDatabase } from '../src/db/migrate.js';
 import { silentLogger } from '../src/logger.js';
 import { allReports } from '../src/reports/index.js';
@@ -337,6 +337,11 @@ export async function main(args: string[]): Promise<void> {
     const config = loadConfig({});
     const database = db;
     const now = new Date(end.getTime() + 30 * 60_000);
+    // What the service does after every collection run: complete days get their cost_daily
+    // (collect/close-days.ts), so reports over periods integrate only the hours of today live.
+    const closing = performance.now();
+    const closed = await closeCompleteDays(db, { now, maxGapHours: gapCapsFor(config) });
+    out(`days closed as the service closes them after a run: ${closed.length ? `${closed[0]}..${closed[closed.length - 1]}` : 'none left'} (${secs(performance.now() - closing)})`);
     const app = createWebApp({ reports: allReports(), context: () => ({ db: database, config, now }), logger: silentLogger(), demo: false });
     server = await new Promise<Server>((resolve) => {
       const s = app.listen(0, '127.0.0.1', () => resolve(s));
