@@ -31,7 +31,7 @@ import { silentLogger } from '../src/logger.js';
 import { allReports } from '../src/reports/index.js';
 import { inventoryExportQuery, inventoryReport } from '../src/reports/inventory.js';
 import { inlineParams } from '../src/db/sql-literal.js';
-import { exportCsvQuery } from '../src/web/csv.js';
+import { csvColumns, csvQuery } from '../src/web/csv.js';
 import { DEFAULT_CACHE_OPTIONS } from '../src/reports/shared/cache.js';
 import { reportCache } from '../src/reports/shared/define.js';
 import { createWebApp } from '../src/web/app.js';
@@ -393,7 +393,8 @@ export async function main(args: string[]): Promise<void> {
     const csvUrl = `${base}/api/reports/inventory.csv?kind=instances`;
     const exported = await inventoryReport.export({ db: database, config, now }, inventoryReport.params.parse({ kind: 'instances' }));
     if (!exported.sql) throw new Error('bench reports: the inventory export offers no SQL on Postgres');
-    const exportQuery = exportCsvQuery(exported.columns, exported.sql);
+    const exportQuery = csvQuery(csvColumns(exported.columns), exported.sql);
+    if (!exportQuery) throw new Error('bench reports: the inventory columns have no SQL writer');
     const copySql = inlineParams(exportQuery.text.replace(/\s+/g, ' '), exportQuery.values);
     // A second baseline: the same rows unformatted (the columns Node would read to write the file
     // itself), so the cost of formatting in SQL shows too, not only the ratio to its own query.

@@ -18,13 +18,13 @@
  */
 import { DEFAULT_MINOR_UNIT, MINOR_UNITS } from '../read-models/minor-units.js';
 import type { CsvColumn, CsvOptions } from './csv.js';
+import { FORMULA_START_CODES } from './formula.js';
 import { HOURLY_EXTRA_DIGITS } from './money.js';
 
 /** SQL text of a JavaScript string (trusted constants only). */
 const sqlString = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
-/** The characters csv.ts neutralises at the start of a cell (= + - @ TAB CR), as code points. */
-const FORMULA_STARTS = [0x3d, 0x2b, 0x2d, 0x40, 0x09, 0x0d].join(', ');
+const FORMULA_STARTS = FORMULA_START_CODES.join(', ');
 
 function neutralised(text: string): string {
   return `case when ascii(${text}) in (${FORMULA_STARTS}) then '''' || ${text} else ${text} end`;
@@ -47,11 +47,12 @@ function moneyDigitsSql(currency: string, hourly: boolean): string {
 }
 
 /**
- * The SQL of one CSV cell of `column`, `value(key)` being the SQL of a row field. Numeric columns
- * (int, decimal, percent, money) must be SQL numbers (integer types for int), timestamps
+ * The SQL of one CSV cell of `column`, `value(key)` being the SQL of a row field; null for a kind
+ * without an SQL writer (date, json, lines, diff: those exports are written in Node). Numeric
+ * columns (int, decimal, percent, money) must be SQL numbers (integer types for int), timestamps
  * timestamptz, tags jsonb.
  */
-export function csvCellSql(column: CsvColumn, value: (key: string) => string, options: CsvOptions = {}): string {
+export function csvCellSql(column: CsvColumn, value: (key: string) => string, options: CsvOptions = {}): string | null {
   const v = value(column.key);
   switch (column.kind) {
     case 'text':
@@ -73,15 +74,9 @@ export function csvCellSql(column: CsvColumn, value: (key: string) => string, op
     case 'tags':
       return `${v}::text`;
     default:
-      throw new Error(`csvCellSql: no SQL writer for columns of kind ${column.kind} (column ${column.key})`);
+      return null;
   }
 }
-
-/** Whether every column can be written by csvCellSql. */
-export function csvWritableInSql(columns: readonly CsvColumn[]): boolean {
-  return columns.every((c) => SQL_KINDS.has(c.kind));
-}
-const SQL_KINDS = new Set<CsvColumn['kind']>(['text', 'int', 'decimal', 'percent', 'money', 'bool', 'timestamp', 'tags']);
 
 const LF = 0x0a;
 const QUOTE = 0x22;

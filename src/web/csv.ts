@@ -3,8 +3,9 @@ import { pipeline } from 'node:stream/promises';
 import type { Writable } from 'node:stream';
 import { stringify as stringifySync } from 'csv-stringify/sync';
 import type { Column, ExportSql, Row } from '../reports/report.js';
-import { csvCellSql, csvWritableInSql, withCrlf } from './csv-sql.js';
+import { csvCellSql, withCrlf } from './csv-sql.js';
 import { diffText, isDiff } from './diff.js';
+import { FORMULA_START_CODES } from './formula.js';
 import { roundMoney } from './money.js';
 import type { RawQuery } from './query.js';
 import { boundedMemo } from '../memo.js';
@@ -36,10 +37,10 @@ import { boundedMemo } from '../memo.js';
 
 const NUMERIC_KINDS = new Set(['int', 'decimal', 'money', 'percent']);
 const PLAIN_NUMBER = /^-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
-/** The characters a cell must not start with (= + - @ TAB CR), as char codes: checked on every cell. */
-const FORMULA_START = new Set([0x3d, 0x2b, 0x2d, 0x40, 0x09, 0x0d]);
+/** Checked on every cell: a set of char codes rather than a regular expression. */
+const FORMULA_START = new Set(FORMULA_START_CODES);
 
-export function neutraliseFormula(text: string): string {
+function neutraliseFormula(text: string): string {
   return FORMULA_START.has(text.charCodeAt(0)) ? `'${text}` : text;
 }
 
@@ -197,13 +198,28 @@ function csvLine(record: readonly string[]): string {
   return line + RECORD_DELIMITER;
 }
 
-function csvQuery(columns: readonly CsvColumn[], sql: ExportSql, options: CsvOptions): { text: string; values: unknown[] } {
-  return sql.query((value) => columns.map((c) => csvCellSql(c, value, options)));
+/**
+ * The query whose result, copied out as CSV, is the export's rows: each column's cell written in
+ * SQL (csv-sql.ts); null when a column has no SQL writer. The benchmark's baseline runs it too.
+ */
+export function csvQuery(columns: readonly CsvColumn[], sql: ExportSql, options: CsvOptions = {}): { text: string; values: unknown[] } | null {
+  if (!columns.every((c) => csvCellSql(c, (key) => key, options) !== null)) return null;
+  return sql.query((value) => columns.map((c) => csvCellSql(c, value, options)!));
 }
 
-/** The query whose result, copied out as CSV, is the export's rows (the benchmark's baseline runs it through psql). */
-export function exportCsvQuery(columns: readonly Column[], sql: ExportSql, options: CsvOptions = {}): { text: string; values: unknown[] } {
-  return csvQuery(csvColumns(columns), sql, options);
+function headerLine(columns: readonly CsvColumn[]): string {
+  return BOM + csvLine(columns.map((c) => neutraliseFormula(c.header)));
+}
+
+/**
+ * Totals are asked for before the first row, so that the database sums them (on another pooled
+ * connection) while the rows stream; their lines are written last.
+ */
+function totalsAhead(columns: readonly CsvColumn[], options: CsvStreamOptions): () => Promise<string> {
+  const totals = options.totals?.();
+  // Awaited after the rows; until then a failure must not count as unhandled.
+  totals?.catch(() => undefined);
+  return async () => (totals ? (await totals).map((row) => csvLine(totalRecord(row, columns, options))).join('') : '');
 }
 
 /**
@@ -211,11 +227,9 @@ export function exportCsvQuery(columns: readonly Column[], sql: ExportSql, optio
  * COPY's pieces with CRLF record ends, then the totals. The header waits for the first piece, so
  * a query that fails at once is an error response, not a cut file.
  */
-async function* copiedCsvChunks(columns: CsvColumn[], sql: ExportSql, options: CsvStreamOptions): AsyncGenerator<string | Buffer> {
-  const query = csvQuery(columns, sql, options);
-  const totals = options.totals?.();
-  totals?.catch(() => undefined);
-  let header: string | null = BOM + csvLine(columns.map((c) => neutraliseFormula(c.header)));
+async function* copiedCsvChunks(columns: CsvColumn[], sql: ExportSql, query: { text: string; values: unknown[] }, options: CsvStreamOptions): AsyncGenerator<string | Buffer> {
+  const totalLines = totalsAhead(columns, options);
+  let header: string | null = headerLine(columns);
   for await (const piece of withCrlf(sql.csvCopy(query.text, query.values))) {
     if (header !== null) {
       yield header;
@@ -223,20 +237,13 @@ async function* copiedCsvChunks(columns: CsvColumn[], sql: ExportSql, options: C
     }
     yield piece;
   }
-  let chunk = header ?? '';
-  if (totals) for (const row of await totals) chunk += csvLine(totalRecord(row, columns, options));
-  yield chunk;
+  yield (header ?? '') + (await totalLines());
 }
 
-/**
- * The CSV text: the header and first row, then chunks of about 64 KB. Totals are asked for before the first row so that the
- * database sums them (on another pooled connection) while the rows stream, and written last.
- */
+/** The CSV text written in Node: the header and first row, then chunks of about 64 KB, then the totals. */
 async function* csvChunks(columns: CsvColumn[], rows: AsyncIterable<Row>, options: CsvStreamOptions): AsyncGenerator<string> {
-  const totals = options.totals?.();
-  // Awaited after the rows; until then a failure must not count as unhandled.
-  totals?.catch(() => undefined);
-  let chunk = BOM + csvLine(columns.map((c) => neutraliseFormula(c.header)));
+  const totalLines = totalsAhead(columns, options);
+  let chunk = headerLine(columns);
   let first = true;
   for await (const row of rows) {
     chunk += csvLine(csvRecord(row, columns, options));
@@ -247,9 +254,9 @@ async function* csvChunks(columns: CsvColumn[], rows: AsyncIterable<Row>, option
       first = false;
     }
   }
-  if (totals) for (const row of await totals) chunk += csvLine(totalRecord(row, columns, options));
-  yield chunk;
+  yield chunk + (await totalLines());
 }
+
 /**
  * A totals row: its first cell says "Total" whatever the first column is (a spreadsheet filters
  * on it), and the report's own "Total" label further right is left empty.
@@ -278,7 +285,8 @@ export interface CsvStreamOptions extends CsvOptions {
  */
 export async function streamCsv(out: Writable, columns: readonly Column[], rows: AsyncIterable<Row>, options: CsvStreamOptions = {}): Promise<void> {
   const cells = csvColumns(columns);
-  const chunks = options.sql && csvWritableInSql(cells) ? copiedCsvChunks(cells, options.sql, options) : csvChunks(cells, rows, options);
+  const query = options.sql ? csvQuery(cells, options.sql, options) : null;
+  const chunks = options.sql && query ? copiedCsvChunks(cells, options.sql, query, options) : csvChunks(cells, rows, options);
   await pipeline(Readable.from(chunks, { highWaterMark: 1 }), out);
 }
 
