@@ -85,9 +85,25 @@ export function versionedTable(name: string): VersionedTable {
   return table;
 }
 
+/** SQL: version `v` was current at the instant `at` (an SQL expression). */
+export function versionCurrentAt(v: string, at: string): string {
+  return `${v}.valid_from <= ${at} and coalesce(${v}.valid_to, ${OPEN}) > ${at}`;
+}
+
 /** SQL: version `v` is one of the rows of snapshot `s` (s versioned, same kind). */
 export function versionSeenBy(v: string, s: string): string {
-  return `${v}.scope_key = ${s}.scope_key and ${v}.valid_from <= ${s}.taken_at and coalesce(${v}.valid_to, ${OPEN}) > ${s}.taken_at`;
+  return `${v}.scope_key = ${s}.scope_key and ${versionCurrentAt(v, `${s}.taken_at`)}`;
+}
+
+/**
+ * SQL: version `v` began or ended in (`from`, `to`]: the versions whose rows can differ between
+ * snapshots taken at those instants. The ends through `_current_idx`, the starts through
+ * `_started_idx`, which is on the UTC wall time of valid_from (see schema.ts versionIndexes).
+ */
+export function versionMovedBetween(v: string, from: string, to: string): string {
+  const utc = (t: string) => `${t} at time zone 'UTC'`;
+  return `((coalesce(${v}.valid_to, ${OPEN}) > ${from} and coalesce(${v}.valid_to, ${OPEN}) <= ${to})
+      or (${utc(`${v}.valid_from`)} > ${utc(from)} and ${utc(`${v}.valid_from`)} <= ${utc(to)}))`;
 }
 
 /**

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { Queryable } from '../db/connection.js';
 import type { SnapshotKind } from '../db/schema.js';
-import { VERSIONED_TABLES } from '../db/versions.js';
+import { versionCurrentAt, versionedTable, versionMovedBetween } from '../db/versions.js';
 import type { Column, Diff, FieldChange, Row, TagChange } from './report.js';
 import { offsetRows } from './shared/batches.js';
 import { formatAge, formatInstant } from './shared/format.js';
@@ -163,13 +163,10 @@ async function fetchDiff(ctx: ReportCtx, p: ChangesParams, list: readonly Pair[]
   };
 }
 
-const OPEN = `'infinity'::timestamptz`;
-
-/** Whether the kind's versions are identified by spec.id alone (versions.ts VERSIONED_TABLES). */
+/** Whether the kind's versions are identified by spec.id alone. */
 function singleIdentity(spec: ChangeSpec): boolean {
-  const table = VERSIONED_TABLES.find((t) => t.name === spec.table);
-  if (!table) throw new Error(`changes: ${spec.table} is not stored as versions`);
-  return table.ids.length === 1 && table.ids[0] === spec.id;
+  const { ids } = versionedTable(spec.table);
+  return ids.length === 1 && ids[0] === spec.id;
 }
 
 /**
@@ -207,20 +204,15 @@ function diffQuery(spec: ChangeSpec, p: Pick<ChangesParams, 'sort' | 'dir'>): st
     `(select ${cols.map((c) => `t.${c}`).join(', ')} from ${spec.table} t where t.snapshot_id = p.${snapshot}${only}) `;
   const differs = `(a.${spec.id} is null or b.${spec.id} is null
           or (${compared.map((c) => `a.${c}`).join(', ')}) is distinct from (${compared.map((c) => `b.${c}`).join(', ')}))`;
-  const versions = `${spec.table}_versions`;
-  // Began or ended between the two times; the start through its own index (see schema.ts versionIndexes).
-  const moved = `v.scope_key = p.scope_key
-            and ((coalesce(v.valid_to, ${OPEN}) > p.from_at and coalesce(v.valid_to, ${OPEN}) <= p.to_at)
-              or (v.valid_from at time zone 'UTC' > p.from_at at time zone 'UTC' and v.valid_from at time zone 'UTC' <= p.to_at at time zone 'UTC'))`;
-  const at = (time: string) => `m.valid_from <= p.${time} and coalesce(m.valid_to, ${OPEN}) > p.${time}`;
+  const versions = versionedTable(spec.table).versions;
+  const movedAt = (time: string) => `(select ${cols.map((c) => `m.${c}`).join(', ')} from moved m where ${versionCurrentAt('m', `p.${time}`)}) `;
   // A resource identified by spec.id alone: its rows before and after are among the versions that
   // moved (the one current before ended in between, the one current after began in between), so
   // those versions are all that is read. Otherwise (a composite identity) the rows of the ids that
   // moved are read through the view, so that every row sharing such an id is compared as before.
   const byVersions = singleIdentity(spec)
     ? `select ${pick('a')}, ${pick('b')}
-        from (select ${cols.map((c) => `m.${c}`).join(', ')} from moved m where ${at('from_at')}) a
-        full join (select ${cols.map((c) => `m.${c}`).join(', ')} from moved m where ${at('to_at')}) b on a.${spec.id} = b.${spec.id}
+        from ${movedAt('from_at')}a full join ${movedAt('to_at')}b on a.${spec.id} = b.${spec.id}
         where ${differs}`
     : `select ${pick('a')}, ${pick('b')}
         from ${side('from_id', ` and t.${spec.id} = any(array(select distinct m.${spec.id} from moved m))`)}a
@@ -244,7 +236,8 @@ function diffQuery(spec: ChangeSpec, p: Pick<ChangesParams, 'sort' | 'dir'>): st
         where not p.by_versions and ${differs}
         union all
         select * from (
-          with moved as materialized (select v.* from ${versions} v where p.by_versions and ${moved})
+          with moved as materialized (
+            select v.* from ${versions} v where p.by_versions and v.scope_key = p.scope_key and ${versionMovedBetween('v', 'p.from_at', 'p.to_at')})
           ${byVersions}
         ) y
       ) x
