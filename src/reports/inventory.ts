@@ -314,7 +314,8 @@ function totalsQuery(ctx: ReportCtx, p: InventoryParams) {
   const binds = new Binds();
   const base = baseSql(spec, binds, undefined, p.at);
   const where = ['b.currency is not null', ...conditions(spec, p, ctx.config, binds)];
-  const cost = (column: string) => `sum(case when b.stopped_since_snapshot then 0 else b.${column} end) as ${column}`;
+  // What each row shows (fieldSql): a row stopped through cloudtally since its snapshot costs 0.
+  const cost = (column: string) => `sum(${fieldSql(p.kind, column)}) as ${column}`;
   return {
     sql: `with ${base} select b.currency, ${cost('price_per_hour')}, ${cost('price_per_month')} from b where ${where.join(' and ')} group by b.currency order by b.currency`,
     values: binds.values,
