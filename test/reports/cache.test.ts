@@ -12,8 +12,8 @@ import { inventoryReport } from '../../src/reports/inventory.js';
 import { overviewReport } from '../../src/reports/overview.js';
 import { cacheKey, ReportCache } from '../../src/reports/shared/cache.js';
 import { testDatabases } from '../helpers/databases.js';
-import { NOW, SCOPE_A, seedKnownDataset } from './fixture.js';
-import { contextFor, dec, run, summaryValue, type Ctx } from './helpers.js';
+import { NOW, SCOPE_A } from './fixture.js';
+import { openKnownDataset, dec, run, summaryValue, type Ctx } from './helpers.js';
 
 /** A database stand-in whose data version the test sets. */
 function fakeDb(version: { v: string }): Queryable {
@@ -136,11 +136,7 @@ describe.each(testDatabases())('cached reports on $name', ({ open }) => {
   let db: Database;
   let ctx: Ctx;
 
-  beforeAll(async () => {
-    db = await open();
-    await seedKnownDataset(db);
-    ctx = contextFor(db);
-  });
+  beforeAll(async () => ({ db, ctx } = await openKnownDataset(open)));
   afterAll(async () => {
     await db?.close();
   });

@@ -6,7 +6,7 @@ import { silentLogger } from '../../src/logger.js';
 import { allReports } from '../../src/reports/index.js';
 import type { ReportDefinition, ReportOutput, Row } from '../../src/reports/report.js';
 import { createWebApp } from '../../src/web/app.js';
-import { NOW } from './fixture.js';
+import { NOW, seedKnownDataset } from './fixture.js';
 
 /** The configuration of the report tests: `Owner-Team` is an alias of `team`. */
 export function testConfig(): Config {
@@ -21,6 +21,13 @@ export interface Ctx {
 
 export function contextFor(db: Database, now = NOW): Ctx {
   return { db, config: testConfig(), now };
+}
+
+/** A database opened with `open`, the known dataset (fixture.ts) in it, and the report context over it. */
+export async function openKnownDataset(open: () => Promise<Database>): Promise<{ db: Database; ctx: Ctx }> {
+  const db = await open();
+  await seedKnownDataset(db);
+  return { db, ctx: contextFor(db) };
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

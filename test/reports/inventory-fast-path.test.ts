@@ -9,8 +9,8 @@ import type { Database } from '../../src/db/connection.js';
 import { inventoryReport, inventoryRows } from '../../src/reports/inventory.js';
 import type { Row } from '../../src/reports/report.js';
 import { testDatabases } from '../helpers/databases.js';
-import { SCOPE_A, seedKnownDataset } from './fixture.js';
-import { contextFor, run, type Ctx } from './helpers.js';
+import { SCOPE_A } from './fixture.js';
+import { openKnownDataset, run, type Ctx } from './helpers.js';
 
 const READ_ROWS = { missing_tag: 'no-such-key' };
 
@@ -18,11 +18,7 @@ describe.each(testDatabases())('inventory fast path on $name', ({ open }) => {
   let db: Database;
   let ctx: Ctx;
 
-  beforeAll(async () => {
-    db = await open();
-    await seedKnownDataset(db);
-    ctx = contextFor(db);
-  });
+  beforeAll(async () => ({ db, ctx } = await openKnownDataset(open)));
   afterAll(async () => {
     await db?.close();
   });

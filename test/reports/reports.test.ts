@@ -25,18 +25,13 @@ import { tagHygieneReport, variantGroups } from '../../src/reports/tag-hygiene.j
 import { trendReport } from '../../src/reports/trend.js';
 import { testDatabases } from '../helpers/databases.js';
 import { streamCsv } from '../../src/web/csv.js';
-import { seedKnownDataset } from './fixture.js';
-import { contextFor, dec, exportRows, pick, run, summaryValue, type Ctx } from './helpers.js';
+import { openKnownDataset, dec, exportRows, pick, run, summaryValue, type Ctx } from './helpers.js';
 
 describe.each(testDatabases())('reports on $name', ({ open }) => {
   let db: Database;
   let ctx: Ctx;
 
-  beforeAll(async () => {
-    db = await open();
-    await seedKnownDataset(db);
-    ctx = contextFor(db);
-  });
+  beforeAll(async () => ({ db, ctx } = await openKnownDataset(open)));
   afterAll(async () => {
     await db?.close();
   });
