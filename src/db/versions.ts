@@ -96,6 +96,24 @@ export function versionSeenBy(v: string, s: string): string {
 }
 
 /**
+ * SQL: version `v` was current at `from` and ended in (`from`, `to`]: the version a resource had
+ * at `from` when it differs at `to` (through `_current_idx`).
+ */
+export function versionEndedBetween(v: string, from: string, to: string): string {
+  return `coalesce(${v}.valid_to, ${OPEN}) > ${from} and coalesce(${v}.valid_to, ${OPEN}) <= ${to} and ${v}.valid_from <= ${from}`;
+}
+
+/**
+ * SQL: version `v` began in (`from`, `to`] and is still current at `to`: the version a resource
+ * has at `to` when it differs from `from` (through `_started_idx`, on the UTC wall time of
+ * valid_from, see versionMovedBetween).
+ */
+export function versionBeganBetween(v: string, from: string, to: string): string {
+  const utc = (t: string) => `${t} at time zone 'UTC'`;
+  return `${utc(`${v}.valid_from`)} > ${utc(from)} and ${utc(`${v}.valid_from`)} <= ${utc(to)} and coalesce(${v}.valid_to, ${OPEN}) > ${to}`;
+}
+
+/**
  * SQL: version `v` began or ended in (`from`, `to`]: the versions whose rows can differ between
  * snapshots taken at those instants. The ends through `_current_idx`, the starts through
  * `_started_idx`, which is on the UTC wall time of valid_from (see schema.ts versionIndexes).

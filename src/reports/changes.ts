@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { Queryable } from '../db/connection.js';
 import type { SnapshotKind } from '../db/schema.js';
-import { versionCurrentAt, versionedTable, versionMovedBetween } from '../db/versions.js';
+import { versionBeganBetween, versionEndedBetween, versionedTable, versionMovedBetween } from '../db/versions.js';
 import type { Column, Diff, FieldChange, Row, TagChange } from './report.js';
 import { offsetRows } from './shared/batches.js';
 import { formatAge, formatInstant } from './shared/format.js';
@@ -205,19 +205,26 @@ function diffQuery(spec: ChangeSpec, p: Pick<ChangesParams, 'sort' | 'dir'>): st
   const differs = `(a.${spec.id} is null or b.${spec.id} is null
           or (${compared.map((c) => `a.${c}`).join(', ')}) is distinct from (${compared.map((c) => `b.${c}`).join(', ')}))`;
   const versions = versionedTable(spec.table).versions;
-  const movedAt = (time: string) => `(select ${cols.map((c) => `m.${c}`).join(', ')} from moved m where ${versionCurrentAt('m', `p.${time}`)}) `;
-  // A resource identified by spec.id alone: its rows before and after are among the versions that
-  // moved (the one current before ended in between, the one current after began in between), so
-  // those versions are all that is read. Otherwise (a composite identity) the rows of the ids that
-  // moved are read through the view, so that every row sharing such an id is compared as before.
+  const read = (extra: string) =>
+    `(select ${cols.map((c) => `v.${c}`).join(', ')} from ${versions} v where p.by_versions and v.scope_key = p.scope_key and ${extra}) `;
+  // A resource identified by spec.id alone: the version current before that can differ ended in
+  // between (versionEndedBetween), the one current after began in between (versionBeganBetween),
+  // so those versions are all that is read. Otherwise (a composite identity) the rows of the ids
+  // that moved are read through the view, so that every row sharing such an id is compared as before.
   const byVersions = singleIdentity(spec)
     ? `select ${pick('a')}, ${pick('b')}
-        from ${movedAt('from_at')}a full join ${movedAt('to_at')}b on a.${spec.id} = b.${spec.id}
+        from ${read(versionEndedBetween('v', 'p.from_at', 'p.to_at'))}a
+        full join ${read(versionBeganBetween('v', 'p.from_at', 'p.to_at'))}b on a.${spec.id} = b.${spec.id}
         where ${differs}`
     : `select ${pick('a')}, ${pick('b')}
         from ${side('from_id', ` and t.${spec.id} = any(array(select distinct m.${spec.id} from moved m))`)}a
         full join ${side('to_id', ` and t.${spec.id} = any(array(select distinct m.${spec.id} from moved m))`)}b on a.${spec.id} = b.${spec.id}
         where ${differs}`;
+  const moved = singleIdentity(spec)
+    ? byVersions
+    : `with moved as materialized (
+            select v.${spec.id} from ${versions} v where p.by_versions and v.scope_key = p.scope_key and ${versionMovedBetween('v', 'p.from_at', 'p.to_at')})
+          ${byVersions}`;
   return `with pairs as (
       select p.*, f.taken_at as from_at, t.taken_at as to_at,
         (f.versioned and t.versioned and f.scope_key = t.scope_key and f.taken_at < t.taken_at) as by_versions
@@ -235,11 +242,7 @@ function diffQuery(spec: ChangeSpec, p: Pick<ChangesParams, 'sort' | 'dir'>): st
         from ${side('from_id', '')}a full join ${side('to_id', '')}b on a.${spec.id} = b.${spec.id}
         where not p.by_versions and ${differs}
         union all
-        select * from (
-          with moved as materialized (
-            select v.* from ${versions} v where p.by_versions and v.scope_key = p.scope_key and ${versionMovedBetween('v', 'p.from_at', 'p.to_at')})
-          ${byVersions}
-        ) y
+        select * from (${moved}) y
       ) x
     ),
     counted as (
