@@ -201,6 +201,15 @@ export async function foldSnapshots(db: Database, kinds: readonly SnapshotKind[]
       order by taken_at, id`,
     [kinds, runId ?? null],
   );
+  // Each snapshot's row_count, as the snapshot writer sets it on completion: its own kind's rows
+  // (the first table of the kind: clusters, not their servers).
+  for (const kind of new Set(snaps.map((s) => s.kind))) {
+    const own = VERSIONED_TABLES.find((t) => t.kind === kind)!;
+    await db.execute(
+      `update snapshots s set row_count = (select count(*) from "${own.staged}" t where t.snapshot_id = s.id) where s.id = any($1::int[])`,
+      [snaps.filter((s) => s.kind === kind).map((s) => s.id)],
+    );
+  }
   for (const s of snaps) {
     await db.transaction(async (tx) => {
       if (!(await foldSnapshot(tx, { id: s.id, kind: s.kind, scopeKey: s.scope_key, takenAt: s.taken_at })).folded) {

@@ -127,19 +127,23 @@ export function versionMovedBetween(v: string, from: string, to: string): string
 /**
  * SQL (a SELECT of one column `row_key`) of the first `limit` values of column `key` among the
  * rows of snapshot `s` in `table` (the rows the view shows: its versions when `s` is versioned,
- * and its staged rows), in byte order ("C"); `limit` is an SQL expression. Each side is ordered
- * and limited on its own so that the versions side can walk an index on (scope_key, key collate
- * "C") and stop after `limit` rows: with the scope given by an outer reference, the planner only
- * uses that index for an order that starts with scope_key (constant here, so the same order).
+ * and its staged rows) in byte order ("C", the default) or with `collate: null` in the database's
+ * own order, after the value `after` (an SQL expression; NULL: from the first); `limit` is an SQL
+ * expression. Each side is ordered and limited on its own so that the versions side can walk an
+ * index on (scope_key, key) (the "C" one of instances, or the primary key) and stop after
+ * `limit` rows: with the scope given by an outer reference, the planner only uses that index for
+ * an order that starts with scope_key (constant here, so the same order).
  */
-export function snapshotKeysSql(table: VersionedTable, s: string, key: string, limit: string): string {
+export function snapshotKeysSql(table: VersionedTable, s: string, key: string, limit: string, opts: { collate?: 'C' | null; after?: string } = {}): string {
+  const collate = opts.collate === null ? '' : ` collate "${opts.collate ?? 'C'}"`;
+  const after = (col: string) => (opts.after ? ` and (${opts.after} is null or ${col}${collate} > ${opts.after})` : '');
   return `select u.row_key from (
       (select v."${key}" as row_key from "${table.versions}" v
-        where ${s}.versioned and ${s}.kind = '${table.kind}' and ${versionSeenBy('v', s)}
-        order by v.scope_key, v."${key}" collate "C" limit ${limit})
+        where ${s}.versioned and ${s}.kind = '${table.kind}' and ${versionSeenBy('v', s)}${after(`v."${key}"`)}
+        order by v.scope_key, v."${key}"${collate} limit ${limit})
       union all
-      (select t."${key}" from "${table.staged}" t where t.snapshot_id = ${s}.id order by t."${key}" collate "C" limit ${limit})
-    ) u order by u.row_key collate "C" limit ${limit}`;
+      (select t."${key}" from "${table.staged}" t where t.snapshot_id = ${s}.id${after(`t."${key}"`)} order by t."${key}"${collate} limit ${limit})
+    ) u order by u.row_key${collate} limit ${limit}`;
 }
 
 export interface FoldTarget {

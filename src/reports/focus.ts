@@ -5,6 +5,7 @@
  * the `x_` prefix. These are estimates from snapshots, not invoice lines.
  */
 import { z } from 'zod';
+import { snapshotKeysSql, versionedTable } from '../db/versions.js';
 import { gapCapsFor, PRICED_KINDS, pricePieces, pricedResourcesSql, type PricePiece, type PricedKind } from '../db/cost-model.js';
 import type { Column, Row } from './report.js';
 import { addDays, monthBounds } from './shared/format.js';
@@ -41,7 +42,7 @@ const SERVICE: Record<PricedKind, { name: string; type: string; subcategory: str
   k8s_price: { name: 'Managed Kubernetes', type: 'Kubernetes Cluster', subcategory: 'Containers', sku: () => 'k8s-cluster' },
 };
 
-/** Where each kind's resource ids live, for bounding a batch of ids (trusted constants). */
+/** Where each kind's resource ids live (the versioned table's view and its id), for bounding a batch of ids (trusted constants). */
 const ID_SOURCE: Record<PricedKind, { table: string; id: string }> = {
   instance: { table: 'instances', id: 'instance_id' },
   cluster: { table: 'gpu_clusters', id: 'cluster_id' },
@@ -165,82 +166,116 @@ interface Group {
   pieces: PricePiece[];
 }
 
-/** The pieces grouped per (day, kind, scope), in export order, after the filters. */
-async function groupsOf(ctx: ReportCtx, p: FocusParams, period: Period): Promise<Group[]> {
-  const pieces = (await pricePieces(ctx.db, { ...period, now: ctx.now, maxGapHours: gapCapsFor(ctx.config) })).filter(
-    (piece) => (!p.kind || piece.kind === p.kind) && (!p.project || piece.project_id === p.project) && (!p.region || piece.region_id === p.region),
-  );
-  const groups = new Map<string, Group>();
-  for (const piece of pieces) {
-    const key = `${piece.day}|${piece.kind}|${piece.scope_key}`;
-    const group = groups.get(key) ?? { day: piece.day, kind: piece.kind, scopeKey: piece.scope_key, pieces: [] };
-    group.pieces.push(piece);
-    groups.set(key, group);
+/**
+ * The pieces grouped per (day, kind, scope), in export order, after the filters, one day at a
+ * time: the first page needs the first day's pieces only, not the integration of the whole
+ * period (a day's pieces do not depend on the range they are read in).
+ */
+async function* groupsByDay(ctx: ReportCtx, p: FocusParams, period: Period): AsyncGenerator<Group[]> {
+  const read = async (fromDay: string, toDay: string) =>
+    (await pricePieces(ctx.db, { fromDay, toDay, now: ctx.now, maxGapHours: gapCapsFor(ctx.config) })).filter(
+      (piece) => (!p.kind || piece.kind === p.kind) && (!p.project || piece.project_id === p.project) && (!p.region || piece.region_id === p.region),
+    );
+  // The first day alone, then the rest of the period in one read.
+  const chunks: Array<() => Promise<PricePiece[]>> = [() => read(period.fromDay, period.fromDay)];
+  if (period.toDay > period.fromDay) chunks.push(() => read(addDays(period.fromDay, 1), period.toDay));
+  for (const chunk of chunks) {
+    const byDay = new Map<string, Map<string, Group>>();
+    for (const piece of await chunk()) {
+      const groups = byDay.get(piece.day) ?? new Map<string, Group>();
+      const key = `${piece.kind}|${piece.scope_key}`;
+      const group = groups.get(key) ?? { day: piece.day, kind: piece.kind, scopeKey: piece.scope_key, pieces: [] };
+      group.pieces.push(piece);
+      groups.set(key, group);
+      byDay.set(piece.day, groups);
+    }
+    for (const groups of byDay.values()) yield [...groups.values()];
   }
-  return [...groups.values()];
 }
 
 /**
- * The upper bound of the next batch of resource ids after `after`: the smallest of each
- * snapshot's `size`-th id (so a batch holds about `size` resources), or null for "the rest".
+ * The upper bound of `group`'s next batch of resource ids after `after`: the smallest of each of
+ * its snapshots' `size`-th id (so a batch holds about `size` resources), or null for "the rest".
+ * Each snapshot's ids are read in order from the versions' primary key (scope_key, id, ...) and
+ * the walk stops at the `size`-th (snapshotKeysSql), rather than sorting all of them.
  */
 async function batchBound(ctx: ReportCtx, group: Group, after: string | null, size: number): Promise<string | null> {
   const source = ID_SOURCE[group.kind];
+  const keys = snapshotKeysSql(versionedTable(source.table), 's', source.id, '$3::int + 1', { collate: null, after: '$2::text' });
   const rows = await ctx.db.query<{ bound: string | null }>(
-    `select min(b.id) as bound from unnest($1::int[]) as s(id)
-     cross join lateral (
-       select t.${source.id} as id from ${source.table} t
-       where t.snapshot_id = s.id and ($2::text is null or t.${source.id} > $2)
-       order by t.${source.id} offset $3 limit 1
-     ) b`,
+    `select min(b.id) as bound from snapshots s
+     cross join lateral (select k.row_key as id from (${keys}) k order by k.row_key offset $3 limit 1) b
+     where s.id = any($1::int[])`,
     [[...new Set(group.pieces.map((x) => x.snapshot_id))], after, size - 1],
   );
   return rows[0]?.bound ?? null;
 }
 
-/** One batch of a group: per resource (and currency) the day's cost, ids in (after, bound]. */
-async function batchRows(ctx: ReportCtx, group: Group, after: string | null, bound: string | null): Promise<Row[]> {
+/**
+ * Per group, whether all its rows fit in one batch of `size`: every one of its snapshots has fewer
+ * rows (row_count, written with the snapshot's completion). Only decides how rows are read
+ * together, never which: a group taken for small is read whole in one query.
+ */
+async function fitsOneBatch(ctx: ReportCtx, groups: readonly Group[], size: number): Promise<boolean[]> {
+  const ids = [...new Set(groups.flatMap((g) => g.pieces.map((x) => x.snapshot_id)))];
+  const rows = await ctx.db.query<{ id: number; row_count: number }>('select id, row_count from snapshots where id = any($1::int[])', [ids]);
+  const count = new Map(rows.map((r) => [r.id, r.row_count]));
+  return groups.map((g) => g.pieces.every((x) => (count.get(x.snapshot_id) ?? size) < size));
+}
+
+/**
+ * One batch of rows of `groups` (one day and kind; several only with after and bound null): per
+ * resource (and currency) the day's cost, ids in (after, bound], in the groups' order.
+ */
+async function batchRows(ctx: ReportCtx, groups: readonly Group[], after: string | null, bound: string | null): Promise<Row[]> {
+  const { day, kind } = groups[0]!;
+  const pieces = groups.flatMap((g) => g.pieces);
   // The sums by hash aggregation over narrow rows, then each resource's details from its newest
   // snapshot of the day by index lookups (carrying names and tags through the aggregation would
   // make it sort wide rows).
-  const sums = await ctx.db.query<{ resource_id: string; currency: string; cost: string; quantity_hours: string; unit_price: string | null; snapshots: number; last_id: number }>(
+  const sums = await ctx.db.query<{ scope_key: string; resource_id: string; currency: string; cost: string; quantity_hours: string; unit_price: string | null; snapshots: number; last_id: number }>(
     `with p as (select * from unnest($1::int[], $2::numeric[], $3::text[]) as p(id, secs, currency)),
       latest as (select s.id, s.kind, s.scope_key, s.project_id, s.region_id, s.taken_at, s.run_id from snapshots s where s.id in (select id from p))
-     select x.resource_id, x.currency,
+     select x.scope_key, x.resource_id, x.currency,
        trim_scale(sum(x.price_per_hour * p.secs) / 3600) as cost,
        trim_scale(sum(x.quantity * p.secs) / 3600) as quantity_hours,
        case when min(x.unit_price_per_hour) = max(x.unit_price_per_hour) then max(x.unit_price_per_hour)
          else trim_scale(round(sum(x.price_per_hour * p.secs) / nullif(sum(x.quantity * p.secs), 0), 12)) end as unit_price,
        count(*)::int as snapshots,
        (max(array[extract(epoch from x.taken_at), x.snapshot_id]))[2]::int as last_id
-     from (${pricedResourcesSql('latest', [group.kind])}) x
+     from (${pricedResourcesSql('latest', [kind])}) x
      join p on p.id = x.snapshot_id and (p.currency is null or p.currency = x.currency)
      where x.currency is not null and ($4::text is null or x.resource_id > $4) and ($5::text is null or x.resource_id <= $5)
-     group by x.resource_id, x.currency
+     group by x.scope_key, x.resource_id, x.currency
      having sum(x.price_per_hour * p.secs) > 0
      order by x.resource_id, x.currency`,
-    [group.pieces.map((x) => x.snapshot_id), group.pieces.map((x) => x.secs), group.pieces.map((x) => x.currency), after, bound],
+    [pieces.map((x) => x.snapshot_id), pieces.map((x) => x.secs), pieces.map((x) => x.currency), after, bound],
   );
+  const order = new Map(groups.map((g, i) => [g.scopeKey, i]));
+  // The groups' order (scopes as pricePieces sorted them), ids in the database's order within each.
+  const sorted = groups.length === 1 ? sums : [...sums].sort((a, b) => order.get(a.scope_key)! - order.get(b.scope_key)!);
   if (sums.length === 0) return [];
   const details = await ctx.db.query<{ snapshot_id: number; resource_id: string; name: string | null; flavor: string; tags: Record<string, string>; project_id: number | null; region_id: number | null; region_name: string | null }>(
     `with latest as (select s.id, s.kind, s.scope_key, s.project_id, s.region_id, s.taken_at, s.run_id from snapshots s where s.id = any($1::int[]))
      select x.snapshot_id, x.resource_id, x.name, x.flavor, x.tags, x.project_id, x.region_id, x.region_name
-     from (${pricedResourcesSql('latest', [group.kind])}) x where x.resource_id = any($2::text[])`,
+     from (${pricedResourcesSql('latest', [kind])}) x where x.resource_id = any($2::text[])`,
     [[...new Set(sums.map((r) => r.last_id))], [...new Set(sums.map((r) => r.resource_id))]],
   );
   const detail = new Map(details.map((d) => [`${d.snapshot_id}|${d.resource_id}`, d]));
-  const found = sums.map((r) => {
+  const found = sorted.map((r) => {
     const d = detail.get(`${r.last_id}|${r.resource_id}`);
     if (!d) throw new Error(`focus: resource ${r.resource_id} is missing from snapshot ${r.last_id} it was just read from`);
     return { ...r, ...d };
   });
-  const service = SERVICE[group.kind];
+  const service = SERVICE[kind];
   const focus = ctx.config.focus;
   // The charge period is the UTC day, the billing period the calendar month holding it (both end-exclusive).
-  const start = `${group.day}T00:00:00Z`;
-  const end = `${addDays(group.day, 1)}T00:00:00Z`;
+  const start = `${day}T00:00:00Z`;
+  const end = `${addDays(day, 1)}T00:00:00Z`;
   const month = monthBounds(new Date(start));
+  const groupOf = new Map(groups.map((g) => [g.scopeKey, g]));
   return found.map((r) => {
+    const group = groupOf.get(r.scope_key)!;
     const cost = String(r.cost);
     const unit = r.unit_price === null ? null : String(r.unit_price);
     return {
@@ -290,17 +325,32 @@ async function batchRows(ctx: ReportCtx, group: Group, after: string | null, bou
   });
 }
 
-/** Every row of the period in order: groups, then id-bounded batches within each group. */
+/**
+ * Every row of the period in order: day by day, the groups (kind, scope), then id-bounded batches
+ * within each group. Consecutive groups of a kind that fit in one batch each are read together
+ * (the many small cluster and Kubernetes groups of a day: two queries instead of three per group).
+ */
 export async function* focusRows(ctx: ReportCtx, p: FocusParams, batch = BATCH): AsyncGenerator<Row> {
   const period = periodOf(ctx, p);
-  for (const group of await groupsOf(ctx, p, period)) {
-    let after: string | null = null;
-    for (;;) {
-      const bound = await batchBound(ctx, group, after, batch);
-      const rows = await batchRows(ctx, group, after, bound);
-      yield* rows;
-      if (bound === null) break;
-      after = bound;
+  for await (const groups of groupsByDay(ctx, p, period)) {
+    const small = await fitsOneBatch(ctx, groups, batch);
+    for (let i = 0; i < groups.length; ) {
+      let j = i;
+      while (j < groups.length && small[j] && groups[j]!.kind === groups[i]!.kind) j++;
+      if (j > i) {
+        yield* await batchRows(ctx, groups.slice(i, j), null, null);
+        i = j;
+        continue;
+      }
+      const group = groups[i++]!;
+      let after: string | null = null;
+      for (;;) {
+        const bound = await batchBound(ctx, group, after, batch);
+        if (bound !== null && bound === after) throw new Error(`focus: the batch bound of ${group.kind} ${group.scopeKey} on ${group.day} did not advance past ${after}`);
+        yield* await batchRows(ctx, [group], after, bound);
+        if (bound === null) break;
+        after = bound;
+      }
     }
   }
 }

@@ -532,6 +532,31 @@ describe.each(testDatabases())('reports on $name', ({ open }) => {
       expect(focusPick(usd.rows)).toEqual([COST_ROWS[7]]);
     });
 
+    it('reads the same rows whatever the batch size and whatever row_count hints that a group is small', async () => {
+      // row_count only decides which groups are read together in one query (fits in one batch)
+      // and which in id-bounded batches: as the fixture wrote it (0: every group looks small), as
+      // the snapshot writer writes it (exact), and too large (every group bounded, batch by batch).
+      const exact = `update snapshots s set row_count = case s.kind
+          when 'instance' then (select count(*) from instances t where t.snapshot_id = s.id)
+          when 'cluster' then (select count(*) from gpu_clusters t where t.snapshot_id = s.id)
+          when 'k8s_price' then (select count(*) from k8s_cluster_prices t where t.snapshot_id = s.id) else 0 end`;
+      const params = focusReport.params.parse({ from: '2025-03-09', to: '2025-03-10' });
+      try {
+        for (const hints of ['update snapshots set row_count = 0', exact, 'update snapshots set row_count = 1000']) {
+          await db.execute(hints);
+          for (const batch of [1, 2, 3, 100]) {
+            const rows: Row[] = [];
+            for await (const row of focusRows(ctx, params, batch)) rows.push(row);
+            expect(focusPick(rows), `${hints.slice(0, 40)}, batch ${batch}`).toEqual(COST_ROWS);
+          }
+        }
+        await db.execute(exact);
+        expect(focusPick((await run(focusReport, ctx, { from: '2025-03-09', to: '2025-03-10' }, { limit: 3, offset: 4 })).rows)).toEqual(COST_ROWS.slice(4, 7));
+      } finally {
+        await db.execute('update snapshots set row_count = 0');
+      }
+    });
+
     it('spreads sealed days over the day\'s last snapshot so they add up to the stored daily cost', async () => {
       await refreshCostDaily(db, { fromDay: '2025-03-09', toDay: '2025-03-10' }, { now: ctx.now });
       await db.execute("insert into cost_daily_sealed_days (day) values ('2025-03-10')");
