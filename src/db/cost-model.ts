@@ -406,9 +406,12 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /**
  * Closes every complete UTC day not closed yet (or closed under other gap caps) and not sealed:
  * computes its cost_daily rows with refreshCostDaily (the very integration reports do live) and
- * records it in cost_daily_closed_days with its cost_daily_totals, one transaction per day. A day is complete once its end
- * plus the longest cap has passed: no rate that holds on it can still be running, so `now` no
- * longer matters to it; a snapshot written later that affects it re-opens it (computeCostRollups).
+ * records it in cost_daily_closed_days with its cost_daily_totals, one transaction per day. A day is complete once it
+ * has ended: a rate still running (the newest snapshot's, until `now`, capped) is cut at the day's
+ * end like any other, so `now` no longer matters to it; a snapshot written later that affects it
+ * (a late or backdated collection: taken at T, it changes [T, T + cap)) re-opens it
+ * (computeCostRollups, reopenDaysAffectedBy). So yesterday is read from cost_daily from the first
+ * run after midnight, not from noon (the longest cap, Kubernetes prices' 12 h, used to be waited for).
  * Then writes the totals still missing for sealed and closed days (sumStoredDays). Returns
  * the days closed. Cheap when nothing is left to close or sum (two queries). Aborting stops
  * between days.
@@ -418,7 +421,7 @@ export async function closeCompleteDays(db: Database, opts: CostOverTimeOptions 
   const params = pieceParams('2000-01-01', '2000-01-01', { ...opts, now });
   const caps = capsKey(params);
   const reachSecs = Math.max(params[2] as number, params[3] as number, params[4] as number);
-  const lastDay = new Date(Math.floor((now.getTime() - reachSecs * 1000) / DAY_MS) * DAY_MS - DAY_MS).toISOString().slice(0, 10);
+  const lastDay = new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS - DAY_MS).toISOString().slice(0, 10);
   const kinds = PRICED_KINDS.map(sqlText).join(', ');
   const open = await db.query<{ day: string }>(
     `select to_char(d, 'YYYY-MM-DD') as day

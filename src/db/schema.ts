@@ -795,8 +795,8 @@ export const costDailySealedDays = pgTable('cost_daily_sealed_days', {
 });
 
 /**
- * UTC days whose cost_daily rows were computed early, once the day was complete (its end plus the
- * longest gap cap has passed), so reports over periods read them instead of integrating the
+ * UTC days whose cost_daily rows were computed early, once the day was complete (it has ended:
+ * `now` no longer changes it), so reports over periods read them instead of integrating the
  * rollups live. Unlike sealed days they keep their detail and are re-opened (the row deleted) when
  * a snapshot that affects them is written later; `caps` (instance,cluster,k8s_price cap seconds)
  * records the gap caps they were computed with: readers use a closed day only under the same caps.

@@ -76,9 +76,10 @@ describe.each(testDatabases())('closed days on $name', ({ open }) => {
 
     it('closes every complete day that is not sealed, and the reports answer exactly the same JSON', async () => {
       const live = await getAll(app, PATHS);
-      // NOW = 03-10 12:00 with a 24 h cap: 03-08 is the last day whose end + cap has passed; January is sealed.
-      expect(await close()).toEqual(daysFrom('2025-02-01', '2025-03-08'));
-      expect(await closedDays(db)).toEqual(daysFrom('2025-02-01', '2025-03-08'));
+      // NOW = 03-10 12:00: 03-09 is the last day that has ended (the 24 h cap of its last rate
+      // reaches into today, but today's part is not its); January is sealed.
+      expect(await close()).toEqual(daysFrom('2025-02-01', '2025-03-09'));
+      expect(await closedDays(db)).toEqual(daysFrom('2025-02-01', '2025-03-09'));
       expect(await getAll(app, PATHS)).toEqual(live);
       expect(await close()).toEqual([]);
     });
@@ -102,7 +103,7 @@ describe.each(testDatabases())('closed days on $name', ({ open }) => {
       await bulkInsert(db, instances, [{ snapshotId: id, ...instance(A, 'i1', 'g-a100', 'ml', false) }, { snapshotId: id, ...instance(A, 'i2', 'g-h100', 'web', true) }]);
       await computeCostRollups(db, id);
       // Its rate holds from 02-15 12:00 for at most 24 h: 02-15 and 02-16 are re-opened.
-      expect(await closedDays(db)).toEqual(daysFrom('2025-02-01', '2025-03-08').filter((d) => d !== '2025-02-15' && d !== '2025-02-16'));
+      expect(await closedDays(db)).toEqual(daysFrom('2025-02-01', '2025-03-09').filter((d) => d !== '2025-02-15' && d !== '2025-02-16'));
       expect(await mlFebruary()).toBe(1530);
       const reopened = await getAll(app, PATHS);
       expect(await close()).toEqual(['2025-02-15', '2025-02-16']);
@@ -115,7 +116,7 @@ describe.each(testDatabases())('closed days on $name', ({ open }) => {
       await closeCompleteDays(db, { now: PERIODS_NOW, maxGapHours: 1 });
       // Closed under a 1 h cap: the reports (24 h cap) integrate them live until closed under theirs.
       expect(await getAll(app, PATHS)).toEqual(before);
-      expect(await close()).toEqual(daysFrom('2025-02-01', '2025-03-08'));
+      expect(await close()).toEqual(daysFrom('2025-02-01', '2025-03-09'));
       expect(await getAll(app, PATHS)).toEqual(before);
     });
   });
@@ -176,8 +177,8 @@ describe.each(testDatabases())('closed days on $name', ({ open }) => {
     it('sums every sealed and closed day once, and the reports answer exactly what the cost_daily rows give', async () => {
       const live = await getAll(app, PATHS);
       await close();
-      // January 16..31 is sealed, 02-01 .. 03-08 closed; 02-10 and 02-11 have no snapshot but are closed (no rows).
-      expect(await summedDays()).toEqual([...daysFrom(FIRST_DAY, '2025-01-31'), ...daysFrom('2025-02-01', '2025-03-08')]);
+      // January 16..31 is sealed, 02-01 .. 03-09 closed; 02-10 and 02-11 have no snapshot but are closed (no rows).
+      expect(await summedDays()).toEqual([...daysFrom(FIRST_DAY, '2025-01-31'), ...daysFrom('2025-02-01', '2025-03-09')]);
       // 02-03: i1 ml 24 h x 2.50, i2 web 24 h x 4.00 (EUR), j1 web 24 h x 3.00 (USD), both scopes in one row per group.
       expect(await totalsOf('2025-02-03', 'tag:team')).toEqual([['ml', 'EUR', 60], ['web', 'EUR', 96], ['web', 'USD', 72]]);
       expect(await totalsOf('2025-02-03', 'kind')).toEqual([['instance', 'EUR', 156], ['instance', 'USD', 72]]);
@@ -247,29 +248,30 @@ describe.each(testDatabases())('closed days on $name', ({ open }) => {
   });
 
   describe('reports fixture (hourly snapshots, gaps, clusters, Kubernetes, untagged resources)', () => {
-    let db: Database;
-    let app: ReportsApp;
     const config = testConfig();
-    // Two days after the fixture's snapshots: 03-09 and 03-10 are complete (their end + the 12 h cap has passed).
-    const now = new Date('2025-03-12T06:00:00Z');
     const PATHS = ['tag:team', 'tag:env', 'kind', 'flavor', 'state', 'project']
       .flatMap((by) => [`/api/reports/cost?by=${by}&from=2025-03-09&to=2025-03-12`, `/api/reports/monthly?by=${by}&period=2025-03`])
       .concat(['/api/reports/overview?period=mtd', '/api/reports/trend?by=tag:team&days=7', '/api/reports/focus?period=2025-03&limit=10000']);
 
-    beforeAll(async () => {
-      db = await open();
-      await seedKnownDataset(db);
-      app = await startReportsApp(() => ({ db, config, now }));
+    it.each([
+      // Two days after the fixture's snapshots: every rate has ended.
+      { now: '2025-03-12T06:00:00Z', closed: ['2025-03-09', '2025-03-10', '2025-03-11'] },
+      // Just after midnight: 03-10 has ended, but its last Kubernetes rate (17:00, 12 h cap) still
+      // runs until now; its part after midnight is 03-11's, so 03-10 is complete.
+      { now: '2025-03-11T00:30:00Z', closed: ['2025-03-09', '2025-03-10'] },
+    ])('gives the same JSON for every report and grouping before and after closing at $now', async ({ now, closed }) => {
+      const db = await open();
+      const at = new Date(now);
+      const app = await startReportsApp(() => ({ db, config, now: at }));
+      try {
+        await seedKnownDataset(db);
+        const live = await getAll(app, PATHS);
+        expect(await closeCompleteDays(db, { now: at, maxGapHours: gapCapsFor(config) })).toEqual(closed);
+        expect(await getAll(app, PATHS)).toEqual(live);
+      } finally {
+        await app.close();
+        await db.close();
+      }
     }, 120_000);
-    afterAll(async () => {
-      await app?.close();
-      await db?.close();
-    });
-
-    it('gives the same JSON for every report and grouping before and after closing', async () => {
-      const live = await getAll(app, PATHS);
-      expect(await closeCompleteDays(db, { now, maxGapHours: gapCapsFor(config) })).toEqual(['2025-03-09', '2025-03-10']);
-      expect(await getAll(app, PATHS)).toEqual(live);
-    });
   });
 });
