@@ -100,7 +100,7 @@ export function versionSeenBy(v: string, s: string): string {
  * at `from` when it differs at `to` (through `_current_idx`).
  */
 export function versionEndedBetween(v: string, from: string, to: string): string {
-  return `coalesce(${v}.valid_to, ${OPEN}) > ${from} and coalesce(${v}.valid_to, ${OPEN}) <= ${to} and ${v}.valid_from <= ${from}`;
+  return `${versionEndedIn(v, from, to)} and ${v}.valid_from <= ${from}`;
 }
 
 /**
@@ -109,19 +109,30 @@ export function versionEndedBetween(v: string, from: string, to: string): string
  * valid_from, see versionMovedBetween).
  */
 export function versionBeganBetween(v: string, from: string, to: string): string {
+  return `${versionStartedIn(v, from, to)} and coalesce(${v}.valid_to, ${OPEN}) > ${to}`;
+}
+
+/** SQL: version `v` ended in (`from`, `to`] (an index range of `_current_idx`). */
+export function versionEndedIn(v: string, from: string, to: string): string {
+  return `coalesce(${v}.valid_to, ${OPEN}) > ${from} and coalesce(${v}.valid_to, ${OPEN}) <= ${to}`;
+}
+
+/**
+ * SQL: version `v` began in (`from`, `to`] (an index range of `_started_idx`, which is on the UTC
+ * wall time of valid_from: see schema.ts versionIndexes).
+ */
+export function versionStartedIn(v: string, from: string, to: string): string {
   const utc = (t: string) => `${t} at time zone 'UTC'`;
-  return `${utc(`${v}.valid_from`)} > ${utc(from)} and ${utc(`${v}.valid_from`)} <= ${utc(to)} and coalesce(${v}.valid_to, ${OPEN}) > ${to}`;
+  return `${utc(`${v}.valid_from`)} > ${utc(from)} and ${utc(`${v}.valid_from`)} <= ${utc(to)}`;
 }
 
 /**
  * SQL: version `v` began or ended in (`from`, `to`]: the versions whose rows can differ between
  * snapshots taken at those instants. The ends through `_current_idx`, the starts through
- * `_started_idx`, which is on the UTC wall time of valid_from (see schema.ts versionIndexes).
+ * `_started_idx`.
  */
 export function versionMovedBetween(v: string, from: string, to: string): string {
-  const utc = (t: string) => `${t} at time zone 'UTC'`;
-  return `((coalesce(${v}.valid_to, ${OPEN}) > ${from} and coalesce(${v}.valid_to, ${OPEN}) <= ${to})
-      or (${utc(`${v}.valid_from`)} > ${utc(from)} and ${utc(`${v}.valid_from`)} <= ${utc(to)}))`;
+  return `((${versionEndedIn(v, from, to)}) or (${versionStartedIn(v, from, to)}))`;
 }
 
 /**

@@ -21,10 +21,13 @@
  * platform 58.80/day -> 82.80/day: on 05-18 +24.00 (+40.82 %), explained as a price change: +1.00/h x 24 h.
  */
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { bulkInsert } from '../../src/db/bulk.js';
 import type { Database } from '../../src/db/connection.js';
 import { computeCostRollups } from '../../src/db/cost-model.js';
+import { foldSnapshot } from '../../src/db/versions.js';
+import { DEFAULT_CACHE_OPTIONS } from '../../src/reports/shared/cache.js';
+import { reportCache } from '../../src/reports/shared/define.js';
 import { gpuFlavors, instances } from '../../src/db/schema.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { OutgoingMessage } from '../../src/notify/message.js';
@@ -226,5 +229,24 @@ describe.each(testDatabases())('anomalies on $name', ({ open }) => {
     const sent: OutgoingMessage[] = [];
     expect(await enqueueAnomalyAlerts({ db, config: anomalyConfig(), now: NOW }, async (_q, m) => void sent.push(m), { fromDay: '2025-05-01' })).toEqual([]);
     expect(sent).toEqual([]);
+  });
+
+  it('explains exactly the same once the snapshots are folded into versions (which instances changed, read from the versions)', async () => {
+    // Folding changes no data version (the same rows): every request computes afresh here.
+    reportCache.configure({ ttlMs: 0 });
+    onTestFinished(() => reportCache.configure({ ttlMs: DEFAULT_CACHE_OPTIONS.ttlMs }));
+    const queries = ['by=tag:team&from=2025-05-01&to=2025-05-31', 'by=project&from=2025-05-17&to=2025-05-24'];
+    const strip = (body: AnomalyJson & { generated_at?: unknown }) => ({ ...body, generated_at: undefined });
+    const staged = await Promise.all(queries.map(async (q) => strip(await json(q))));
+    expect(staged[0]!.rows.some((r) => r.lines.length > 0)).toBe(true);
+    // As collections leave them: every complete instance snapshot folded, oldest first per scope.
+    const snaps = await db.query<{ id: number; scope_key: string; taken_at: Date }>(
+      `select id, scope_key, taken_at from snapshots where kind = 'instance' and complete and not versioned order by taken_at, id`,
+    );
+    for (const s of snaps) {
+      const folded = await db.transaction((tx) => foldSnapshot(tx, { id: s.id, kind: 'instance', scopeKey: s.scope_key, takenAt: s.taken_at }));
+      expect(folded.folded).toBe(true);
+    }
+    expect(await Promise.all(queries.map(async (q) => strip(await json(q))))).toEqual(staged);
   });
 });
