@@ -127,9 +127,17 @@ export interface LocalTime {
   time: string;
 }
 
+/** One formatter per time zone: building one costs ~100 times formatting with it (an idle list evaluates every running instance). */
+const LOCAL_TIME_FORMATS = new Map<string, Intl.DateTimeFormat>();
+
 /** The wall-clock weekday and time at `now` in an IANA time zone. */
 export function localTime(now: Date, timeZone: string): LocalTime {
-  const parts = new Intl.DateTimeFormat('en-US', { timeZone, weekday: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).formatToParts(now);
+  let format = LOCAL_TIME_FORMATS.get(timeZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-US', { timeZone, weekday: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+    LOCAL_TIME_FORMATS.set(timeZone, format);
+  }
+  const parts = format.formatToParts(now);
   const get = (type: string) => parts.find((p) => p.type === type)?.value ?? '';
   const weekday = WEEKDAY_NAMES.indexOf(get('weekday') as (typeof WEEKDAY_NAMES)[number]) + 1;
   return { weekday, time: `${get('hour').padStart(2, '0')}:${get('minute').padStart(2, '0')}` };
