@@ -166,6 +166,29 @@ describe.each(testDatabases())('idle report on $name', ({ open }) => {
     expect(exported.map((r) => r.ref)).toEqual(all.rows.map((r) => r.ref));
   });
 
+  it('sorts by every sortable column both ways, nulls last, ties by reference', async () => {
+    const rows = (await run()).rows;
+    const cases = [
+      ['price_per_hour', (r: Row) => (r.price_per_hour === null ? null : Number(r.price_per_hour))],
+      ['age_days', (r: Row) => r.age_days as number | null],
+      ['name', (r: Row) => r.name as string | null],
+      ['scheduled_stop_at', (r: Row) => r.scheduled_stop_at as string | null],
+    ] as const;
+    for (const [sort, value] of cases) {
+      for (const dir of ['asc', 'desc'] as const) {
+        const sign = dir === 'asc' ? 1 : -1;
+        const expected = [...rows].sort((a, b) => {
+          const x = value(a);
+          const y = value(b);
+          const byValue = x === null ? (y === null ? 0 : 1) : y === null ? -1 : typeof x === 'number' ? sign * (x - (y as number)) : sign * String(x).localeCompare(String(y));
+          return byValue || String(a.ref).localeCompare(String(b.ref));
+        });
+        const out = await idleReport.run(ctx(), { sort, dir }, { limit: 500, offset: 0 });
+        expect(out.rows.map((r) => r.ref), `${sort} ${dir}`).toEqual(expected.map((r) => r.ref));
+      }
+    }
+  });
+
   it('drops a stopped candidate at once and shows the due time of a scheduled stop', async () => {
     const before = await run();
     const [first, second] = before.rows;
