@@ -360,6 +360,9 @@ export async function main(args: string[]): Promise<void> {
       ['inventory page, tag filter', 'inventory?kind=instances&tag=team%3Adata'],
       ['changes (24 h)', 'changes?kind=instances'],
       ['FOCUS (first page of 30 days)', `focus?from=${thirtyAgo}&to=${today}`],
+      ['anomalies (30 days, explained)', 'anomalies'],
+      // Not cached (it shows stops at once): computed on every request, cache on or off.
+      ['idle candidates', 'idle'],
     ];
     // Every request computes (cache off: what the first request after a collection costs), then
     // as served (cache on: repeated requests within the cache lifetime reuse the result).
