@@ -1012,6 +1012,8 @@ export interface PricePiece {
   currency: string | null;
   /** Seconds the snapshot's rates hold on that day (exact decimal text). */
   secs: string;
+  /** The snapshot's rows of its own kind (snapshots.row_count, written with its completion). */
+  row_count: number;
 }
 
 /**
@@ -1039,11 +1041,13 @@ export async function pricePieces(q: Queryable, query: { fromDay: string; toDay:
       join cost_rollups r on r.snapshot_id = s.id and r.dimension = 'kind' and r.currency = d.currency
       where r.price_per_hour > 0
     )
-    select id as snapshot_id, kind, scope_key, project_id, region_id, taken_at, to_char(day, 'YYYY-MM-DD') as day, null::text as currency, secs
-    from pieces
-    union all
-    select id, kind, scope_key, project_id, region_id, taken_at, to_char(day, 'YYYY-MM-DD'), currency, secs from sealed_pieces
-    order by day, kind, scope_key, snapshot_id`,
+    select u.*, s.row_count from (
+      select id as snapshot_id, kind, scope_key, project_id, region_id, taken_at, to_char(day, 'YYYY-MM-DD') as day, null::text as currency, secs
+      from pieces
+      union all
+      select id, kind, scope_key, project_id, region_id, taken_at, to_char(day, 'YYYY-MM-DD'), currency, secs from sealed_pieces
+    ) u join snapshots s on s.id = u.snapshot_id
+    order by u.day, u.kind, u.scope_key, u.snapshot_id`,
     pieceParams(query.fromDay, query.toDay, query),
   );
 }

@@ -177,11 +177,10 @@ async function* groupsByDay(ctx: ReportCtx, p: FocusParams, period: Period): Asy
       (piece) => (!p.kind || piece.kind === p.kind) && (!p.project || piece.project_id === p.project) && (!p.region || piece.region_id === p.region),
     );
   // The first day alone, then the rest of the period in one read.
-  const chunks: Array<() => Promise<PricePiece[]>> = [() => read(period.fromDay, period.fromDay)];
-  if (period.toDay > period.fromDay) chunks.push(() => read(addDays(period.fromDay, 1), period.toDay));
-  for (const chunk of chunks) {
+  const ranges: Array<[string, string]> = period.toDay > period.fromDay ? [[period.fromDay, period.fromDay], [addDays(period.fromDay, 1), period.toDay]] : [[period.fromDay, period.toDay]];
+  for (const [fromDay, toDay] of ranges) {
     const byDay = new Map<string, Map<string, Group>>();
-    for (const piece of await chunk()) {
+    for (const piece of await read(fromDay, toDay)) {
       const groups = byDay.get(piece.day) ?? new Map<string, Group>();
       const key = `${piece.kind}|${piece.scope_key}`;
       const group = groups.get(key) ?? { day: piece.day, kind: piece.kind, scopeKey: piece.scope_key, pieces: [] };
@@ -212,15 +211,12 @@ async function batchBound(ctx: ReportCtx, group: Group, after: string | null, si
 }
 
 /**
- * Per group, whether all its rows fit in one batch of `size`: every one of its snapshots has fewer
+ * Whether all of a group's rows fit in one batch of `size`: every one of its snapshots has fewer
  * rows (row_count, written with the snapshot's completion). Only decides how rows are read
  * together, never which: a group taken for small is read whole in one query.
  */
-async function fitsOneBatch(ctx: ReportCtx, groups: readonly Group[], size: number): Promise<boolean[]> {
-  const ids = [...new Set(groups.flatMap((g) => g.pieces.map((x) => x.snapshot_id)))];
-  const rows = await ctx.db.query<{ id: number; row_count: number }>('select id, row_count from snapshots where id = any($1::int[])', [ids]);
-  const count = new Map(rows.map((r) => [r.id, r.row_count]));
-  return groups.map((g) => g.pieces.every((x) => (count.get(x.snapshot_id) ?? size) < size));
+function fitsOneBatch(group: Group, size: number): boolean {
+  return group.pieces.every((x) => x.row_count < size);
 }
 
 /**
@@ -333,10 +329,9 @@ async function batchRows(ctx: ReportCtx, groups: readonly Group[], after: string
 export async function* focusRows(ctx: ReportCtx, p: FocusParams, batch = BATCH): AsyncGenerator<Row> {
   const period = periodOf(ctx, p);
   for await (const groups of groupsByDay(ctx, p, period)) {
-    const small = await fitsOneBatch(ctx, groups, batch);
     for (let i = 0; i < groups.length; ) {
       let j = i;
-      while (j < groups.length && small[j] && groups[j]!.kind === groups[i]!.kind) j++;
+      while (j < groups.length && fitsOneBatch(groups[j]!, batch) && groups[j]!.kind === groups[i]!.kind) j++;
       if (j > i) {
         yield* await batchRows(ctx, groups.slice(i, j), null, null);
         i = j;

@@ -12,7 +12,7 @@
 import { flavorSnapshotSql, gapCapsFor, NO_VALUE, PRICED_KINDS, pricedResourcesSql, pricePieces, type PricedKind } from '../../db/cost-model.js';
 import type { Queryable } from '../../db/connection.js';
 import { UNTAGGED } from '../../db/schema.js';
-import { versionEndedIn, versionStartedIn } from '../../db/versions.js';
+import { versionedTable, versionEndedIn, versionStartedIn } from '../../db/versions.js';
 import type { Config } from '../../config.js';
 import { absDecimal, addDecimal, compareDecimal, divideDecimal, subtractDecimal } from '../../read-models/decimal.js';
 import { diffSnapshotPairs, type ChangeKind, type ResourceChange } from '../changes.js';
@@ -99,6 +99,8 @@ const INSTANCE_WHERE = `((s.scope_key, i.instance_id) in (select scope_key, inst
     or (s.scope_key, i.flavor_name) in (select scope_key, flavor_name from repriced)
     or (s.scope_key, i.flavor_id) in (select scope_key, flavor_id from repriced))`;
 
+const INSTANCE_VERSIONS = versionedTable('instances').versions;
+
 const LINES_SQL = `with pcs as (
     select snapshot_id, sum(secs) as secs from unnest($1::int[], $2::numeric[]) as p(snapshot_id, secs) group by snapshot_id
   ),
@@ -138,11 +140,11 @@ const LINES_SQL = `with pcs as (
     -- (The ends and the starts as two index ranges: as one OR over a span from a CTE, the planner
     -- walked every version of the scope.)
     select v.scope_key, v.instance_id
-    from inst_spans sp join instances_versions v on v.scope_key = sp.scope_key and ${versionEndedIn('v', 'sp.t0', 'sp.t1')}
+    from inst_spans sp join ${INSTANCE_VERSIONS} v on v.scope_key = sp.scope_key and ${versionEndedIn('v', 'sp.t0', 'sp.t1')}
     where sp.versioned
     union
     select v.scope_key, v.instance_id
-    from inst_spans sp join instances_versions v on v.scope_key = sp.scope_key and ${versionStartedIn('v', 'sp.t0', 'sp.t1')}
+    from inst_spans sp join ${INSTANCE_VERSIONS} v on v.scope_key = sp.scope_key and ${versionStartedIn('v', 'sp.t0', 'sp.t1')}
     where sp.versioned
     union
     -- Other scopes (rows still staged): in some snapshot, not as in the last one (by the primary
