@@ -167,28 +167,6 @@ function normalisedFlavorFields(g: string): Record<'currency' | 'hour' | 'month'
   };
 }
 
-function normalisedFlavorColumns(g: string): string {
-  return Object.entries(normalisedFlavorFields(g))
-    .map(([name, expr]) => `${expr} as ${name}`)
-    .join(', ');
-}
-
-/**
- * One resource's flavor price by the rules above, as a lateral join named `alias` with columns
- * currency, hour, month (normalised) and known: the flavor named `nameExpr` in the flavor
- * snapshot `snapshotExpr` (the lowest flavor_id among duplicate names), else the one whose id is
- * `idExpr`. For code that prices a few resources at a time (the stop confirmation, idle
- * candidates); pricedResourcesSql does the same per snapshot for whole snapshots.
- */
-export function flavorPriceLateralSql(alias: string, snapshotExpr: string, nameExpr: string, idExpr: string): string {
-  return `left join lateral (
-      select ${normalisedFlavorColumns('g')}
-      from gpu_flavors g
-      where g.snapshot_id = ${snapshotExpr} and (g.flavor_name = ${nameExpr} or g.flavor_id = ${idExpr})
-      order by (g.flavor_name = ${nameExpr}) is true desc, g.flavor_id
-      limit 1) ${alias} on true`;
-}
-
 /**
  * Price columns of a resource from its matched flavor: `fx` (by name) or else `fy` (by id, joined
  * only when the name matched none); unknown price = NULL currency and prices, never zero.
@@ -217,18 +195,37 @@ function flavorPrices(quantity: string, alsoKnownWhen?: string): string {
  * numeric value through jsonb. OFFSET 0 computes all this once per snapshot, not per resource.
  */
 function snapshotsWithFlavors(snaps: string, kind: PricedKind): string {
+  return `(select s.*, fm.flavors_by_name, fm.flavors_by_id
+    from (select s0.*, ${flavorSnapshotSql('s0')} as flavor_snapshot_id from ${snaps} s0 where s0.kind = '${kind}' offset 0) s
+    ${flavorCatalogueSql('fm', 's.flavor_snapshot_id')}
+    offset 0)`;
+}
+
+/**
+ * The catalogue of flavor snapshot `snapshotExpr` as lateral `alias` with the two maps
+ * flavors_by_name and flavors_by_id (see snapshotsWithFlavors); look prices up with
+ * flavorLookupSql.
+ */
+export function flavorCatalogueSql(alias: string, snapshotExpr: string): string {
   const fields = normalisedFlavorFields('g');
   const entry = `jsonb_build_object(${Object.entries(fields)
     .map(([name, expr]) => `'${name}', ${expr}`)
     .join(', ')}, 'flavor_name', g.flavor_name)`;
-  return `(select s.*, fm.flavors_by_name, fm.flavors_by_id
-    from (select s0.*, ${flavorSnapshotSql('s0')} as flavor_snapshot_id from ${snaps} s0 where s0.kind = '${kind}' offset 0) s
-    left join lateral (
+  return `left join lateral (
       select jsonb_object_agg(g.flavor_name, e.entry order by g.flavor_id desc) filter (where g.flavor_name is not null) as flavors_by_name,
              jsonb_object_agg(g.flavor_id::text, e.entry) filter (where g.flavor_id is not null) as flavors_by_id
         from gpu_flavors g cross join lateral (select ${entry} as entry) e
-       where g.snapshot_id = s.flavor_snapshot_id) fm on true
-    offset 0)`;
+       where g.snapshot_id = ${snapshotExpr}) ${alias} on true`;
+}
+
+/**
+ * A resource's flavor in catalogue maps (of relation `maps`, see flavorCatalogueSql): laterals
+ * `fx` (the flavor named `nameExpr`, the lowest flavor_id among duplicate names) and else `fy`
+ * (the one whose id is `idExpr`), each with currency, hour, month (normalised), known, gpus.
+ */
+export function flavorLookupSql(maps: string, nameExpr: string, idExpr: string): string {
+  return `${flavorEntry('fx', `${maps}.flavors_by_name -> (${nameExpr})`)}
+  ${flavorEntry('fy', `case when fx.matched is null then ${maps}.flavors_by_id -> (${idExpr})::text end`)}`;
 }
 
 /** The price fields of a catalogue entry (jsonb) as typed columns, as lateral `alias`; no row when `entry` is NULL. */
@@ -238,16 +235,6 @@ function flavorEntry(alias: string, entry: string): string {
         (e.j->>'hour')::numeric as hour, (e.j->>'month')::numeric as month,
         (e.j->>'known')::boolean as known, (e.j->>'gpus')::int as gpus
       from (select ${entry} as j) e where e.j is not null) ${alias} on true`;
-}
-
-/** The flavor matched by name (`fx`) in the snapshot's catalogue. */
-function flavorByName(nameExpr: string): string {
-  return flavorEntry('fx', `s.flavors_by_name -> (${nameExpr})`);
-}
-
-/** The flavor matched by id (`fy`), looked up only when the name matched none. */
-function flavorById(idExpr: string): string {
-  return flavorEntry('fy', `case when fx.matched is null then s.flavors_by_id -> (${idExpr})::text end`);
 }
 
 function instanceBranch(snaps: string, where?: string): string {
@@ -260,8 +247,7 @@ function instanceBranch(snaps: string, where?: string): string {
     ${flavorPrices(`case when ${running} then 1 else 0 end`)}
   from ${snapshotsWithFlavors(snaps, 'instance')} s
   join instances i on i.snapshot_id = s.id
-  ${flavorByName('i.flavor_name')}
-  ${flavorById('i.flavor_id')}${where ? `
+  ${flavorLookupSql('s', 'i.flavor_name', 'i.flavor_id')}${where ? `
   where ${where}` : ''}`;
 }
 
@@ -280,8 +266,7 @@ function clusterBranch(snaps: string): string {
   left join lateral (
     select count(*)::int as total, (count(*) filter (where ${runningSql('v.status', 'v.vm_state')}))::int as active
     from gpu_cluster_servers v where v.snapshot_id = c.snapshot_id and v.cluster_id = c.cluster_id) sv on true
-  ${flavorByName('c.flavor_name')}
-  ${flavorById('c.flavor_name')}`;
+  ${flavorLookupSql('s', 'c.flavor_name', 'c.flavor_name')}`;
 }
 
 function k8sBranch(snaps: string): string {

@@ -1,6 +1,5 @@
 import type { Queryable } from '../db/connection.js';
-import { flavorPriceLateralSql, flavorSnapshotSql, runningSql } from '../db/cost-model.js';
-import { isOffHoursNow, type IdleRuleSettings } from './idle-rules.js';
+import { flavorCatalogueSql, flavorLookupSql, flavorSnapshotSql, runningSql } from '../db/cost-model.js';
 import type { InstanceRef } from './refs.js';
 
 /**
@@ -44,7 +43,7 @@ export interface CurrentInstance {
   scheduledStop: { id: number; dueAt: Date; status: string } | null;
 }
 
-interface Row extends Record<string, unknown> {
+export interface CurrentInstanceRow extends Record<string, unknown> {
   kind: 'instance' | 'cluster_server';
   instance_id: string;
   project_id: number;
@@ -75,19 +74,26 @@ interface Row extends Record<string, unknown> {
   scheduled_status: string | null;
 }
 
-const BASE_QUERY = `
+/** Every current instance and cluster server as rows `x` (see CurrentInstanceRow); callers add a `where`. */
+export const CURRENT_INSTANCES_SQL = `
 with latest as (
-  select s.*, ${flavorSnapshotSql('s')} as flavor_snapshot_id
+  -- Each snapshot with its flavor catalogue as two small maps: a price is a key lookup (see
+  -- flavorCatalogueSql), not a query over the flavors per instance.
+  select s.*, fm.flavors_by_name, fm.flavors_by_id
   from (
-    select distinct on (kind, scope_key) id, kind, scope_key, project_id, region_id, taken_at, run_id
-    from snapshots
-    where complete and kind in ('instance', 'cluster')
-    order by kind, scope_key, taken_at desc
+    select s0.*, ${flavorSnapshotSql('s0')} as flavor_snapshot_id
+    from (
+      select distinct on (kind, scope_key) id, kind, scope_key, project_id, region_id, taken_at, run_id
+      from snapshots
+      where complete and kind in ('instance', 'cluster')
+      order by kind, scope_key, taken_at desc
+    ) s0
   ) s
+  ${flavorCatalogueSql('fm', 's.flavor_snapshot_id')}
 ),
 subjects as (
   select 'instance'::text as kind, i.instance_id, coalesce(l.project_id, i.project_id) as project_id,
-    coalesce(l.region_id, i.region_id) as region_id, l.scope_key, l.taken_at, l.flavor_snapshot_id, i.name, i.status, i.vm_state,
+    coalesce(l.region_id, i.region_id) as region_id, l.scope_key, l.taken_at, l.flavors_by_name, l.flavors_by_id, i.name, i.status, i.vm_state,
     i.created_at, i.tags, i.security_group_ids, i.security_group_names, i.region, i.flavor_name, i.flavor_id,
     i.flavor_name as pricing_flavor_name, i.flavor_id as pricing_flavor_id,
     null::text as cluster_id, null::text as cluster_name, null::text as cluster_task_status
@@ -96,7 +102,7 @@ subjects as (
   union all
   -- A server costs its cluster's flavor (the cost model prices a cluster as flavor x running servers).
   select 'cluster_server'::text, s.server_id, coalesce(l.project_id, s.project_id), coalesce(l.region_id, s.region_id),
-    l.scope_key, l.taken_at, l.flavor_snapshot_id, s.name, s.status, s.vm_state, s.created_at, s.tags, '{}'::text[], '{}'::text[],
+    l.scope_key, l.taken_at, l.flavors_by_name, l.flavors_by_id, s.name, s.status, s.vm_state, s.created_at, s.tags, '{}'::text[], '{}'::text[],
     s.region, s.flavor_name, s.flavor_id, c.flavor_name, c.flavor_name, c.cluster_id, c.cluster_name, c.task_status
   from latest l
   join gpu_cluster_servers s on s.snapshot_id = l.id
@@ -114,17 +120,18 @@ cur as (
 select x.kind, x.instance_id, x.project_id, x.region_id, x.taken_at, x.name, x.status, x.current_status, x.running, x.created_at, x.tags,
   x.security_group_ids, x.security_group_names, x.region, x.flavor_name, x.flavor_id, x.cluster_id, x.cluster_name,
   x.cluster_task_status, x.override_status, x.override_at,
-  case when fp.known then fp.hour end as price_per_hour, case when fp.known then fp.month end as price_per_month,
-  case when fp.known then fp.currency end as currency_code,
+  case when coalesce(fx.known, fy.known, false) then coalesce(fx.hour, fy.hour) end as price_per_hour,
+  case when coalesce(fx.known, fy.known, false) then coalesce(fx.month, fy.month) end as price_per_month,
+  case when coalesce(fx.known, fy.known, false) then coalesce(fx.currency, fy.currency) end as currency_code,
   ss.id as scheduled_id, ss.due_at as scheduled_due_at, ss.status as scheduled_status
 from cur x
-${flavorPriceLateralSql('fp', 'x.flavor_snapshot_id', 'x.pricing_flavor_name', 'x.pricing_flavor_id')}
+${flavorLookupSql('x', 'x.pricing_flavor_name', 'x.pricing_flavor_id')}
 left join scheduled_stops ss
   on ss.instance_id = x.instance_id and ss.project_id = x.project_id and ss.region_id = x.region_id
   and ss.status in ('pending', 'running')
 `;
 
-function toInstance(row: Row): CurrentInstance {
+export function toInstance(row: CurrentInstanceRow): CurrentInstance {
   return {
     ref: { projectId: Number(row.project_id), regionId: Number(row.region_id), instanceId: row.instance_id },
     kind: row.kind,
@@ -157,48 +164,11 @@ function toInstance(row: Row): CurrentInstance {
 /** The given instances (those cloudtally has seen; unknown refs are simply absent). */
 export async function loadInstancesByRef(q: Queryable, refs: readonly InstanceRef[]): Promise<CurrentInstance[]> {
   if (refs.length === 0) return [];
-  const rows = await q.query<Row>(
-    `${BASE_QUERY}
+  const rows = await q.query<CurrentInstanceRow>(
+    `${CURRENT_INSTANCES_SQL}
      where (x.project_id, x.region_id, x.instance_id) in (select * from unnest($1::int[], $2::int[], $3::text[]))`,
     [refs.map((r) => r.projectId), refs.map((r) => r.regionId), refs.map((r) => r.instanceId)],
   );
-  return rows.map(toInstance);
-}
-
-export interface CandidateFilter {
-  projectId?: number;
-  regionId?: number;
-}
-
-/**
- * Running instances that some enabled idle rule could match (a superset: evaluateIdleRules
- * decides). Each rule's SQL test is coarse where the exact test needs care (expiry dates).
- */
-export async function loadIdleCandidates(q: Queryable, settings: IdleRuleSettings, now: Date, filter: CandidateFilter = {}): Promise<CurrentInstance[]> {
-  const rules = settings.idleRules;
-  const params: unknown[] = [];
-  const p = (value: unknown) => {
-    params.push(value);
-    return `$${params.length}`;
-  };
-  const any: string[] = [];
-  if (rules.noOwner.enabled) {
-    const since = new Date(now.getTime() - rules.noOwner.minRunningDays * 86_400_000).toISOString();
-    any.push(`(x.created_at <= ${p(since)}::timestamptz and coalesce(btrim(x.tags ->> ${p(settings.ownerTagKey)}), '') = '')`);
-  }
-  if (rules.expired.enabled) any.push(`(x.tags ? ${p(rules.expired.tagKey)})`);
-  if (isOffHoursNow(now, rules.offHours)) any.push(`(lower(btrim(x.tags ->> ${p(rules.offHours.tagKey)})) = any(${p(rules.offHours.values)}::text[]))`);
-  if (rules.quarantine.enabled && rules.quarantine.securityGroups.length > 0) {
-    const groups = p(rules.quarantine.securityGroups);
-    any.push(`(x.security_group_ids && ${groups}::text[] or x.security_group_names && ${groups}::text[])`);
-  }
-  if (rules.clusterCleanUp.enabled) any.push(`(x.cluster_task_status = any(${p(rules.clusterCleanUp.taskStatuses)}::text[]))`);
-  if (any.length === 0) return [];
-
-  const where = ['x.running', `(${any.join(' or ')})`];
-  if (filter.projectId !== undefined) where.push(`x.project_id = ${p(filter.projectId)}`);
-  if (filter.regionId !== undefined) where.push(`x.region_id = ${p(filter.regionId)}`);
-  const rows = await q.query<Row>(`${BASE_QUERY} where ${where.join(' and ')}`, params);
   return rows.map(toInstance);
 }
 

@@ -5,9 +5,10 @@ import type { Config } from '../config.js';
  * matches says why in words, with the values it looked at. Rules only look at running instances
  * (a stopped one costs no compute and cannot be stopped again).
  *
- * Evaluation: a SQL pre-filter (idleCandidateFilter, in current-instances.ts) narrows the latest
- * snapshots to instances that could match; `evaluateIdleRules` then decides exactly, here in
- * TypeScript, where dates in tags and time zones are handled with care.
+ * Evaluation: the idle list is decided in SQL (idle-rules-sql.ts: the same rules as boolean
+ * expressions, so that a list of every running instance never leaves the database);
+ * `evaluateIdleRules` decides one instance (the stop confirmation) and words the reasons of the
+ * rows shown. test/actions/idle-rules-sql.test.ts holds both to the same answers.
  */
 
 export const IDLE_RULES = ['no_owner', 'expired', 'off_hours', 'quarantine', 'cluster_clean_up'] as const;
@@ -92,30 +93,49 @@ export function evaluateIdleRules(subject: IdleSubject, settings: IdleRuleSettin
   return matches;
 }
 
+/**
+ * Blanks around a tag value that do not count: ASCII whitespace only, the same set the SQL side
+ * (idle-rules-sql.ts) trims with btrim, so both decide alike.
+ */
+export const TAG_BLANKS = ' \t\n\r\f\v';
+const TRIM = /^[ \t\n\r\f\v]+|[ \t\n\r\f\v]+$/g;
+
 function tagValue(tags: Readonly<Record<string, string>>, key: string): string | null {
-  const value = Object.hasOwn(tags, key) ? tags[key] : undefined;
-  return typeof value === 'string' && value.trim() !== '' ? value.trim() : null;
+  const value: unknown = Object.hasOwn(tags, key) ? tags[key] : undefined;
+  if (typeof value !== 'string') return null;
+  const trimmed = value.replace(TRIM, '');
+  return trimmed === '' ? null : trimmed;
 }
+
+/** The shape of an expiry tag: a day, or a day and a time with an optional zone (`Z` or ±HH[:]MM). */
+export const EXPIRY_PATTERN = '^([0-9]{4})-([0-9]{2})-([0-9]{2})(?:[Tt ]([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:\\.([0-9]{1,6}))?)?([Zz]|([+-])([0-9]{2}):?([0-9]{2}))?)?$';
+const EXPIRY = new RegExp(EXPIRY_PATTERN);
+
+const isLeap = (y: number) => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
+const daysIn = (y: number, m: number) => (m === 2 ? (isLeap(y) ? 29 : 28) : [4, 6, 9, 11].includes(m) ? 30 : 31);
 
 /**
  * When an expiry tag's date has passed: `2024-05-31` expires at the end of that day (UTC);
- * a time (`2024-05-31T18:00:00Z`, `2024-05-31 18:00`, with or without a zone; zone-less = UTC)
- * at that instant. Anything else is not a date (the rule does not match).
+ * a time (`2024-05-31T18:00:00Z`, `2024-05-31 18:00`, `...+02:00`; zone-less = UTC) at that
+ * instant, to the millisecond (finer digits are dropped). Every field is checked (month 1-12, the
+ * day within its month, year from 1, hour 0-23, minute and second 0-59, zone up to 23:59); anything
+ * else is not a date and the rule does not match. The SQL side (expiryInstantSql) decides the same.
  */
 export function parseExpiry(text: string): Date | null {
-  const value = text.trim();
-  const day = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
-  if (day) {
-    const start = Date.UTC(Number(day[1]), Number(day[2]) - 1, Number(day[3]));
-    const check = new Date(start);
-    if (check.getUTCDate() !== Number(day[3]) || check.getUTCMonth() !== Number(day[2]) - 1) return null;
-    return new Date(start + DAY_MS);
-  }
-  const time = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?)(Z|[+-]\d{2}:?\d{2})?$/i.exec(value);
-  if (!time) return null;
-  const zone = time[3] ? time[3].toUpperCase().replace(/^([+-]\d{2})(\d{2})$/, '$1:$2') : 'Z';
-  const parsed = new Date(`${time[1]}T${time[2]}${zone}`);
-  return Number.isNaN(parsed.getTime()) ? null : parsed;
+  const m = EXPIRY.exec(text.replace(TRIM, ''));
+  if (!m) return null;
+  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  if (year < 1 || month < 1 || month > 12 || day < 1 || day > daysIn(year, month)) return null;
+  const [hour, minute, second] = [Number(m[4] ?? 0), Number(m[5] ?? 0), Number(m[6] ?? 0)];
+  const zoneHours = Number(m[10] ?? 0);
+  const zoneMinutes = Number(m[11] ?? 0);
+  if (hour > 23 || minute > 59 || second > 59 || zoneHours > 23 || zoneMinutes > 59) return null;
+  const at = new Date(0);
+  at.setUTCFullYear(year, month - 1, day); // not Date.UTC: it reads years 0-99 as 1900-1999
+  at.setUTCHours(hour, minute, second, Number((m[7] ?? '').padEnd(3, '0').slice(0, 3)));
+  const offsetMinutes = (m[9] === '-' ? -1 : 1) * (zoneHours * 60 + zoneMinutes);
+  const instant = at.getTime() - offsetMinutes * 60_000 + (m[4] === undefined ? DAY_MS : 0);
+  return new Date(instant);
 }
 
 const WEEKDAY_NAMES = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] as const;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { loadIdleCandidates, type CurrentInstance } from '../read-models/current-instances.js';
-import { decimalScale, decimalToUnits, totalsByCurrency } from '../read-models/decimal.js';
-import { describeIdleRules, evaluateIdleRules, IDLE_RULE_TITLES, IDLE_RULES, type IdleRuleId, type RuleMatch } from '../read-models/idle-rules.js';
+import type { MoneyTotal } from '../read-models/decimal.js';
+import { IDLE_SORTS, queryIdleCandidates, type IdleCandidateRow, type IdleCandidates } from '../read-models/idle-candidates.js';
+import { describeIdleRules, evaluateIdleRules, IDLE_RULE_TITLES, IDLE_RULES, type IdleRuleId, type IdleRuleSettings, type RuleMatch } from '../read-models/idle-rules.js';
 import { formatInstanceRef } from '../read-models/refs.js';
 import type { Column, FilterField, Row, SummaryItem } from './report.js';
 import { listRows } from './shared/batches.js';
@@ -17,13 +17,12 @@ import type { Report, ReportCtx } from './shared/types.js';
  * Operators select rows and stop them (views/reports/idle.eta -> /actions/stop/confirm).
  */
 
-const SORTS = ['price_per_hour', 'age_days', 'name', 'scheduled_stop_at'] as const;
 
 const params = z.strictObject({
   project: idParam('project'),
   region: idParam('region'),
   rule: z.enum(IDLE_RULES, { error: `rule must be one of ${IDLE_RULES.join(', ')}` }).optional(),
-  sort: sortParam(SORTS),
+  sort: sortParam(IDLE_SORTS),
   dir: dirParam,
 });
 export type IdleParams = z.infer<typeof params>;
@@ -48,27 +47,11 @@ const COLUMNS: Column[] = [
   { key: 'tags', label: 'Tags', kind: 'tags', secondary: true },
 ];
 
-export interface IdleCandidate {
-  instance: CurrentInstance;
-  matches: RuleMatch[];
-}
-
-/** Every idle candidate now, exactly evaluated, filtered by the parameters. */
-export async function idleCandidates(ctx: ReportCtx, p: Pick<IdleParams, 'project' | 'region' | 'rule'>): Promise<IdleCandidate[]> {
-  const rows = await loadIdleCandidates(ctx.db, ctx.config, ctx.now, { projectId: p.project, regionId: p.region });
-  const out: IdleCandidate[] = [];
-  for (const instance of rows) {
-    const matches = evaluateIdleRules(instance, ctx.config, ctx.now);
-    if (matches.length === 0) continue;
-    if (p.rule && !matches.some((m) => m.rule === p.rule)) continue;
-    out.push({ instance, matches });
-  }
-  return out;
-}
-
-function toRow(c: IdleCandidate, now: Date): Row {
+function toRow(c: IdleCandidateRow, settings: IdleRuleSettings, now: Date): Row {
   const i = c.instance;
-  const age = i.createdAt ? Math.floor((now.getTime() - i.createdAt.getTime()) / 86_400_000) : null;
+  // The database decided which rules match; the same rules in TypeScript word why.
+  const reasons = new Map(evaluateIdleRules(i, settings, now).map((m) => [m.rule, m.reason]));
+  const matches: RuleMatch[] = c.rules.map((rule) => ({ rule, reason: reasons.get(rule) ?? '' }));
   return {
     ref: formatInstanceRef(i.ref),
     name: i.name,
@@ -78,10 +61,10 @@ function toRow(c: IdleCandidate, now: Date): Row {
     region_id: i.ref.regionId,
     region: i.region,
     status: i.status,
-    rules: c.matches.map((m) => m.rule).join(', '),
-    reasons: c.matches.map((m) => `${IDLE_RULE_TITLES[m.rule]}: ${m.reason}`).join('; '),
-    matches: c.matches,
-    age_days: age,
+    rules: matches.map((m) => m.rule).join(', '),
+    reasons: matches.map((m) => `${IDLE_RULE_TITLES[m.rule]}${m.reason ? `: ${m.reason}` : ''}`).join('; '),
+    matches,
+    age_days: c.ageDays,
     created_at: i.createdAt ? i.createdAt.toISOString() : null,
     flavor: i.flavorName ?? i.flavorId,
     price_per_hour: i.pricePerHour,
@@ -94,55 +77,27 @@ function toRow(c: IdleCandidate, now: Date): Row {
   };
 }
 
-/**
- * The rows in the chosen order (ties by instance reference). Prices are compared as integers at
- * one common scale, each parsed once, and text with one collator (the order of localeCompare):
- * a comparison per pair on a list of every running instance ran parsers a million times.
- */
-function sortRows(rows: Row[], sort: IdleParams['sort'], dir: IdleParams['dir']): Row[] {
-  const key = sort ?? 'price_per_hour';
-  const direction = dir ?? (key === 'name' || key === 'scheduled_stop_at' ? 'asc' : 'desc');
-  const sign = direction === 'asc' ? 1 : -1;
-  const collator = new Intl.Collator();
-  const present = (v: unknown) => v !== null && v !== undefined;
-  const scale = key === 'price_per_hour' ? Math.max(0, ...rows.filter((r) => present(r[key])).map((r) => decimalScale(String(r[key])))) : 0;
-  const keyed = rows.map((row) => {
-    const v = row[key];
-    return { row, ref: String(row.ref), value: !present(v) ? null : key === 'price_per_hour' ? decimalToUnits(String(v), scale) : v };
+/** The candidates matching the parameters, `limit` rows from `offset` in the chosen order (ties by reference). */
+async function candidates(ctx: ReportCtx, p: IdleParams, limit: number | null, offset: number) {
+  const result = await queryIdleCandidates(ctx.db, ctx.config, ctx.now, {
+    projectId: p.project,
+    regionId: p.region,
+    rule: p.rule,
+    sort: p.sort,
+    dir: p.dir,
+    limit,
+    offset,
   });
-  const compare = (a: unknown, b: unknown): number => {
-    if (a === null) return b === null ? 0 : 1; // nulls last either way
-    if (b === null) return -1;
-    if (typeof a === 'bigint' && typeof b === 'bigint') return sign * (a < b ? -1 : a > b ? 1 : 0);
-    if (typeof a === 'number' && typeof b === 'number') return sign * (a - b);
-    return sign * collator.compare(String(a), String(b));
-  };
-  return keyed.sort((a, b) => compare(a.value, b.value) || collator.compare(a.ref, b.ref)).map((k) => k.row);
+  return { ...result, rows: result.rows.map((c) => toRow(c, ctx.config, ctx.now)) };
 }
 
-async function allRows(ctx: ReportCtx, p: IdleParams): Promise<Row[]> {
-  const candidates = await idleCandidates(ctx, p);
-  return sortRows(
-    candidates.map((c) => toRow(c, ctx.now)),
-    p.sort,
-    p.dir,
-  );
+/** The cost at stake per currency over every candidate (not the page), summed in SQL. */
+function totals(totals: readonly MoneyTotal[]): Row[] {
+  return totals.map((t) => totalRow(COLUMNS, { currency: t.currency, price_per_hour: t.perHour, price_per_month: t.perMonth }));
 }
 
-function moneyTotals(rows: readonly Row[]) {
-  return totalsByCurrency(
-    rows.map((r) => ({ pricePerHour: r.price_per_hour as string | null, pricePerMonth: r.price_per_month as string | null, currency: r.currency as string | null })),
-  );
-}
-
-/** The cost at stake per currency over every candidate (not the page), summed exactly as the summary's. */
-function totals(rows: readonly Row[]): Row[] {
-  return moneyTotals(rows).totals.map((t) => totalRow(COLUMNS, { currency: t.currency, price_per_hour: t.perHour, price_per_month: t.perMonth }));
-}
-
-function summary(rows: Row[]): SummaryItem[] {
-  const { totals, unpriced } = moneyTotals(rows);
-  const items: SummaryItem[] = [{ label: 'Idle candidates', value: rows.length, kind: 'int' }];
+function summary({ count, totals, unpriced }: Omit<IdleCandidates, 'rows'>): SummaryItem[] {
+  const items: SummaryItem[] = [{ label: 'Idle candidates', value: count, kind: 'int' }];
   for (const t of totals) {
     items.push({ label: `At stake per hour (${t.currency})`, value: t.perHour, kind: 'money', currency: t.currency, hourly: true, hint: `${t.count} priced instance${t.count === 1 ? '' : 's'}` });
     items.push({ label: `At stake per month (${t.currency})`, value: t.perMonth, kind: 'money', currency: t.currency });
@@ -177,21 +132,21 @@ export const idleReport: Report<IdleParams> = {
   params,
   view: 'idle',
   async run(ctx, p, page) {
-    const [rows, reportNotes] = await Promise.all([allRows(ctx, p), notes(ctx)]);
+    const [result, reportNotes] = await Promise.all([candidates(ctx, p, page.limit, page.offset), notes(ctx)]);
     return {
       title: title(p),
-      summary: summary(rows),
+      summary: summary(result),
       charts: [],
       columns: COLUMNS,
-      rows: rows.slice(page.offset, page.offset + page.limit),
-      totalRows: rows.length,
-      totals: totals(rows),
+      rows: result.rows,
+      totalRows: result.count,
+      totals: totals(result.totals),
       notes: reportNotes,
     };
   },
   async export(ctx, p) {
-    const rows = await allRows(ctx, p);
-    return { columns: COLUMNS, rows: listRows(rows), totals: async () => totals(rows) };
+    const result = await candidates(ctx, p, null, 0);
+    return { columns: COLUMNS, rows: listRows(result.rows), totals: async () => totals(result.totals) };
   },
   async filters(ctx, p): Promise<FilterField[]> {
     const scopes = await latestSnapshots(ctx.db, ['instance', 'cluster']);

@@ -168,6 +168,9 @@ describe.each(testDatabases())('idle report on $name', ({ open }) => {
 
   it('sorts by every sortable column both ways, nulls last, ties by reference', async () => {
     const rows = (await run()).rows;
+    // Names case-insensitively, then by case (both byte-wise: the same on every database); ties by project, region, id.
+    const bytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+    const byText = (a: string, b: string) => bytes(a.toLowerCase(), b.toLowerCase()) || bytes(a, b);
     const cases = [
       ['price_per_hour', (r: Row) => (r.price_per_hour === null ? null : Number(r.price_per_hour))],
       ['age_days', (r: Row) => r.age_days as number | null],
@@ -180,8 +183,9 @@ describe.each(testDatabases())('idle report on $name', ({ open }) => {
         const expected = [...rows].sort((a, b) => {
           const x = value(a);
           const y = value(b);
-          const byValue = x === null ? (y === null ? 0 : 1) : y === null ? -1 : typeof x === 'number' ? sign * (x - (y as number)) : sign * String(x).localeCompare(String(y));
-          return byValue || String(a.ref).localeCompare(String(b.ref));
+          const byValue =
+            x === null ? (y === null ? 0 : 1) : y === null ? -1 : typeof x === 'number' ? sign * (x - (y as number)) : sign * byText(String(x), String(y));
+          return byValue || Number(a.project_id) - Number(b.project_id) || Number(a.region_id) - Number(b.region_id) || bytes(String(a.instance_id), String(b.instance_id));
         });
         const out = await idleReport.run(ctx(), { sort, dir }, { limit: 500, offset: 0 });
         expect(out.rows.map((r) => r.ref), `${sort} ${dir}`).toEqual(expected.map((r) => r.ref));

@@ -1,0 +1,69 @@
+import { EXPIRY_PATTERN, isOffHoursNow, TAG_BLANKS, type IdleRuleId, type IdleRuleSettings } from './idle-rules.js';
+
+/*
+ * The idle rules as SQL, so that a list of every running instance is filtered, counted, totalled,
+ * sorted and paged in the database: deciding them in Node meant reading and holding every running
+ * instance (2 s at 100,000). Each rule is a boolean expression over the columns of the current
+ * instance rows aliased `x` (created_at, tags, security_group_ids, security_group_names,
+ * cluster_task_status) that decides exactly what evaluateIdleRules (idle-rules.ts) decides; that
+ * one still words the reasons of the rows shown. test/actions/idle-rules-sql.test.ts holds the two
+ * to the same answers on every edge case (blank tags, non-text tags, each expiry form and each
+ * invalid field, sub-millisecond creation times).
+ */
+
+/** Adds a bind parameter, returns its placeholder. */
+export type Bind = (value: unknown) => string;
+
+/** A tag's value as the rules read it: text only, ASCII blanks trimmed, null when empty. */
+function tagValueSql(tags: string, key: string, bind: Bind): string {
+  return `nullif(case when jsonb_typeof(${tags} -> ${key}) = 'string' then btrim(${tags} ->> ${key}, ${bind(TAG_BLANKS)}::text) end, '')`;
+}
+
+/**
+ * The instant an expiry text stands for (parseExpiry's rules), or null; never an error, whatever
+ * the text: every field is checked before a timestamp is built from it.
+ */
+export function expiryInstantSql(text: string, bind: Bind): string {
+  const m = `regexp_match(btrim(${text}, ${bind(TAG_BLANKS)}::text), ${bind(EXPIRY_PATTERN)}::text)`;
+  const f = (i: number) => `(e.m)[${i}]::int`;
+  const [y, mo, d, h, mi, s, zh, zm] = [f(1), f(2), f(3), `coalesce(${f(4)}, 0)`, `coalesce(${f(5)}, 0)`, `coalesce(${f(6)}, 0)`, `coalesce(${f(10)}, 0)`, `coalesce(${f(11)}, 0)`];
+  const daysIn = `case when ${mo} = 2 then case when (${y} % 4 = 0 and ${y} % 100 <> 0) or ${y} % 400 = 0 then 29 else 28 end
+      when ${mo} in (4, 6, 9, 11) then 30 else 31 end`;
+  const valid = `${y} >= 1 and ${mo} between 1 and 12 and ${d} >= 1 and ${d} <= ${daysIn} and ${h} <= 23 and ${mi} <= 59 and ${s} <= 59 and ${zh} <= 23 and ${zm} <= 59`;
+  const millis = `coalesce(rpad(substr((e.m)[7], 1, 3), 3, '0')::int, 0)`;
+  const sign = `case when (e.m)[9] = '-' then -1 else 1 end`;
+  return `(select case when e.m is not null and ${valid} then
+      make_timestamptz(${y}, ${mo}, ${d}, ${h}, ${mi}, 0, 'UTC') + make_interval(secs => ${s}) + ${millis} * interval '1 millisecond'
+      - ${sign} * (${zh} * 60 + ${zm}) * interval '1 minute'
+      + case when (e.m)[4] is null then interval '1 day' else interval '0' end
+    end from (select ${m} as m) e)`;
+}
+
+/**
+ * Each enabled rule's test over current instance rows `x` at `now` (disabled rules: false). The
+ * off-hours rule depends only on the time, so it is decided here once.
+ */
+export function idleRuleFlagsSql(settings: IdleRuleSettings, now: Date, bind: Bind): Record<IdleRuleId, string> {
+  const rules = settings.idleRules;
+  const nowSql = `${bind(now.toISOString())}::timestamptz`;
+  const flags: Record<IdleRuleId, string> = { no_owner: 'false', expired: 'false', off_hours: 'false', quarantine: 'false', cluster_clean_up: 'false' };
+  if (rules.noOwner.enabled) {
+    // Whole days as evaluateIdleRules counts them, on the creation time it reads (milliseconds).
+    flags.no_owner = `(date_trunc('milliseconds', x.created_at) <= ${nowSql} - ${bind(rules.noOwner.minRunningDays)}::int * interval '1 day'
+      and ${tagValueSql('x.tags', `${bind(settings.ownerTagKey)}::text`, bind)} is null)`;
+  }
+  if (rules.expired.enabled) {
+    const key = `${bind(rules.expired.tagKey)}::text`;
+    flags.expired = `(x.tags ? ${key} and ${expiryInstantSql(tagValueSql('x.tags', key, bind), bind)} <= ${nowSql})`;
+  }
+  if (isOffHoursNow(now, rules.offHours)) {
+    flags.off_hours = `(lower(${tagValueSql('x.tags', `${bind(rules.offHours.tagKey)}::text`, bind)}) = any(${bind(rules.offHours.values)}::text[]))`;
+  }
+  if (rules.quarantine.enabled && rules.quarantine.securityGroups.length > 0) {
+    const groups = bind(rules.quarantine.securityGroups);
+    flags.quarantine = `(x.security_group_ids && ${groups}::text[] or x.security_group_names && ${groups}::text[])`;
+  }
+  if (rules.clusterCleanUp.enabled) flags.cluster_clean_up = `(x.cluster_task_status = any(${bind(rules.clusterCleanUp.taskStatuses)}::text[]))`;
+  for (const rule of Object.keys(flags) as IdleRuleId[]) flags[rule] = `coalesce(${flags[rule]}, false)`;
+  return flags;
+}
