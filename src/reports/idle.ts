@@ -8,6 +8,7 @@ import { listRows } from './shared/batches.js';
 import { totalRow } from './shared/totals.js';
 import { dirParam, idParam, sortParam } from './shared/params.js';
 import { freshnessNotes, latestSnapshots } from './shared/snapshots.js';
+import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
 
 /*
@@ -124,7 +125,11 @@ async function notes(ctx: ReportCtx): Promise<string[]> {
   ];
 }
 
-export const idleReport: Report<IdleParams> = {
+/**
+ * Cached like the other reports, and keyed on the actions too (showsActions): a stop or a scheduled
+ * stop made through cloudtally changes the data version, so it shows at the next request.
+ */
+export const idleReport: Report<IdleParams> = defineReport<IdleParams>({
   name: 'idle',
   title: 'Idle candidates',
   description: 'Running instances an idle rule matches, why, and the cost at stake; operators can stop them from here.',
@@ -158,4 +163,4 @@ export const idleReport: Report<IdleParams> = {
       { name: 'region', label: 'Region', type: 'select', value: p.region ? String(p.region) : '', options: [{ value: '', label: 'All regions' }, ...regions.map((v) => ({ value: String(v), label: String(v) }))] },
     ];
   },
-};
+}, { cached: true, showsActions: true });
