@@ -99,6 +99,8 @@ export async function queryIdleCandidates(q: Queryable, settings: IdleRuleSettin
                from candidates where price_per_hour is not null and currency_code is not null group by currency_code) t) as totals
       from candidates
     )
+    -- One row per page row (or one with only the summary when the page is empty); page_ord keeps
+    -- the page's order (row_number numbers the rows as the ordered, limited subquery yields them).
     select s.total_count, s.total_unpriced, s.totals, p.*
     from summary s
     left join lateral (select row_number() over () as page_ord, x.* from (select * from candidates x ${page}) x) p on true

@@ -18,7 +18,6 @@ import type { Report, ReportCtx } from './shared/types.js';
  * Operators select rows and stop them (views/reports/idle.eta -> /actions/stop/confirm).
  */
 
-
 const params = z.strictObject({
   project: idParam('project'),
   region: idParam('region'),
