@@ -193,6 +193,23 @@ describe.each(testDatabases())('idle report on $name', ({ open }) => {
     }
   });
 
+  it('keeps the count and totals on a page past the end, and counts nothing for a rule nothing matches', async () => {
+    const all = await run();
+    const past = await idleReport.run(ctx(), {}, { limit: 10, offset: all.totalRows! + 5 });
+    expect(past.rows).toEqual([]);
+    expect(past.totalRows).toBe(all.totalRows);
+    expect(past.summary).toEqual(all.summary);
+    expect(past.totals).toEqual(all.totals);
+    const second = await idleReport.run(ctx(), {}, { limit: 2, offset: 2 });
+    expect(second.rows.map((r) => r.ref)).toEqual(all.rows.slice(2, 4).map((r) => r.ref));
+    // No quarantine groups are configured: the rule matches nothing.
+    const none = await run({ rule: 'quarantine' });
+    expect(none.rows).toEqual([]);
+    expect(none.totalRows).toBe(0);
+    expect(none.totals).toEqual([]);
+    expect(Object.fromEntries(none.summary.map((s) => [s.label, s.value]))).toEqual({ 'Idle candidates': 0, Unpriced: 0 });
+  });
+
   it('drops a stopped candidate at once and shows the due time of a scheduled stop', async () => {
     const before = await run();
     const [first, second] = before.rows;
