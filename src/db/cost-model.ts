@@ -112,11 +112,11 @@ export const PRICED_RESOURCE_COLUMNS = [
 export function pricedResourcesSql(
   snaps: string,
   kinds: readonly PricedKind[] = PRICED_KINDS,
-  /** Only the instances for which this SQL condition (on `s`, the snapshot, and `i`, the instance row) holds. */
-  opts: { instanceWhere?: string } = {},
+  /** Only the instances listed in this relation (scope_key, instance_id), each read by its key. */
+  opts: { instanceIds?: string } = {},
 ): string {
   const branches: string[] = [];
-  if (kinds.includes('instance')) branches.push(instanceBranch(snaps, opts.instanceWhere));
+  if (kinds.includes('instance')) branches.push(instanceBranch(snaps, opts.instanceIds));
   if (kinds.includes('cluster')) branches.push(clusterBranch(snaps));
   if (kinds.includes('k8s_price')) branches.push(k8sBranch(snaps));
   if (branches.length === 0) throw new Error('pricedResourcesSql: no kinds');
@@ -237,7 +237,7 @@ function flavorEntry(alias: string, entry: string): string {
       from (select ${entry} as j) e where e.j is not null) ${alias} on true`;
 }
 
-function instanceBranch(snaps: string, where?: string): string {
+function instanceBranch(snaps: string, ids?: string): string {
   const running = runningSql('i.status', 'i.vm_state');
   return `select i.snapshot_id, s.taken_at, 'instance'::text as kind, s.scope_key, i.instance_id as resource_id, i.name,
     coalesce(i.project_id, s.project_id) as project_id, coalesce(i.region_id, s.region_id) as region_id, i.region as region_name,
@@ -246,9 +246,18 @@ function instanceBranch(snaps: string, where?: string): string {
     i.ssh_key_name, null::int as servers_total,
     ${flavorPrices(`case when ${running} then 1 else 0 end`)}
   from ${snapshotsWithFlavors(snaps, 'instance')} s
-  join instances i on i.snapshot_id = s.id
-  ${flavorLookupSql('s', 'i.flavor_name', 'i.flavor_id')}${where ? `
-  where ${where}` : ''}`;
+  ${ids ? listedInstancesSql(ids) : 'join instances i on i.snapshot_id = s.id'}
+  ${flavorLookupSql('s', 'i.flavor_name', 'i.flavor_id')}`;
+}
+
+/**
+ * The instance rows `i` of snapshot `s` listed in `ids` (scope_key, instance_id), each read by its
+ * key: OFFSET 0 keeps the lateral a probe per listed id; flattened, the planner read every row of
+ * each snapshot instead (guessing the snapshots smaller than the list) and kept the listed ones.
+ */
+function listedInstancesSql(ids: string): string {
+  return `join ${ids} ids on ids.scope_key = s.scope_key
+  cross join lateral (select * from instances i0 where i0.snapshot_id = s.id and i0.instance_id = ids.instance_id offset 0) i`;
 }
 
 function clusterBranch(snaps: string): string {

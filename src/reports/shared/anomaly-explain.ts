@@ -95,9 +95,6 @@ const GROUP_SQL = `case $4::text
     when 'state' then case when r.running then 'running' else 'stopped' end
     else coalesce(r.tags ->> substr($4::text, 5), $7) end`;
 
-const INSTANCE_WHERE = `((s.scope_key, i.instance_id) in (select scope_key, instance_id from changing)
-    or (s.scope_key, i.flavor_name) in (select scope_key, flavor_name from repriced)
-    or (s.scope_key, i.flavor_id) in (select scope_key, flavor_id from repriced))`;
 
 const INSTANCE_VERSIONS = versionedTable('instances').versions;
 
@@ -174,11 +171,23 @@ const LINES_SQL = `with pcs as (
     having count(distinct (g.currency_code, g.price_per_hour, g.price_per_month)) > 1
       or count(*) < (select count(*) from flavor_snaps f2 where f2.scope_key = f.scope_key)
   ),
+  -- The instances to price: those that changed, and those whose flavor's price changed in the
+  -- day (looked for only in scopes where one did). Each is then read by its key: a condition on
+  -- the rows instead read every instance of every compared snapshot and kept the few that changed.
+  targets as materialized (
+    select scope_key, instance_id from changing
+    union
+    select a.scope_key, i.instance_id
+    from all_snaps a join instances i on i.snapshot_id = a.id
+    where a.kind = 'instance' and a.scope_key in (select scope_key from repriced)
+      and ((a.scope_key, i.flavor_name) in (select scope_key, flavor_name from repriced)
+        or (a.scope_key, i.flavor_id) in (select scope_key, flavor_id from repriced))
+  ),
   member as (
     select r.snapshot_id, r.kind, r.scope_key, r.resource_id, r.name, r.running, r.quantity, r.flavor, r.unit_price_per_hour,
       (${GROUP_SQL}) = $5 and r.currency is not distinct from $6 as in_group,
       case when (${GROUP_SQL}) = $5 and r.currency is not distinct from $6 then r.price_per_hour else 0 end as p
-    from (${pricedResourcesSql('all_snaps', PRICED_KINDS, { instanceWhere: INSTANCE_WHERE })}) r
+    from (${pricedResourcesSql('all_snaps', PRICED_KINDS, { instanceIds: 'targets' })}) r
   ),
   day_cost as (
     select m.kind, m.scope_key, m.resource_id, sum(m.p * pc.secs) / 3600 as cost
