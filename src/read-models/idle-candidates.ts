@@ -1,8 +1,9 @@
+import { Binds } from '../db/binds.js';
 import type { Queryable } from '../db/connection.js';
 import type { MoneyTotal } from './decimal.js';
 import { CURRENT_INSTANCES_SQL, toInstance, type CurrentInstance, type CurrentInstanceRow } from './current-instances.js';
 import { IDLE_RULES, type IdleRuleId, type IdleRuleSettings } from './idle-rules.js';
-import { idleRuleFlagsSql, type Bind } from './idle-rules-sql.js';
+import { idleRuleFlagsSql } from './idle-rules-sql.js';
 
 /*
  * The idle candidates list, decided, counted, totalled, sorted and paged in one statement: only
@@ -67,28 +68,29 @@ interface CandidateRow extends CurrentInstanceRow {
 }
 
 export async function queryIdleCandidates(q: Queryable, settings: IdleRuleSettings, now: Date, query: IdleCandidatesQuery): Promise<IdleCandidates> {
-  const params: unknown[] = [];
-  const bind: Bind = (value) => {
-    params.push(value);
-    return `$${params.length}`;
-  };
-  const flags = idleRuleFlagsSql(settings, now, bind);
+  const binds = new Binds();
+  const flags = idleRuleFlagsSql(settings, now, binds);
   const filters = ['x.running'];
-  if (query.projectId !== undefined) filters.push(`x.project_id = ${bind(query.projectId)}::int`);
-  if (query.regionId !== undefined) filters.push(`x.region_id = ${bind(query.regionId)}::int`);
-  const matched = query.rule ? flags[query.rule] : IDLE_RULES.map((r) => flags[r]).join(' or ');
+  if (query.projectId !== undefined) filters.push(`x.project_id = ${binds.add(query.projectId)}::int`);
+  if (query.regionId !== undefined) filters.push(`x.region_id = ${binds.add(query.regionId)}::int`);
+  // Each rule is evaluated once per row (into rule_flags), then filtered on.
+  const matched = query.rule ? `x.rule_flags[${IDLE_RULES.indexOf(query.rule) + 1}]` : 'true = any(x.rule_flags)';
 
   const sort = query.sort ?? 'price_per_hour';
   const dir = query.dir ?? defaultIdleDirection(sort);
   const order = [...SORT_TERMS[sort].map((t) => `${t} ${dir} nulls last`), ...TIE_TERMS].join(', ');
-  const page = `order by ${order}${query.limit === null ? '' : ` limit ${bind(query.limit)}::int`} offset ${bind(query.offset)}::int`;
+  const page = `order by ${order}${query.limit === null ? '' : ` limit ${binds.add(query.limit)}::int`} offset ${binds.add(query.offset)}::int`;
 
   const rows = await q.query<CandidateRow>(
     `with current_rows as (${CURRENT_INSTANCES_SQL} where ${filters.join(' and ')}),
+    -- OFFSET 0: the rules are computed here once, not again wherever the filter is pushed down.
+    flagged as (
+      select x.*, array[${IDLE_RULES.map((r) => flags[r]).join(', ')}] as rule_flags
+      from current_rows x offset 0
+    ),
     candidates as materialized (
-      select x.*, array[${IDLE_RULES.map((r) => flags[r]).join(', ')}] as rule_flags,
-        floor(extract(epoch from (${bind(now.toISOString())}::timestamptz - date_trunc('milliseconds', x.created_at))) / 86400)::int as age_days
-      from current_rows x
+      select x.*, floor(extract(epoch from (${binds.add(now.toISOString())}::timestamptz - date_trunc('milliseconds', x.created_at))) / 86400)::int as age_days
+      from flagged x
       where ${matched}
     ),
     summary as (
@@ -105,7 +107,7 @@ export async function queryIdleCandidates(q: Queryable, settings: IdleRuleSettin
     from summary s
     left join lateral (select row_number() over () as page_ord, x.* from (select * from candidates x ${page}) x) p on true
     order by p.page_ord`,
-    params,
+    binds.values,
   );
   const first = rows[0];
   return {

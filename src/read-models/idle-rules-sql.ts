@@ -1,3 +1,4 @@
+import type { Binds } from '../db/binds.js';
 import { EXPIRY_PATTERN, isOffHoursNow, TAG_BLANKS, type IdleRuleId, type IdleRuleSettings } from './idle-rules.js';
 
 /*
@@ -11,20 +12,17 @@ import { EXPIRY_PATTERN, isOffHoursNow, TAG_BLANKS, type IdleRuleId, type IdleRu
  * invalid field, sub-millisecond creation times).
  */
 
-/** Adds a bind parameter, returns its placeholder. */
-export type Bind = (value: unknown) => string;
-
 /** A tag's value as the rules read it: text only, ASCII blanks trimmed, null when empty. */
-function tagValueSql(tags: string, key: string, bind: Bind): string {
-  return `nullif(case when jsonb_typeof(${tags} -> ${key}) = 'string' then btrim(${tags} ->> ${key}, ${bind(TAG_BLANKS)}::text) end, '')`;
+function tagValueSql(tags: string, key: string, binds: Binds): string {
+  return `nullif(case when jsonb_typeof(${tags} -> ${key}) = 'string' then btrim(${tags} ->> ${key}, ${binds.add(TAG_BLANKS)}::text) end, '')`;
 }
 
 /**
  * The instant an expiry text stands for (parseExpiry's rules), or null; never an error, whatever
  * the text: every field is checked before a timestamp is built from it.
  */
-export function expiryInstantSql(text: string, bind: Bind): string {
-  const m = `regexp_match(btrim(${text}, ${bind(TAG_BLANKS)}::text), ${bind(EXPIRY_PATTERN)}::text)`;
+export function expiryInstantSql(text: string, binds: Binds): string {
+  const m = `regexp_match(btrim(${text}, ${binds.add(TAG_BLANKS)}::text), ${binds.add(EXPIRY_PATTERN)}::text)`;
   const f = (i: number) => `(e.m)[${i}]::int`;
   const [y, mo, d, h, mi, s, zh, zm] = [f(1), f(2), f(3), `coalesce(${f(4)}, 0)`, `coalesce(${f(5)}, 0)`, `coalesce(${f(6)}, 0)`, `coalesce(${f(10)}, 0)`, `coalesce(${f(11)}, 0)`];
   const daysIn = `case when ${mo} = 2 then case when (${y} % 4 = 0 and ${y} % 100 <> 0) or ${y} % 400 = 0 then 29 else 28 end
@@ -43,27 +41,27 @@ export function expiryInstantSql(text: string, bind: Bind): string {
  * Each enabled rule's test over current instance rows `x` at `now` (disabled rules: false). The
  * off-hours rule depends only on the time, so it is decided here once.
  */
-export function idleRuleFlagsSql(settings: IdleRuleSettings, now: Date, bind: Bind): Record<IdleRuleId, string> {
+export function idleRuleFlagsSql(settings: IdleRuleSettings, now: Date, binds: Binds): Record<IdleRuleId, string> {
   const rules = settings.idleRules;
-  const nowSql = `${bind(now.toISOString())}::timestamptz`;
+  const nowSql = `${binds.add(now.toISOString())}::timestamptz`;
   const flags: Record<IdleRuleId, string> = { no_owner: 'false', expired: 'false', off_hours: 'false', quarantine: 'false', cluster_clean_up: 'false' };
   if (rules.noOwner.enabled) {
     // Whole days as evaluateIdleRules counts them, on the creation time it reads (milliseconds).
-    flags.no_owner = `(date_trunc('milliseconds', x.created_at) <= ${nowSql} - ${bind(rules.noOwner.minRunningDays)}::int * interval '1 day'
-      and ${tagValueSql('x.tags', `${bind(settings.ownerTagKey)}::text`, bind)} is null)`;
+    flags.no_owner = `(date_trunc('milliseconds', x.created_at) <= ${nowSql} - ${binds.add(rules.noOwner.minRunningDays)}::int * interval '1 day'
+      and ${tagValueSql('x.tags', `${binds.add(settings.ownerTagKey)}::text`, binds)} is null)`;
   }
   if (rules.expired.enabled) {
-    const key = `${bind(rules.expired.tagKey)}::text`;
-    flags.expired = `(x.tags ? ${key} and ${expiryInstantSql(tagValueSql('x.tags', key, bind), bind)} <= ${nowSql})`;
+    const key = `${binds.add(rules.expired.tagKey)}::text`;
+    flags.expired = `(x.tags ? ${key} and ${expiryInstantSql(tagValueSql('x.tags', key, binds), binds)} <= ${nowSql})`;
   }
   if (isOffHoursNow(now, rules.offHours)) {
-    flags.off_hours = `(lower(${tagValueSql('x.tags', `${bind(rules.offHours.tagKey)}::text`, bind)}) = any(${bind(rules.offHours.values)}::text[]))`;
+    flags.off_hours = `(lower(${tagValueSql('x.tags', `${binds.add(rules.offHours.tagKey)}::text`, binds)}) = any(${binds.add(rules.offHours.values)}::text[]))`;
   }
   if (rules.quarantine.enabled && rules.quarantine.securityGroups.length > 0) {
-    const groups = bind(rules.quarantine.securityGroups);
+    const groups = binds.add(rules.quarantine.securityGroups);
     flags.quarantine = `(x.security_group_ids && ${groups}::text[] or x.security_group_names && ${groups}::text[])`;
   }
-  if (rules.clusterCleanUp.enabled) flags.cluster_clean_up = `(x.cluster_task_status = any(${bind(rules.clusterCleanUp.taskStatuses)}::text[]))`;
+  if (rules.clusterCleanUp.enabled) flags.cluster_clean_up = `(x.cluster_task_status = any(${binds.add(rules.clusterCleanUp.taskStatuses)}::text[]))`;
   for (const rule of Object.keys(flags) as IdleRuleId[]) flags[rule] = `coalesce(${flags[rule]}, false)`;
   return flags;
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Binds } from '../db/binds.js';
 import { AUDIT_ACTIONS, AUDIT_RESULT_LABELS, AUDIT_RESULTS, type AuditResult } from '../read-models/audit-vocabulary.js';
 import type { Queryable } from '../db/connection.js';
 import type { Column, FilterField, Row } from './report.js';
@@ -45,19 +46,15 @@ const COLUMNS: Column[] = [
   { key: 'task_ids', label: 'Task IDs', kind: 'json' },
 ];
 
-function where(p: AuditParams, values: unknown[]): string {
-  const add = (value: unknown) => {
-    values.push(value);
-    return `$${values.length}`;
-  };
+function where(p: AuditParams, binds: Binds): string {
   const clauses: string[] = [];
-  if (p.actor) clauses.push(`a.actor = ${add(p.actor)}`);
-  if (p.action) clauses.push(`a.action = ${add(p.action)}`);
-  if (p.result) clauses.push(`a.result = ${add(p.result)}`);
-  if (p.instance) clauses.push(`a.instance_id = ${add(p.instance.trim())}`);
-  if (p.from) clauses.push(`a.at >= ${add(`${p.from}T00:00:00Z`)}::timestamptz`);
-  if (p.to) clauses.push(`a.at < (${add(p.to)}::date + 1)::timestamptz`);
-  if (p.dry_run !== undefined) clauses.push(`a.dry_run = ${add(p.dry_run)}`);
+  if (p.actor) clauses.push(`a.actor = ${binds.add(p.actor)}`);
+  if (p.action) clauses.push(`a.action = ${binds.add(p.action)}`);
+  if (p.result) clauses.push(`a.result = ${binds.add(p.result)}`);
+  if (p.instance) clauses.push(`a.instance_id = ${binds.add(p.instance.trim())}`);
+  if (p.from) clauses.push(`a.at >= ${binds.add(`${p.from}T00:00:00Z`)}::timestamptz`);
+  if (p.to) clauses.push(`a.at < (${binds.add(p.to)}::date + 1)::timestamptz`);
+  if (p.dry_run !== undefined) clauses.push(`a.dry_run = ${binds.add(p.dry_run)}`);
   return clauses.length ? `where ${clauses.join(' and ')}` : '';
 }
 
@@ -78,14 +75,10 @@ function toRow(r: Row): Row {
 }
 
 async function page(db: Queryable, p: AuditParams, limit: number, beforeId: number | null, offset = 0): Promise<Row[]> {
-  const values: unknown[] = [];
-  let filter = where(p, values);
-  if (beforeId !== null) {
-    values.push(beforeId);
-    filter = `${filter ? `${filter} and` : 'where'} a.id < $${values.length}`;
-  }
-  values.push(limit, offset);
-  const rows = await db.query(`${SELECT} ${filter} order by a.id desc limit $${values.length - 1} offset $${values.length}`, values);
+  const binds = new Binds();
+  let filter = where(p, binds);
+  if (beforeId !== null) filter = `${filter ? `${filter} and` : 'where'} a.id < ${binds.add(beforeId)}`;
+  const rows = await db.query(`${SELECT} ${filter} order by a.id desc limit ${binds.add(limit)} offset ${binds.add(offset)}`, binds.values);
   return rows.map(toRow);
 }
 
@@ -101,11 +94,11 @@ export const auditReport: Report<AuditParams> = {
   section: 'operations',
   params,
   async run(ctx, p, pg) {
-    const values: unknown[] = [];
-    const filter = where(p, values);
+    const binds = new Binds();
+    const filter = where(p, binds);
     const [rows, count] = await Promise.all([
       page(ctx.db, p, pg.limit, null, pg.offset),
-      ctx.db.query<{ n: string }>(`select count(*) as n from audit_log a ${filter}`, values),
+      ctx.db.query<{ n: string }>(`select count(*) as n from audit_log a ${filter}`, binds.values),
     ]);
     return {
       title: titleOf(p),

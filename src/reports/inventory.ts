@@ -5,6 +5,7 @@
  * and last seen per resource, and each priced resource's hourly and monthly cost.
  */
 import { z } from 'zod';
+import { Binds } from '../db/binds.js';
 import { formatInstanceRef } from '../read-models/refs.js';
 import { PRICED_KINDS } from '../db/cost-model.js';
 import { snapshotKeysSql, versionedTable } from '../db/versions.js';
@@ -54,15 +55,6 @@ export const inventoryParams = z
     }
   });
 export type InventoryParams = z.infer<typeof inventoryParams>;
-
-/** Collects bound parameters; `add` returns its placeholder. */
-class Binds {
-  readonly values: unknown[] = [];
-  add(value: unknown): string {
-    this.values.push(value);
-    return `$${this.values.length}`;
-  }
-}
 
 function likePattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evaluateIdleRules, parseExpiry, type IdleSubject } from '../../src/actions/index.js';
+import { Binds } from '../../src/db/binds.js';
 import type { Database } from '../../src/db/connection.js';
 import { IDLE_RULES } from '../../src/read-models/idle-rules.js';
-import { expiryInstantSql, idleRuleFlagsSql, type Bind } from '../../src/read-models/idle-rules-sql.js';
+import { expiryInstantSql, idleRuleFlagsSql } from '../../src/read-models/idle-rules-sql.js';
 import { testDatabases } from '../helpers/databases.js';
 import { testConfig } from './helpers.js';
 
@@ -35,20 +36,11 @@ describe.each(testDatabases())('idle rules in SQL on $name', ({ open }) => {
     await db?.close();
   });
 
-  const binder = () => {
-    const params: unknown[] = [];
-    const bind: Bind = (value) => {
-      params.push(value);
-      return `$${params.length}`;
-    };
-    return { params, bind };
-  };
-
   it('reads every expiry text as parseExpiry does, to the millisecond, and never fails on one', async () => {
     for (const text of EXPIRY_TEXTS) {
-      const { params, bind } = binder();
-      const sql = `select (extract(epoch from ${expiryInstantSql(`${bind(text)}::text`, bind)}) * 1000)::text as ms`;
-      const [row] = await db.query<{ ms: string | null }>(sql, params);
+      const binds = new Binds();
+      const sql = `select (extract(epoch from ${expiryInstantSql(`${binds.add(text)}::text`, binds)}) * 1000)::text as ms`;
+      const [row] = await db.query<{ ms: string | null }>(sql, binds.values);
       const expected = parseExpiry(text);
       expect(row!.ms === null ? null : Number(row!.ms), JSON.stringify(text)).toBe(expected === null ? null : expected.getTime());
     }
@@ -120,14 +112,14 @@ describe.each(testDatabases())('idle rules in SQL on $name', ({ open }) => {
     const cases = subjects(now);
     const seen = new Set<string>();
     for (const { created, subject } of cases) {
-      const { params, bind } = binder();
-      const flags = idleRuleFlagsSql(config, now, bind);
-      const values = [created, JSON.stringify(subject.tags), subject.securityGroupIds, subject.securityGroupNames, subject.clusterTaskStatus].map(bind);
+      const binds = new Binds();
+      const flags = idleRuleFlagsSql(config, now, binds);
+      const values = [created, JSON.stringify(subject.tags), subject.securityGroupIds, subject.securityGroupNames, subject.clusterTaskStatus].map((v) => binds.add(v));
       const [row] = await db.query<{ flags: boolean[] }>(
         `select array[${IDLE_RULES.map((r) => flags[r]).join(', ')}] as flags
          from (select ${values[0]}::timestamptz as created_at, ${values[1]}::jsonb as tags, ${values[2]}::text[] as security_group_ids,
                  ${values[3]}::text[] as security_group_names, ${values[4]}::text as cluster_task_status) x`,
-        params,
+        binds.values,
       );
       const inSql = IDLE_RULES.filter((_, i) => row!.flags[i]);
       const inTs = evaluateIdleRules(subject, config, now).map((m) => m.rule);
