@@ -167,18 +167,27 @@ function normalisedFlavorFields(g: string): Record<'currency' | 'hour' | 'month'
   };
 }
 
+/** The matched flavor's fields after flavorLookupSql: `fx` (by name), else `fy` (by id). */
+export const LOOKED_UP_FLAVOR = {
+  known: 'coalesce(fx.known, fy.known, false)',
+  currency: 'coalesce(fx.currency, fy.currency)',
+  hour: 'coalesce(fx.hour, fy.hour)',
+  month: 'coalesce(fx.month, fy.month)',
+} as const;
+
 /**
  * Price columns of a resource from its matched flavor: `fx` (by name) or else `fy` (by id, joined
  * only when the name matched none); unknown price = NULL currency and prices, never zero.
  */
 function flavorPrices(quantity: string, alsoKnownWhen?: string): string {
-  const known = `(coalesce(fx.known, fy.known, false)${alsoKnownWhen ? ` and ${alsoKnownWhen}` : ''})`;
-  return `case when ${known} then coalesce(fx.currency, fy.currency) end as currency,
-    case when ${known} then coalesce(fx.hour, fy.hour) end as unit_price_per_hour,
-    case when ${known} then coalesce(fx.month, fy.month) end as unit_price_per_month,
+  const f = LOOKED_UP_FLAVOR;
+  const known = `(${f.known}${alsoKnownWhen ? ` and ${alsoKnownWhen}` : ''})`;
+  return `case when ${known} then ${f.currency} end as currency,
+    case when ${known} then ${f.hour} end as unit_price_per_hour,
+    case when ${known} then ${f.month} end as unit_price_per_month,
     ${quantity} as quantity,
-    case when ${known} then coalesce(fx.hour, fy.hour) * ${quantity} end as price_per_hour,
-    case when ${known} then coalesce(fx.month, fy.month) * ${quantity} end as price_per_month,
+    case when ${known} then ${f.hour} * ${quantity} end as price_per_hour,
+    case when ${known} then ${f.month} * ${quantity} end as price_per_month,
     coalesce(fx.gpus, fy.gpus) as gpus`;
 }
 

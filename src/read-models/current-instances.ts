@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/connection.js';
-import { flavorCatalogueSql, flavorLookupSql, flavorSnapshotSql, runningSql } from '../db/cost-model.js';
+import { flavorCatalogueSql, flavorLookupSql, flavorSnapshotSql, LOOKED_UP_FLAVOR as F, runningSql } from '../db/cost-model.js';
 import type { InstanceRef } from './refs.js';
 
 /**
@@ -120,9 +120,8 @@ cur as (
 select x.kind, x.instance_id, x.project_id, x.region_id, x.taken_at, x.name, x.status, x.current_status, x.running, x.created_at, x.tags,
   x.security_group_ids, x.security_group_names, x.region, x.flavor_name, x.flavor_id, x.cluster_id, x.cluster_name,
   x.cluster_task_status, x.override_status, x.override_at,
-  case when coalesce(fx.known, fy.known, false) then coalesce(fx.hour, fy.hour) end as price_per_hour,
-  case when coalesce(fx.known, fy.known, false) then coalesce(fx.month, fy.month) end as price_per_month,
-  case when coalesce(fx.known, fy.known, false) then coalesce(fx.currency, fy.currency) end as currency_code,
+  case when ${F.known} then ${F.hour} end as price_per_hour, case when ${F.known} then ${F.month} end as price_per_month,
+  case when ${F.known} then ${F.currency} end as currency_code,
   ss.id as scheduled_id, ss.due_at as scheduled_due_at, ss.status as scheduled_status
 from cur x
 ${flavorLookupSql('x', 'x.pricing_flavor_name', 'x.pricing_flavor_id')}

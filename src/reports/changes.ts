@@ -220,7 +220,7 @@ function diffQuery(spec: ChangeSpec, p: Pick<ChangesParams, 'sort' | 'dir'>): st
         from ${side('from_id', ` and t.${spec.id} = any(array(select distinct m.${spec.id} from moved m))`)}a
         full join ${side('to_id', ` and t.${spec.id} = any(array(select distinct m.${spec.id} from moved m))`)}b on a.${spec.id} = b.${spec.id}
         where ${differs}`;
-  const moved = singleIdentity(spec)
+  const versionPairs = singleIdentity(spec)
     ? byVersions
     : `with moved as materialized (
             select v.${spec.id} from ${versions} v where p.by_versions and v.scope_key = p.scope_key and ${versionMovedBetween('v', 'p.from_at', 'p.to_at')})
@@ -242,7 +242,7 @@ function diffQuery(spec: ChangeSpec, p: Pick<ChangesParams, 'sort' | 'dir'>): st
         from ${side('from_id', '')}a full join ${side('to_id', '')}b on a.${spec.id} = b.${spec.id}
         where not p.by_versions and ${differs}
         union all
-        select * from (${moved}) y
+        select * from (${versionPairs}) y
       ) x
     ),
     counted as (

@@ -247,10 +247,10 @@ async function batchRows(ctx: ReportCtx, groups: readonly Group[], after: string
      order by x.resource_id, x.currency`,
     [pieces.map((x) => x.snapshot_id), pieces.map((x) => x.secs), pieces.map((x) => x.currency), after, bound],
   );
-  const order = new Map(groups.map((g, i) => [g.scopeKey, i]));
-  // The groups' order (scopes as pricePieces sorted them), ids in the database's order within each.
-  const sorted = groups.length === 1 ? sums : [...sums].sort((a, b) => order.get(a.scope_key)! - order.get(b.scope_key)!);
   if (sums.length === 0) return [];
+  const position = new Map(groups.map((group, index) => [group.scopeKey, { group, index }]));
+  // The groups' order (scopes as pricePieces sorted them), ids in the database's order within each.
+  const sorted = groups.length === 1 ? sums : [...sums].sort((a, b) => position.get(a.scope_key)!.index - position.get(b.scope_key)!.index);
   const details = await ctx.db.query<{ snapshot_id: number; resource_id: string; name: string | null; flavor: string; tags: Record<string, string>; project_id: number | null; region_id: number | null; region_name: string | null }>(
     `with latest as (select s.id, s.kind, s.scope_key, s.project_id, s.region_id, s.taken_at, s.run_id from snapshots s where s.id = any($1::int[]))
      select x.snapshot_id, x.resource_id, x.name, x.flavor, x.tags, x.project_id, x.region_id, x.region_name
@@ -269,9 +269,8 @@ async function batchRows(ctx: ReportCtx, groups: readonly Group[], after: string
   const start = `${day}T00:00:00Z`;
   const end = `${addDays(day, 1)}T00:00:00Z`;
   const month = monthBounds(new Date(start));
-  const groupOf = new Map(groups.map((g) => [g.scopeKey, g]));
   return found.map((r) => {
-    const group = groupOf.get(r.scope_key)!;
+    const { group } = position.get(r.scope_key)!;
     const cost = String(r.cost);
     const unit = r.unit_price === null ? null : String(r.unit_price);
     return {
