@@ -16,7 +16,7 @@ import { openDatabase, type Database } from './db/connection.js';
 import { backfillDemoHistory, demoHistorySteps } from './demo/history.js';
 import { DEMO_BUDGETS } from './demo/budgets.js';
 import type { Logger } from './logger.js';
-import { alertsAfterRun } from './notify/after-run.js';
+import { workAfterRun } from './notify/after-run.js';
 import { createNotifyService } from './notify/service.js';
 import {
   collectionAllowanceMs,
@@ -95,7 +95,7 @@ export async function startService(loaded: Config, logger: Logger, options: Star
       logger,
       ...cloud.scopes,
       // Budget threshold and anomaly alerts into the outbox after every run.
-      afterRun: alertsAfterRun({ db: database, config, logger }),
+      afterRun: workAfterRun({ db: database, config, logger }),
     };
     const onProgress = metrics.collectionProgressHook();
     const reports = allReports();

@@ -81,9 +81,11 @@ export async function pruneHistory(
     )
   ).rowCount;
   await db.execute('DELETE FROM schedule_claims WHERE expires_at < now()');
+  // Explanations of days whose snapshots are gone (the day is read from its sealed figures now).
+  const explanationsDeleted = (await db.execute(`DELETE FROM anomaly_explanations WHERE day < ($1::timestamptz at time zone 'UTC')::date`, [cutoff])).rowCount;
 
-  if (snapshotsDeleted > 0 || runsDeleted > 0 || orphansDeleted > 0) {
-    logger.info({ snapshotsDeleted, versionsDeleted, orphansDeleted, daysSealed, runsDeleted, cutoff, hourlyCutoff }, 'history pruned');
+  if (snapshotsDeleted > 0 || runsDeleted > 0 || orphansDeleted > 0 || explanationsDeleted > 0) {
+    logger.info({ snapshotsDeleted, versionsDeleted, orphansDeleted, explanationsDeleted, daysSealed, runsDeleted, cutoff, hourlyCutoff }, 'history pruned');
   }
   return { snapshotsDeleted, daysSealed, runsDeleted };
 }

@@ -1,6 +1,6 @@
 import { DEFAULT_STOP_TIMEOUT_MS, runCollectCommand } from '../collect/index.js';
 import type { Config } from '../config.js';
-import { alertsAfterRun } from '../notify/after-run.js';
+import { workAfterRun } from '../notify/after-run.js';
 import { connectCloud } from '../connect-cloud.js';
 import type { Logger } from '../logger.js';
 import { openMigratedDatabase } from '../ops/startup.js';
@@ -45,7 +45,7 @@ async function collectUntilStopped(config: Config, logger: Logger, signal: Abort
           config,
           logger,
           ...cloud.scopes,
-          afterRun: alertsAfterRun({ db: database, config, logger }),
+          afterRun: workAfterRun({ db: database, config, logger }),
         },
         { out: process.stdout, signal },
       );

@@ -48,6 +48,7 @@ export const REFERENCE_TABLES: readonly string[] = [
   'cost_daily_closed_days',
   'cost_daily_totals',
   'cost_daily_totals_days',
+  'anomaly_explanations',
 ];
 
 /** Tables on the coordinator only: the web app's and the actions' own state, small and transactional. */

@@ -932,3 +932,27 @@ export const costDailyTotalsDays = pgTable('cost_daily_totals_days', {
   day: date('day', { mode: 'string' }).primaryKey(),
   sourceAt: timestamptz('source_at').notNull(),
 });
+
+/**
+ * The explanations of flagged spend anomalies (reports/shared/anomaly-explain.ts), written after
+ * each collection run for the days the anomalies report shows by default, so that the report reads
+ * them instead of pricing every resource that changed that day on each request. A row holds for
+ * exactly the inputs it was computed from: `inputs` is a digest of the day's price pieces (which
+ * immutable snapshots price the day, for how many seconds) and of the explanation's format; a
+ * reader whose pieces give another digest (a late snapshot re-opened the day, the gap caps
+ * changed, the day was thinned) explains the day live. One row per (grouping, group, currency,
+ * day): a newer explanation replaces the older one.
+ */
+export const anomalyExplanations = pgTable(
+  'anomaly_explanations',
+  {
+    dimension: text('dimension').notNull(),
+    groupValue: text('group_value').notNull(),
+    currency: text('currency').notNull(),
+    day: date('day', { mode: 'string' }).notNull(),
+    inputs: text('inputs').notNull(),
+    explanation: jsonb('explanation').notNull(),
+    computedAt: timestamptz('computed_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ name: 'anomaly_explanations_pk', columns: [t.dimension, t.groupValue, t.currency, t.day] })],
+);

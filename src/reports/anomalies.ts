@@ -12,7 +12,7 @@ import { absDecimal, compareDecimal } from '../read-models/decimal.js';
 import type { Column, Row, SummaryItem } from './report.js';
 import { listRows } from './shared/batches.js';
 import { dimensionOf } from './shared/costs.js';
-import { comparedNote, explainDay, summarise, type ExplanationLine } from './shared/anomaly-explain.js';
+import { comparedNote, explainDay, storeExplanation, summarise, type ExplanationLine } from './shared/anomaly-explain.js';
 import { judge, type Judgement } from './shared/anomaly-stats.js';
 import { dailyGaps, periodCoverage, type DayGap } from './shared/coverage.js';
 import { defineReport } from './shared/define.js';
@@ -186,6 +186,27 @@ export async function explainRow(ctx: ReportCtx, dimension: string, r: AnomalyRo
     since: r.since,
     baseline: { days: r.baselineDays, median: r.judgement!.median, mad: r.judgement!.mad, bound: r.judgement!.bound },
   };
+}
+
+/**
+ * Explains and stores (anomaly_explanations) every spike and drop the report shows by default:
+ * the last DEFAULT_DAYS complete days of each anomaly grouping. Run after each collection run, so
+ * that the report reads explanations instead of pricing every resource that changed on the day;
+ * an explanation whose inputs have not changed is kept, not computed again. Returns the counts.
+ */
+export async function storeDefaultExplanations(ctx: ReportCtx): Promise<{ explained: number; kept: number }> {
+  let explained = 0;
+  let kept = 0;
+  for (const grouping of ctx.config.anomalies.groupings) {
+    const r = await resolve(ctx, { by: grouping });
+    for (const row of r.scan.rows) {
+      if (row.kind === 'data gap') continue;
+      const stored = await storeExplanation(ctx.db, ctx.config, ctx.now, { day: row.day, dimension: r.dimension, group: row.group!, currency: row.currency! });
+      if (stored) explained++;
+      else kept++;
+    }
+  }
+  return { explained, kept };
 }
 
 const COLUMNS: Column[] = [

@@ -8,6 +8,7 @@ import { testDatabases } from '../helpers/databases.js';
 const MIGRATION_COUNT = (JSON.parse(readFileSync(new URL('../../migrations/meta/_journal.json', import.meta.url), 'utf8')) as { entries: unknown[] }).entries.length;
 
 const EXPECTED_TABLES = [
+  'anomaly_explanations',
   'audit_log',
   'auth_sessions',
   'budgets',

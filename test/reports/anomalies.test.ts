@@ -32,6 +32,9 @@ import { gpuFlavors, instances } from '../../src/db/schema.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { OutgoingMessage } from '../../src/notify/message.js';
 import { enqueueAnomalyAlerts } from '../../src/notify/anomaly-alerts.js';
+import { workAfterRun } from '../../src/notify/after-run.js';
+import { storeDefaultExplanations } from '../../src/reports/anomalies.js';
+import { silentLogger } from '../../src/logger.js';
 import { enqueueMessage } from '../../src/notify/outbox.js';
 import { addDays } from '../../src/reports/shared/format.js';
 import { testDatabases } from '../helpers/databases.js';
@@ -248,5 +251,53 @@ describe.each(testDatabases())('anomalies on $name', ({ open }) => {
       expect(folded.folded).toBe(true);
     }
     expect(await Promise.all(queries.map(async (q) => strip(await json(q))))).toEqual(staged);
+  });
+
+  it('stores after a run the explanations shown by default, and reads them only while the inputs they came from hold', async () => {
+    // Storing explanations changes no data version: every request computes afresh here.
+    reportCache.configure({ ttlMs: 0 });
+    onTestFinished(() => reportCache.configure({ ttlMs: DEFAULT_CACHE_OPTIONS.ttlMs }));
+    const strip = (body: AnomalyJson & { generated_at?: unknown }) => ({ ...body, generated_at: undefined });
+    const defaults = config.anomalies.groupings.map((g) => `by=${encodeURIComponent(g)}&limit=500`);
+    const live = await Promise.all(defaults.map(async (q) => strip(await json(q))));
+    const flagged = live.flatMap((body) => body.rows.filter((r) => r.kind !== 'data gap'));
+    expect(flagged.length).toBeGreaterThan(4);
+    expect(await db.query('select 1 from anomaly_explanations')).toEqual([]);
+
+    // What the service runs after each collection run.
+    await workAfterRun({ db, config, logger: silentLogger() })(NOW);
+    const stored = await db.query<{ dimension: string; group_value: string; day: string }>('select dimension, group_value, day::text from anomaly_explanations');
+    expect(stored).toHaveLength(flagged.length);
+    // Stored once: the next run finds every explanation's inputs unchanged.
+    expect(await storeDefaultExplanations({ db, config, now: NOW })).toEqual({ explained: 0, kept: flagged.length });
+    // Read back, they are what the report explained live, to the last field.
+    expect(await Promise.all(defaults.map(async (q) => strip(await json(q))))).toEqual(live);
+
+    // The report reads the stored row (marked here) rather than explaining the day again...
+    await db.execute(
+      `update anomaly_explanations set explanation = jsonb_set(explanation, '{lines,0,text}', '"(stored)"')
+        where dimension = 'tag:team' and group_value = 'ml' and day = '2025-05-20'`,
+    );
+    const marked = find(await json('by=tag:team&from=2025-05-20&to=2025-05-20'), '2025-05-20', 'ml')!;
+    expect(marked.explanation_lines).toContain('(stored)');
+
+    // ...until its inputs change: a late snapshot of 05-20 noon with the same rows prices the day
+    // in two pieces (same figures), so the day is explained live again.
+    const at = new Date('2025-05-20T12:00:00Z');
+    const late = await snapshot(db, await run(db, at), 'instance', S, at);
+    await bulkInsert(db, instances, [
+      { snapshotId: late, ...instance(S, 'a1', H100, 'ml', true) },
+      { snapshotId: late, ...instance(S, 'a2', A100, 'ml', true) },
+      { snapshotId: late, ...instance(S, 'a3', H100, 'ml', true) },
+      { snapshotId: late, ...instance(S, 'w1', L40S, 'web', true) },
+      { snapshotId: late, ...instance(S, 't1', CHEAP, 'tiny', true) },
+      { snapshotId: late, ...instance(S, 't2', CHEAP, 'tiny', true) },
+    ]);
+    await computeCostRollups(db, late);
+    const again = find(await json('by=tag:team&from=2025-05-20&to=2025-05-20'), '2025-05-20', 'ml')!;
+    expect(again.explanation_lines).not.toContain('(stored)');
+    expect(again.lines.map((l) => [l.resource_id, l.change, dec(l.impact)])).toEqual([['a3', 'appeared', 74.4]]);
+    // The next run stores the day anew from its new inputs.
+    expect((await storeDefaultExplanations({ db, config, now: NOW })).explained).toBeGreaterThan(0);
   });
 });

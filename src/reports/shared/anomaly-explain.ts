@@ -9,7 +9,8 @@
  * all show with their own amount, and the lines add up to the day's spend minus the spend at the
  * day's start state. What changed in each resource is told by the changes report's diff.
  */
-import { flavorSnapshotSql, gapCapsFor, NO_VALUE, PRICED_KINDS, pricedResourcesSql, pricePieces, type PricedKind } from '../../db/cost-model.js';
+import { createHash } from 'node:crypto';
+import { flavorSnapshotSql, gapCapsFor, NO_VALUE, PRICED_KINDS, pricedResourcesSql, pricePieces, type PricedKind, type PricePiece } from '../../db/cost-model.js';
 import type { Queryable } from '../../db/connection.js';
 import { UNTAGGED } from '../../db/schema.js';
 import { versionedTable, versionEndedIn, versionStartedIn } from '../../db/versions.js';
@@ -17,6 +18,7 @@ import type { Config } from '../../config.js';
 import { absDecimal, addDecimal, compareDecimal, divideDecimal, subtractDecimal } from '../../read-models/decimal.js';
 import { diffSnapshotPairs, type ChangeKind, type ResourceChange } from '../changes.js';
 import { formatInstant, kindLabel } from './format.js';
+import { readStoredExplanation, writeStoredExplanation, type ExplanationKey } from './stored-explanations.js';
 
 /** What happened to a resource, as far as the group's spend is concerned. */
 export type LineChange =
@@ -239,12 +241,87 @@ export interface ExplainQuery {
   maxLines?: number;
 }
 
-export async function explainDay(q: Queryable, config: Config, now: Date, query: ExplainQuery): Promise<Explanation> {
+const EMPTY: Explanation = { lines: [], more: 0, explained: '0', compared: [] };
+
+/**
+ * Bump when an Explanation's shape or wording changes: explanations stored in another format are
+ * then explained again rather than shown.
+ */
+const EXPLANATION_FORMAT = 1;
+
+/** What explaining a day reads: its price pieces, and a digest of everything that decides the explanation. */
+interface ExplanationInputs {
+  pieces: PricePiece[];
+  maxLines: number;
+  digest: string;
+}
+
+/**
+ * SQL ($1 the pieces' snapshot ids, $2 the day's start): the other snapshots an explanation reads,
+ * as id arrays: the last complete one before the day in each (kind, scope) of the pieces, and the
+ * flavor snapshots pricing those and the pieces' (LINES_SQL's pairs and flavor_snaps).
+ */
+const READ_BESIDES_SQL = `with day_snaps as (select id, kind, scope_key, taken_at, run_id from snapshots where id = any($1::int[])),
+  befores as (
+    select b.id, b.kind, b.scope_key, b.taken_at, b.run_id
+    from (select distinct kind, scope_key from day_snaps) p
+    cross join lateral (
+      select b.id, b.kind, b.scope_key, b.taken_at, b.run_id from snapshots b
+      where b.complete and b.kind = p.kind and b.scope_key = p.scope_key and b.taken_at < $2::timestamptz
+      order by b.taken_at desc, b.id desc limit 1) b
+  ),
+  compared as (select * from day_snaps union select * from befores)
+  select array(select id from befores order by id) as before_ids,
+    array(select distinct ${flavorSnapshotSql('c')} as fid from compared c order by fid) as flavor_ids`;
+
+/**
+ * The inputs of a day's explanation. Complete snapshots never change, so the explanation is
+ * decided by which snapshots price the day and for how long (the pieces: a late snapshot, other
+ * gap caps or thinned history give other pieces), the snapshots it reads besides them (the one
+ * before the day in each scope, the flavor snapshots that price them all), the lines wanted and
+ * the format: their digest says whether a stored explanation still holds.
+ */
+async function explanationInputs(q: Queryable, config: Config, now: Date, query: ExplainQuery): Promise<ExplanationInputs> {
   const maxLines = query.maxLines ?? 20;
   const pieces = (await pricePieces(q, { fromDay: query.day, toDay: query.day, now, maxGapHours: gapCapsFor(config) })).filter(
     (p) => p.currency === null || p.currency === query.currency,
   );
-  if (pieces.length === 0) return { lines: [], more: 0, explained: '0', compared: [] };
+  if (pieces.length === 0) return { pieces, maxLines, digest: '' };
+  const [besides] = await q.query<{ before_ids: number[]; flavor_ids: Array<number | null> }>(READ_BESIDES_SQL, [
+    [...new Set(pieces.map((p) => p.snapshot_id))],
+    `${query.day}T00:00:00Z`,
+  ]);
+  const pieceKeys = pieces.map((p) => `${p.snapshot_id}:${p.secs}:${p.currency ?? ''}`).sort();
+  const digest = createHash('sha256')
+    .update(JSON.stringify([EXPLANATION_FORMAT, maxLines, pieceKeys, besides!.before_ids, besides!.flavor_ids]))
+    .digest('hex');
+  return { pieces, maxLines, digest };
+}
+
+/**
+ * Why `query.group` spent what it did on `query.day`: the explanation stored after the last
+ * collection run when it was computed from the same inputs, else explained now.
+ */
+export async function explainDay(q: Queryable, config: Config, now: Date, query: ExplainQuery): Promise<Explanation> {
+  const inputs = await explanationInputs(q, config, now, query);
+  if (inputs.pieces.length === 0) return EMPTY;
+  return (await readStoredExplanation(q, keyOf(query), inputs.digest)) ?? explainPieces(q, query, inputs);
+}
+
+/**
+ * Explains `query`'s day and stores the explanation for explainDay to read, unless the one stored
+ * was computed from the same inputs. Returns whether it explained the day.
+ */
+export async function storeExplanation(q: Queryable, config: Config, now: Date, query: ExplainQuery): Promise<boolean> {
+  const inputs = await explanationInputs(q, config, now, query);
+  if (inputs.pieces.length === 0 || (await readStoredExplanation(q, keyOf(query), inputs.digest))) return false;
+  await writeStoredExplanation(q, keyOf(query), inputs.digest, await explainPieces(q, query, inputs), now);
+  return true;
+}
+
+const keyOf = (query: ExplainQuery): ExplanationKey => ({ dimension: query.dimension, group: query.group, currency: query.currency, day: query.day });
+
+async function explainPieces(q: Queryable, query: ExplainQuery, { pieces, maxLines }: ExplanationInputs): Promise<Explanation> {
   const rows = await q.query<LineRow & Record<string, unknown>>(LINES_SQL, [
     pieces.map((p) => p.snapshot_id),
     pieces.map((p) => p.secs),
