@@ -9,7 +9,7 @@ import express from 'express';
 import { startDueStopsScheduler } from './actions/index.js';
 import { listenHostFor } from './auth/index.js';
 import type { CloudClient } from './cloud/index.js';
-import { createCollectionService, failingUnits, type CollectionService, type CollectorDeps, type ProgressEvent } from './collect/index.js';
+import { createCollectionService, failingUnits, lastGoodCollectionAt, type CollectionService, type CollectorDeps, type ProgressEvent } from './collect/index.js';
 import { DEMO_HISTORY_STEP_HOURS, type Config } from './config.js';
 import { connectCloud } from './connect-cloud.js';
 import { openDatabase, type Database } from './db/connection.js';
@@ -146,7 +146,8 @@ export async function startService(loaded: Config, logger: Logger, options: Star
     app.use(
       healthRouter({
         database,
-        lastGoodCollectionAt: async () => (await collection.status()).lastGoodAt,
+        // Not collection.status(): that also reads the stale and failing scopes, which readiness reads once below.
+        lastGoodCollectionAt: () => lastGoodCollectionAt(database),
         collectionFailures: () => failingUnits(database),
         startedAt: new Date(),
         collectionMaxAgeMs: collectionAllowanceMs(config.schedules),

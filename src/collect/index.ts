@@ -2,6 +2,7 @@
 export { runCollection, startCollection, defaultRunnerId, type StartedCollection } from './run.js';
 export {
   createCollectionService,
+  lastGoodCollectionAt,
   DEFAULT_PRUNE_SCHEDULE,
   type CollectionService,
   type CollectionServiceOptions,

@@ -17,6 +17,7 @@
 import { randomBytes } from 'node:crypto';
 import cron, { type ScheduledTask } from 'node-cron';
 import { COLLECTOR_NAMES } from '../config.js';
+import type { Queryable } from '../db/connection.js';
 import { createPgRunCoordinator } from './coordinator.js';
 import { closeDays } from './close-days.js';
 import { pruneHistory } from './retention.js';
@@ -73,6 +74,14 @@ interface ActiveRun {
 }
 
 export const DEFAULT_PRUNE_SCHEDULE = '30 3 * * *';
+
+/** When the latest successful (or partial) collection run finished; null before the first. */
+export async function lastGoodCollectionAt(db: Queryable): Promise<Date | null> {
+  const rows = await db.query<{ last_good_at: Date | null }>(
+    `SELECT max(finished_at) AS last_good_at FROM collection_runs WHERE status IN ('succeeded', 'partial')`,
+  );
+  return rows[0]?.last_good_at ?? null;
+}
 
 export function createCollectionService(deps: CollectorDeps, options: CollectionServiceOptions = {}): CollectionService {
   const log = deps.logger.child({ component: 'collect' });
@@ -217,10 +226,10 @@ export function createCollectionService(deps: CollectorDeps, options: Collection
 
     async status() {
       // Every page's banner asks: the reads go out together.
-      const [rows, stale, failures] = await Promise.all([
-        deps.db.query<{ last_good_at: Date | null; running: boolean }>(
-          `SELECT (SELECT max(finished_at) FROM collection_runs WHERE status IN ('succeeded', 'partial')) AS last_good_at,
-                  EXISTS (SELECT 1 FROM collection_runs
+      const [lastGoodAt, rows, stale, failures] = await Promise.all([
+        lastGoodCollectionAt(deps.db),
+        deps.db.query<{ running: boolean }>(
+          `SELECT EXISTS (SELECT 1 FROM collection_runs
                            WHERE status = 'running' AND heartbeat_at >= now() - ($1::double precision * interval '1 millisecond')) AS running`,
           [deadAfterMs],
         ),
@@ -228,7 +237,7 @@ export function createCollectionService(deps: CollectorDeps, options: Collection
         failingUnits(deps.db),
       ]);
       return {
-        lastGoodAt: rows[0]?.last_good_at ?? null,
+        lastGoodAt,
         staleScopes: stale,
         running: current !== null || rows[0]?.running === true,
         failing: groupFailures(failures),
