@@ -12,7 +12,8 @@ function parse(text: string): { units: bigint; scale: number } {
   return { units: sign === '-' ? -units : units, scale: frac.length };
 }
 
-function format(units: bigint, scale: number): string {
+/** An integer count of 10^-scale as decimal text, trailing zeros dropped (1250n, 3 -> "1.25"). */
+export function formatDecimal(units: bigint, scale: number): string {
   const negative = units < 0n;
   const digits = (negative ? -units : units).toString().padStart(scale + 1, '0');
   const int = scale > 0 ? digits.slice(0, -scale) : digits;
@@ -26,7 +27,7 @@ export function addDecimal(a: string, b: string): string {
   const y = parse(b);
   const scale = Math.max(x.scale, y.scale);
   const sum = x.units * 10n ** BigInt(scale - x.scale) + y.units * 10n ** BigInt(scale - y.scale);
-  return format(sum, scale);
+  return formatDecimal(sum, scale);
 }
 
 export function compareDecimal(a: string, b: string): number {
@@ -39,14 +40,14 @@ export function compareDecimal(a: string, b: string): number {
 
 export function subtractDecimal(a: string, b: string): string {
   const y = parse(b);
-  return addDecimal(a, format(-y.units, y.scale));
+  return addDecimal(a, formatDecimal(-y.units, y.scale));
 }
 
 /** The exact product of two decimals. */
 export function multiplyDecimal(a: string, b: string): string {
   const x = parse(a);
   const y = parse(b);
-  return format(x.units * y.units, x.scale + y.scale);
+  return formatDecimal(x.units * y.units, x.scale + y.scale);
 }
 
 /** a / b rounded half away from zero to `places` decimals (b must not be 0). */
@@ -59,7 +60,7 @@ export function divideDecimal(a: string, b: string, places: number): string {
   const den = y.units * 10n ** BigInt(x.scale);
   let q = num / den;
   q = q + (q < 0n ? -1n : 1n) * (q % 2n === 0n ? 0n : 1n);
-  return fixed(format(q / 2n, places), places);
+  return fixed(formatDecimal(q / 2n, places), places);
 }
 
 /** Decimal text with exactly `places` decimals (trailing zeros kept: '-100.00'). */

@@ -7,7 +7,7 @@
  *   |spend - median| >= min_change_percent % of the median (always true when the median is 0)
  * MAD = 0 (a perfectly flat baseline) makes the first test "any change": the other two decide.
  */
-import { absDecimal, addDecimal, compareDecimal, divideDecimal, multiplyDecimal, subtractDecimal } from '../../read-models/decimal.js';
+import { absDecimal, compareDecimal, decimalScale, decimalToUnits, divideDecimal, formatDecimal, multiplyDecimal, subtractDecimal } from '../../read-models/decimal.js';
 
 /** Scale of the MAD to the standard deviation of normally distributed data. */
 export const MAD_SCALE = '1.4826';
@@ -35,23 +35,39 @@ export interface Judgement {
   bound: string;
 }
 
-function sorted(values: readonly string[]): string[] {
-  return [...values].sort(compareDecimal);
+/**
+ * Decimal texts as integers of one common scale, so that sorting and subtracting many of them
+ * parses each once (comparing texts parsed both sides of every comparison: most of a 30-day scan).
+ */
+function commonUnits(values: readonly string[]): { units: bigint[]; scale: number } {
+  const scale = Math.max(0, ...values.map(decimalScale));
+  return { units: values.map((v) => decimalToUnits(v, scale)), scale };
+}
+
+/** The middle of integers (the mean of the two middle ones for an even count), at scale + 1, and the index of an odd count's middle one. */
+function middleOf(units: readonly bigint[]): { half: bigint; index: number | null } {
+  const order = units.map((_, i) => i).sort((a, b) => (units[a]! < units[b]! ? -1 : units[a]! > units[b]! ? 1 : 0));
+  const mid = Math.floor(order.length / 2);
+  if (order.length % 2 === 1) return { half: units[order[mid]!]! * 10n, index: order[mid]! };
+  // (a + b) / 2 at one more decimal: (a + b) x 5 is exact.
+  return { half: (units[order[mid - 1]!]! + units[order[mid]!]!) * 5n, index: null };
 }
 
 /** The median of decimal texts (the mean of the two middle values for an even count), exact. */
 export function median(values: readonly string[]): string {
   if (values.length === 0) throw new Error('median of no values');
-  const s = sorted(values);
-  const mid = Math.floor(s.length / 2);
-  if (s.length % 2 === 1) return s[mid]!;
-  // Halving is exact in decimal: x / 2 = x x 0.5.
-  return multiplyDecimal(addDecimal(s[mid - 1]!, s[mid]!), '0.5');
+  const { units, scale } = commonUnits(values);
+  const m = middleOf(units);
+  return m.index !== null ? values[m.index]! : formatDecimal(m.half, scale + 1);
 }
 
 /** The median absolute deviation from `center`. */
 export function medianAbsoluteDeviation(values: readonly string[], center: string): string {
-  return median(values.map((v) => absDecimal(subtractDecimal(v, center))));
+  if (values.length === 0) throw new Error('median of no values');
+  const { units, scale } = commonUnits([...values, center]);
+  const c = units.pop()!;
+  const m = middleOf(units.map((u) => (u >= c ? u - c : c - u)));
+  return formatDecimal(m.half, scale + 1);
 }
 
 /** Judges one day's spend against its baseline days' spends (at least one). */
