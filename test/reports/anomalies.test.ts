@@ -299,5 +299,26 @@ describe.each(testDatabases())('anomalies on $name', ({ open }) => {
     expect(again.lines.map((l) => [l.resource_id, l.change, dec(l.impact)])).toEqual([['a3', 'appeared', 74.4]]);
     // The next run stores the day anew from its new inputs.
     expect((await storeDefaultExplanations({ db, config, now: NOW })).explained).toBeGreaterThan(0);
+
+    // A snapshot backfilled at 05-19 noon, with a3 already there, prices nothing of 05-20 (the
+    // 05-20 snapshots hold all of it) but is now the one before the day: a3 no longer appears on
+    // 05-20, and the stored explanation that says it did must not be shown.
+    await db.execute(
+      `update anomaly_explanations set explanation = jsonb_set(explanation, '{lines,0,text}', '"(stored)"')
+        where dimension = 'tag:team' and group_value = 'ml' and day = '2025-05-20'`,
+    );
+    const noon = new Date('2025-05-19T12:00:00Z');
+    const backfilled = await snapshot(db, await run(db, noon), 'instance', S, noon);
+    await bulkInsert(db, instances, [
+      { snapshotId: backfilled, ...instance(S, 'a1', H100, 'ml', true) },
+      { snapshotId: backfilled, ...instance(S, 'a2', A100, 'ml', true) },
+      { snapshotId: backfilled, ...instance(S, 'a3', H100, 'ml', true) },
+      { snapshotId: backfilled, ...instance(S, 'w1', L40S, 'web', true) },
+      { snapshotId: backfilled, ...instance(S, 't1', CHEAP, 'tiny', true) },
+    ]);
+    await computeCostRollups(db, backfilled);
+    const after = find(await json('by=tag:team&from=2025-05-20&to=2025-05-20'), '2025-05-20', 'ml');
+    expect(after?.explanation_lines ?? []).not.toContain('(stored)');
+    expect((after?.lines ?? []).map((l) => l.resource_id)).not.toContain('a3');
   });
 });
