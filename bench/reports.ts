@@ -30,6 +30,7 @@ import { migrateDatabase } from '../src/db/migrate.js';
 import { silentLogger } from '../src/logger.js';
 import { allReports } from '../src/reports/index.js';
 import { storeDefaultExplanations } from '../src/reports/anomalies.js';
+import { refreshCurrentInstances } from '../src/read-models/current-instances-store.js';
 import { inventoryExportQuery, inventoryReport } from '../src/reports/inventory.js';
 import { inlineParams } from '../src/db/sql-literal.js';
 import { csvColumns, csvQuery } from '../src/web/csv.js';
@@ -343,7 +344,11 @@ export async function main(args: string[]): Promise<void> {
     const closing = performance.now();
     const closed = await closeCompleteDays(db, { now, maxGapHours: gapCapsFor(config) });
     out(`days closed as the service closes them after a run: ${closed.length ? `${closed[0]}..${closed[closed.length - 1]}` : 'none left'} (${secs(performance.now() - closing)})`);
-    // And then (notify/after-run.ts) the explanations of the anomalies the report shows by default.
+    // Then (notify/after-run.ts) the current instances the idle list reads...
+    const rebuilding = performance.now();
+    const rebuilt = await refreshCurrentInstances(db, config);
+    out(`current instances rebuilt as the service rebuilds them after a run: ${rebuilt === null ? 'already current' : `${rebuilt.toLocaleString('en-US')} rows`} (${secs(performance.now() - rebuilding)})`);
+    // ...and the explanations of the anomalies the report shows by default.
     const explaining = performance.now();
     const stored = await storeDefaultExplanations({ db, config, now });
     out(`anomaly explanations stored as the service stores them after a run: ${stored.explained} explained, ${stored.kept} kept (${secs(performance.now() - explaining)})`);

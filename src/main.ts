@@ -16,7 +16,7 @@ import { openDatabase, type Database } from './db/connection.js';
 import { backfillDemoHistory, demoHistorySteps } from './demo/history.js';
 import { DEMO_BUDGETS } from './demo/budgets.js';
 import type { Logger } from './logger.js';
-import { workAfterRun } from './notify/after-run.js';
+import { refreshCurrentInstancesAfterRun, workAfterRun } from './notify/after-run.js';
 import { createNotifyService } from './notify/service.js';
 import {
   collectionAllowanceMs,
@@ -166,7 +166,11 @@ export async function startService(loaded: Config, logger: Logger, options: Star
     logger.info({ url, demo: simulator !== undefined, database: config.database.driver }, 'cloudtally web app listening');
 
     const starting = new AbortController();
-    const ready = startCollecting({ logger, collection, collectorDeps, simulator, database, now, days: options.demoHistoryDays ?? 7, signal: starting.signal, onProgress, onBackfill: (progress) => (demoHistory = progress) });
+    const ready = Promise.all([
+      startCollecting({ logger, collection, collectorDeps, simulator, database, now, days: options.demoHistoryDays ?? 7, signal: starting.signal, onProgress, onBackfill: (progress) => (demoHistory = progress) }),
+      // Snapshots collected while the service was down, or other idle settings: the read model follows.
+      refreshCurrentInstancesAfterRun({ db: database, config, logger }),
+    ]).then(() => undefined);
 
     const cloudClient = client;
     const sim = simulator;

@@ -22,6 +22,7 @@ export const DISTRIBUTED_TABLES: Readonly<Record<string, string>> = {
   resource_presence: 'scope_key',
   resource_presence_scopes: 'scope_key',
   cost_daily: 'scope_key',
+  current_instances: 'scope_key',
   // Rows of one snapshot: staged until folded, and the snapshot's cost rollups.
   gpu_clusters_staged: 'snapshot_id',
   gpu_cluster_servers_staged: 'snapshot_id',
@@ -49,6 +50,7 @@ export const REFERENCE_TABLES: readonly string[] = [
   'cost_daily_totals',
   'cost_daily_totals_days',
   'anomaly_explanations',
+  'current_instances_stamp',
 ];
 
 /** Tables on the coordinator only: the web app's and the actions' own state, small and transactional. */

@@ -956,3 +956,69 @@ export const anomalyExplanations = pgTable(
   },
   (t) => [primaryKey({ name: 'anomaly_explanations_pk', columns: [t.dimension, t.groupValue, t.currency, t.day] })],
 );
+
+/**
+ * The instances and bare metal cluster servers of the latest complete snapshot of each scope, as
+ * read-models/current-instances.ts reads them (priced by the cost model, stops not applied), with
+ * the idle rules' tag values already extracted: the idle candidates list reads this narrow table
+ * instead of the snapshots (read-models/current-instances-store.ts). Derived and rebuilt after each
+ * collection run; `current_instances_stamp` says from which snapshots and idle settings it was
+ * built, and readers use the table only while that stamp is the one of the current snapshots and
+ * settings (else they read the snapshots). Emptying it loses nothing but time.
+ */
+export const currentInstances = pgTable(
+  'current_instances',
+  {
+    scopeKey: text('scope_key').notNull(),
+    kind: text('kind').$type<'instance' | 'cluster_server'>().notNull(),
+    instanceId: text('instance_id').notNull(),
+    projectId: integer('project_id').notNull(),
+    regionId: integer('region_id').notNull(),
+    takenAt: timestamptz('taken_at').notNull(),
+    name: text('name'),
+    status: text('status'),
+    vmState: text('vm_state'),
+    /** The snapshot's running state (stops made since are applied by readers). */
+    snapshotRunning: boolean('snapshot_running').notNull(),
+    createdAt: timestamptz('created_at'),
+    tags: jsonb('tags').$type<Record<string, string>>(),
+    securityGroupIds: text('security_group_ids').array(),
+    securityGroupNames: text('security_group_names').array(),
+    region: text('region'),
+    flavorName: text('flavor_name'),
+    flavorId: text('flavor_id'),
+    clusterId: text('cluster_id'),
+    clusterName: text('cluster_name'),
+    clusterTaskStatus: text('cluster_task_status'),
+    pricePerHour: money('price_per_hour'),
+    pricePerMonth: money('price_per_month'),
+    currencyCode: text('currency_code'),
+    /** The idle rules' inputs under the settings of the stamp: no owner tag value, the expiry instant, the off-hours tag value (lower case). */
+    ownerMissing: boolean('owner_missing').notNull(),
+    expiresAt: timestamptz('expires_at'),
+    offHoursValue: text('off_hours_value'),
+  },
+  (t) => [
+    primaryKey({ name: 'current_instances_pk', columns: [t.scopeKey, t.kind, t.instanceId] }),
+    // The idle list's default order (most money first, ties by reference): its first page is the
+    // index's first rows.
+    index('current_instances_price_idx').on(
+      sql`${t.pricePerHour} desc nulls last`,
+      t.projectId,
+      t.regionId,
+      sql`${t.instanceId} collate "C"`,
+      t.kind,
+    ),
+  ],
+);
+
+/** The one row saying what current_instances was built from (see there). */
+export const currentInstancesStamp = pgTable(
+  'current_instances_stamp',
+  {
+    id: integer('id').primaryKey(),
+    stamp: text('stamp').notNull(),
+    builtAt: timestamptz('built_at').notNull().defaultNow(),
+  },
+  (t) => [check('current_instances_stamp_one_row', sql`${t.id} = 1`)],
+);

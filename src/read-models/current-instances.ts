@@ -74,8 +74,12 @@ export interface CurrentInstanceRow extends Record<string, unknown> {
   scheduled_status: string | null;
 }
 
-/** Every current instance and cluster server as rows `x` (see CurrentInstanceRow); callers add a `where`. */
-export const CURRENT_INSTANCES_SQL = `
+/**
+ * The instances and cluster servers of the latest complete snapshot of each scope, priced, as
+ * their snapshot shows them (stops made through cloudtally not applied): the columns of
+ * current_instances but the idle rules' inputs, with each row's `pricing` flavor.
+ */
+export const SNAPSHOT_INSTANCES_SQL = `
 with latest as (
   -- Each snapshot with its flavor catalogue as two small maps: a price is a key lookup (see
   -- flavorCatalogueSql), not a query over the flavors per instance.
@@ -108,27 +112,43 @@ subjects as (
   join gpu_cluster_servers s on s.snapshot_id = l.id
   join gpu_clusters c on c.snapshot_id = s.snapshot_id and c.cluster_id = s.cluster_id
   where l.kind = 'cluster'
-),
-cur as (
+)
+select x.scope_key, x.kind, x.instance_id, x.project_id, x.region_id, x.taken_at, x.name, x.status, x.vm_state,
+  ${runningSql('x.status', 'x.vm_state')} as snapshot_running, x.created_at, x.tags, x.security_group_ids, x.security_group_names, x.region,
+  x.flavor_name, x.flavor_id, x.cluster_id, x.cluster_name, x.cluster_task_status,
+  case when ${F.known} then ${F.hour} end as price_per_hour, case when ${F.known} then ${F.month} end as price_per_month,
+  case when ${F.known} then ${F.currency} end as currency_code
+from subjects x
+${flavorLookupSql('x', 'x.pricing_flavor_name', 'x.pricing_flavor_id')}`;
+
+/**
+ * Current instance rows `x` (see CurrentInstanceRow) from `source`: a relation with the columns
+ * of SNAPSHOT_INSTANCES_SQL (that query, or the current_instances table built from it), with the
+ * stops made since applied and the pending scheduled stop; callers add a `where`.
+ */
+export function currentInstancesSql(source: string): string {
+  return `
+with cur as (
   select x.*, o.status as override_status, o.changed_at as override_at,
     coalesce(o.status, case when trim(x.status) <> '' then x.status end, x.vm_state) as current_status,
     ${runningSql('coalesce(o.status, x.status)', 'x.vm_state')} as running
-  from subjects x
+  from ${source} x
   left join instance_status_overrides o
     on o.instance_id = x.instance_id and o.project_id = x.project_id and o.region_id = x.region_id
 )
-select x.kind, x.instance_id, x.project_id, x.region_id, x.taken_at, x.name, x.status, x.current_status, x.running, x.created_at, x.tags,
-  x.security_group_ids, x.security_group_names, x.region, x.flavor_name, x.flavor_id, x.cluster_id, x.cluster_name,
-  x.cluster_task_status, x.override_status, x.override_at,
-  case when ${F.known} then ${F.hour} end as price_per_hour, case when ${F.known} then ${F.month} end as price_per_month,
-  case when ${F.known} then ${F.currency} end as currency_code,
+select x.kind, x.instance_id, x.project_id, x.region_id, x.taken_at, x.name, x.status, x.current_status, x.running,
+  x.created_at, x.tags, x.security_group_ids, x.security_group_names, x.region, x.flavor_name, x.flavor_id, x.cluster_id, x.cluster_name,
+  x.cluster_task_status, x.override_status, x.override_at, x.price_per_hour, x.price_per_month, x.currency_code,
   ss.id as scheduled_id, ss.due_at as scheduled_due_at, ss.status as scheduled_status
 from cur x
-${flavorLookupSql('x', 'x.pricing_flavor_name', 'x.pricing_flavor_id')}
 left join scheduled_stops ss
   on ss.instance_id = x.instance_id and ss.project_id = x.project_id and ss.region_id = x.region_id
   and ss.status in ('pending', 'running')
 `;
+}
+
+/** Every current instance and cluster server as rows `x` (see CurrentInstanceRow), read from the snapshots; callers add a `where`. */
+export const CURRENT_INSTANCES_SQL = currentInstancesSql(`(${SNAPSHOT_INSTANCES_SQL})`);
 
 export function toInstance(row: CurrentInstanceRow): CurrentInstance {
   return {

@@ -1,9 +1,11 @@
 import { Binds } from '../db/binds.js';
 import type { Queryable } from '../db/connection.js';
 import type { MoneyTotal } from './decimal.js';
-import { CURRENT_INSTANCES_SQL, toInstance, type CurrentInstance, type CurrentInstanceRow } from './current-instances.js';
+import { CURRENT_INSTANCES_SQL, currentInstancesSql, toInstance, type CurrentInstance, type CurrentInstanceRow } from './current-instances.js';
+import { currentInstancesFresh } from './current-instances-store.js';
 import { IDLE_RULES, type IdleRuleId, type IdleRuleSettings } from './idle-rules.js';
-import { idleRuleFlagsSql } from './idle-rules-sql.js';
+import { idleRuleFlagsSql, idleRuleInputsFromTags, STORED_IDLE_RULE_INPUTS } from './idle-rules-sql.js';
+import { runningSql } from '../db/cost-model.js';
 
 /*
  * The idle candidates list, decided, counted, totalled, sorted and paged in one statement: only
@@ -24,6 +26,8 @@ export interface IdleCandidatesQuery {
   /** Rows wanted (null: all) from `offset`. */
   limit: number | null;
   offset: number;
+  /** `snapshots`: read the snapshots even when current_instances is current (tests compare both). */
+  source?: 'snapshots';
 }
 
 export interface IdleCandidateRow {
@@ -68,20 +72,45 @@ interface CandidateRow extends CurrentInstanceRow {
 }
 
 export async function queryIdleCandidates(q: Queryable, settings: IdleRuleSettings, now: Date, query: IdleCandidatesQuery): Promise<IdleCandidates> {
+  // The narrow current_instances table when it holds the current snapshots, else the snapshots.
+  const [stored, stops] = await Promise.all([
+    query.source !== 'snapshots' && currentInstancesFresh(q, settings),
+    q.query<{ any: boolean }>('select exists (select 1 from instance_status_overrides) as any').then((r) => r[0]?.any === true),
+  ]);
+  const rows = await q.query<CandidateRow>(...(stored ? storedCandidatesSql(settings, now, query, stops) : snapshotCandidatesSql(settings, now, query)));
+  const first = rows[0];
+  return {
+    rows: rows.filter((r) => r.instance_id !== null).map((r) => ({
+      instance: toInstance(r),
+      rules: IDLE_RULES.filter((_, i) => r.rule_flags?.[i] === true),
+      ageDays: r.age_days,
+    })),
+    count: Number(first?.total_count ?? 0),
+    unpriced: Number(first?.total_unpriced ?? 0),
+    totals: (first?.totals ?? []).map((t) => ({ currency: t.currency, perHour: t.per_hour, perMonth: t.per_month, count: Number(t.count) })),
+  };
+}
+
+function orderAndPage(query: IdleCandidatesQuery, binds: Binds, sortTerms: Record<IdleSort, string[]>): string {
+  const sort = query.sort ?? 'price_per_hour';
+  const dir = query.dir ?? defaultIdleDirection(sort);
+  const order = [...sortTerms[sort].map((t) => `${t} ${dir} nulls last`), ...TIE_TERMS].join(', ');
+  return `order by ${order}${query.limit === null ? '' : ` limit ${binds.add(query.limit)}::int`} offset ${binds.add(query.offset)}::int`;
+}
+
+const ageDaysSql = (nowSql: string) => `floor(extract(epoch from (${nowSql} - date_trunc('milliseconds', x.created_at))) / 86400)::int`;
+
+/** The statement over the snapshots: every current instance read, priced and judged. */
+function snapshotCandidatesSql(settings: IdleRuleSettings, now: Date, query: IdleCandidatesQuery): [string, unknown[]] {
   const binds = new Binds();
-  const flags = idleRuleFlagsSql(settings, now, binds);
+  const flags = idleRuleFlagsSql(settings, now, binds, idleRuleInputsFromTags(settings, binds));
   const filters = ['x.running'];
   if (query.projectId !== undefined) filters.push(`x.project_id = ${binds.add(query.projectId)}::int`);
   if (query.regionId !== undefined) filters.push(`x.region_id = ${binds.add(query.regionId)}::int`);
   // Each rule is evaluated once per row (into rule_flags), then filtered on.
   const matched = query.rule ? `x.rule_flags[${IDLE_RULES.indexOf(query.rule) + 1}]` : 'true = any(x.rule_flags)';
-
-  const sort = query.sort ?? 'price_per_hour';
-  const dir = query.dir ?? defaultIdleDirection(sort);
-  const order = [...SORT_TERMS[sort].map((t) => `${t} ${dir} nulls last`), ...TIE_TERMS].join(', ');
-  const page = `order by ${order}${query.limit === null ? '' : ` limit ${binds.add(query.limit)}::int`} offset ${binds.add(query.offset)}::int`;
-
-  const rows = await q.query<CandidateRow>(
+  const page = orderAndPage(query, binds, SORT_TERMS);
+  return [
     `with current_rows as (${CURRENT_INSTANCES_SQL} where ${filters.join(' and ')}),
     -- OFFSET 0: the rules are computed here once, not again wherever the filter is pushed down.
     flagged as (
@@ -89,7 +118,7 @@ export async function queryIdleCandidates(q: Queryable, settings: IdleRuleSettin
       from current_rows x offset 0
     ),
     candidates as materialized (
-      select x.*, floor(extract(epoch from (${binds.add(now.toISOString())}::timestamptz - date_trunc('milliseconds', x.created_at))) / 86400)::int as age_days
+      select x.*, ${ageDaysSql(`${binds.add(now.toISOString())}::timestamptz`)} as age_days
       from flagged x
       where ${matched}
     ),
@@ -108,16 +137,60 @@ export async function queryIdleCandidates(q: Queryable, settings: IdleRuleSettin
     left join lateral (select row_number() over () as page_ord, x.* from (select * from candidates x ${page}) x) p on true
     order by p.page_ord`,
     binds.values,
-  );
-  const first = rows[0];
-  return {
-    rows: rows.filter((r) => r.instance_id !== null).map((r) => ({
-      instance: toInstance(r),
-      rules: IDLE_RULES.filter((_, i) => r.rule_flags?.[i] === true),
-      ageDays: r.age_days,
-    })),
-    count: Number(first?.total_count ?? 0),
-    unpriced: Number(first?.total_unpriced ?? 0),
-    totals: (first?.totals ?? []).map((t) => ({ currency: t.currency, perHour: t.per_hour, perMonth: t.per_month, count: Number(t.count) })),
-  };
+  ];
+}
+
+/**
+ * The statement over current_instances: one pass counts and totals the candidates, another
+ * (the default order is an index's) finds the page's keys, and only the page's rows get their
+ * stops and scheduled stops joined. Both passes read the table in the statement's one snapshot.
+ */
+function storedCandidatesSql(settings: IdleRuleSettings, now: Date, query: IdleCandidatesQuery, stops: boolean): [string, unknown[]] {
+  const binds = new Binds();
+  const nowSql = `${binds.add(now.toISOString())}::timestamptz`;
+  const flags = idleRuleFlagsSql(settings, now, binds, STORED_IDLE_RULE_INPUTS);
+  // Running as the snapshot says, unless cloudtally stopped it since (`stops`: some instance was;
+  // else the join is left out: a stop committed meanwhile changes the data version, so the next
+  // request sees it).
+  const running = stops ? `case when o.instance_id is null then x.snapshot_running else ${runningSql('o.status', 'x.vm_state')} end` : 'x.snapshot_running';
+  const overrides = stops ? `left join instance_status_overrides o on o.instance_id = x.instance_id and o.project_id = x.project_id and o.region_id = x.region_id` : '';
+  const where = [running, query.rule ? flags[query.rule] : `(${IDLE_RULES.map((r) => flags[r]).join(' or ')})`];
+  if (query.projectId !== undefined) where.push(`x.project_id = ${binds.add(query.projectId)}::int`);
+  if (query.regionId !== undefined) where.push(`x.region_id = ${binds.add(query.regionId)}::int`);
+  const priced = 'x.price_per_hour is not null and x.currency_code is not null';
+  const scheduled = query.sort === 'scheduled_stop_at'
+    ? `left join scheduled_stops ss on ss.instance_id = x.instance_id and ss.project_id = x.project_id and ss.region_id = x.region_id and ss.status in ('pending', 'running')`
+    : '';
+  const page = orderAndPage(query, binds, { ...SORT_TERMS, age_days: [ageDaysSql(nowSql)], scheduled_stop_at: ['ss.due_at'] });
+  const row = `(select * from current_instances y where y.scope_key = k.scope_key and y.kind = k.kind and y.instance_id = k.instance_id)`;
+  return [
+    `with summary as (
+      select coalesce(sum(g.n), 0) as total_count, coalesce(sum(g.n - g.priced), 0) as total_unpriced,
+        json_agg(json_build_object('currency', g.currency, 'per_hour', g.per_hour, 'per_month', g.per_month, 'count', g.priced)
+          order by g.currency collate "C") filter (where g.priced > 0) as totals
+      from (
+        select x.currency_code as currency, count(*) as n, count(*) filter (where ${priced}) as priced,
+          trim_scale(sum(x.price_per_hour) filter (where ${priced}))::text as per_hour,
+          trim_scale(sum(coalesce(x.price_per_month, 0)) filter (where ${priced}))::text as per_month
+        from current_instances x ${overrides}
+        where ${where.join(' and ')}
+        group by x.currency_code
+      ) g
+    ),
+    page as (
+      select row_number() over () as page_ord, k.* from (
+        select x.scope_key, x.kind, x.instance_id, array[${IDLE_RULES.map((r) => flags[r]).join(', ')}] as rule_flags, ${ageDaysSql(nowSql)} as age_days
+        from current_instances x ${overrides} ${scheduled}
+        where ${where.join(' and ')}
+        ${page}) k
+    )
+    select s.total_count, s.total_unpriced, s.totals, p.*
+    from summary s
+    left join lateral (
+      select k.page_ord, k.rule_flags, k.age_days, c.*
+      from page k cross join lateral (${currentInstancesSql(row)}) c
+    ) p on true
+    order by p.page_ord`,
+    binds.values,
+  ];
 }

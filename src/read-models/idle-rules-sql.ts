@@ -37,26 +37,60 @@ export function expiryInstantSql(text: string, binds: Binds): string {
     end from (select ${m} as m) e)`;
 }
 
+/** The SQL expressions the rules read, over the rows they judge. */
+export interface IdleRuleInputs {
+  /** True when the owner tag has no value (absent, not text, or blank). */
+  ownerMissing: string;
+  /** The instant the expiry tag's value stands for, or null. */
+  expiresAt: string;
+  /** The off-hours tag's value in lower case, or null. */
+  offHoursValue: string;
+}
+
 /**
- * Each enabled rule's test over current instance rows `x` at `now` (disabled rules: false). The
- * off-hours rule depends only on the time, so it is decided here once.
+ * The inputs read from the tags of current instance rows `x` (`tags` jsonb) under `settings`.
+ * Each binds its parameters when read: a statement must not carry a parameter it never uses
+ * (Postgres cannot type it), and the off-hours rule reads its input only off hours.
  */
-export function idleRuleFlagsSql(settings: IdleRuleSettings, now: Date, binds: Binds): Record<IdleRuleId, string> {
+export function idleRuleInputsFromTags(settings: IdleRuleSettings, binds: Binds): IdleRuleInputs {
+  const rules = settings.idleRules;
+  const tag = (key: string) => tagValueSql('x.tags', `${binds.add(key)}::text`, binds);
+  return {
+    get ownerMissing() {
+      return `(${tag(settings.ownerTagKey)} is null)`;
+    },
+    get expiresAt() {
+      const key = `${binds.add(rules.expired.tagKey)}::text`;
+      return `case when x.tags ? ${key} then ${expiryInstantSql(tagValueSql('x.tags', key, binds), binds)} end`;
+    },
+    get offHoursValue() {
+      return `lower(${tag(rules.offHours.tagKey)})`;
+    },
+  };
+}
+
+/** The inputs as current_instances rows `x` hold them (extracted when the table was built). */
+export const STORED_IDLE_RULE_INPUTS: IdleRuleInputs = { ownerMissing: 'x.owner_missing', expiresAt: 'x.expires_at', offHoursValue: 'x.off_hours_value' };
+
+/**
+ * Each enabled rule's test over current instance rows `x` at `now` (disabled rules: false), on
+ * the tag values `inputs` gives and the columns created_at, security_group_ids,
+ * security_group_names and cluster_task_status. The off-hours rule depends only on the time, so
+ * it is decided here once.
+ */
+export function idleRuleFlagsSql(settings: IdleRuleSettings, now: Date, binds: Binds, inputs: IdleRuleInputs): Record<IdleRuleId, string> {
   const rules = settings.idleRules;
   const nowSql = `${binds.add(now.toISOString())}::timestamptz`;
   const flags: Record<IdleRuleId, string> = { no_owner: 'false', expired: 'false', off_hours: 'false', quarantine: 'false', cluster_clean_up: 'false' };
   if (rules.noOwner.enabled) {
-    // Whole days as evaluateIdleRules counts them, on the creation time it reads (milliseconds).
-    flags.no_owner = `(date_trunc('milliseconds', x.created_at) <= ${nowSql} - ${binds.add(rules.noOwner.minRunningDays)}::int * interval '1 day'
-      and ${tagValueSql('x.tags', `${binds.add(settings.ownerTagKey)}::text`, binds)} is null)`;
+    // Whole days as evaluateIdleRules counts them, on the creation time it reads (milliseconds):
+    // created at most minRunningDays x 24 h before now, to the millisecond, i.e. before that
+    // instant plus one millisecond (a constant: nothing computed per row).
+    const latest = new Date(now.getTime() - rules.noOwner.minRunningDays * 86_400_000 + 1);
+    flags.no_owner = `(x.created_at < ${binds.add(latest.toISOString())}::timestamptz and ${inputs.ownerMissing})`;
   }
-  if (rules.expired.enabled) {
-    const key = `${binds.add(rules.expired.tagKey)}::text`;
-    flags.expired = `(x.tags ? ${key} and ${expiryInstantSql(tagValueSql('x.tags', key, binds), binds)} <= ${nowSql})`;
-  }
-  if (isOffHoursNow(now, rules.offHours)) {
-    flags.off_hours = `(lower(${tagValueSql('x.tags', `${binds.add(rules.offHours.tagKey)}::text`, binds)}) = any(${binds.add(rules.offHours.values)}::text[]))`;
-  }
+  if (rules.expired.enabled) flags.expired = `(${inputs.expiresAt} <= ${nowSql})`;
+  if (isOffHoursNow(now, rules.offHours)) flags.off_hours = `(${inputs.offHoursValue} = any(${binds.add(rules.offHours.values)}::text[]))`;
   if (rules.quarantine.enabled && rules.quarantine.securityGroups.length > 0) {
     const groups = binds.add(rules.quarantine.securityGroups);
     flags.quarantine = `(x.security_group_ids && ${groups}::text[] or x.security_group_names && ${groups}::text[])`;

@@ -3,7 +3,7 @@ import { evaluateIdleRules, parseExpiry, type IdleSubject } from '../../src/acti
 import { Binds } from '../../src/db/binds.js';
 import type { Database } from '../../src/db/connection.js';
 import { IDLE_RULES } from '../../src/read-models/idle-rules.js';
-import { expiryInstantSql, idleRuleFlagsSql } from '../../src/read-models/idle-rules-sql.js';
+import { expiryInstantSql, idleRuleFlagsSql, idleRuleInputsFromTags, STORED_IDLE_RULE_INPUTS } from '../../src/read-models/idle-rules-sql.js';
 import { testDatabases } from '../helpers/databases.js';
 import { testConfig } from './helpers.js';
 
@@ -105,22 +105,28 @@ describe.each(testDatabases())('idle rules in SQL on $name', ({ open }) => {
     return out;
   }
 
+  // From the tags, as on the snapshots; and from the values extracted when current_instances is built.
   it.each([
-    ['a working Friday', FRIDAY],
-    ['a Saturday', SATURDAY],
-  ])('decides every rule as evaluateIdleRules does on %s', async (_, now) => {
+    ['a working Friday', FRIDAY, 'tags'],
+    ['a Saturday', SATURDAY, 'tags'],
+    ['a working Friday', FRIDAY, 'stored inputs'],
+    ['a Saturday', SATURDAY, 'stored inputs'],
+  ] as const)('decides every rule as evaluateIdleRules does on %s, from the %s', async (_, now, from) => {
     const cases = subjects(now);
     const seen = new Set<string>();
     for (const { created, subject } of cases) {
       const binds = new Binds();
-      const flags = idleRuleFlagsSql(config, now, binds);
       const values = [created, JSON.stringify(subject.tags), subject.securityGroupIds, subject.securityGroupNames, subject.clusterTaskStatus].map((v) => binds.add(v));
-      const [row] = await db.query<{ flags: boolean[] }>(
-        `select array[${IDLE_RULES.map((r) => flags[r]).join(', ')}] as flags
-         from (select ${values[0]}::timestamptz as created_at, ${values[1]}::jsonb as tags, ${values[2]}::text[] as security_group_ids,
-                 ${values[3]}::text[] as security_group_names, ${values[4]}::text as cluster_task_status) x`,
-        binds.values,
-      );
+      const columns = `select ${values[0]}::timestamptz as created_at, ${values[1]}::jsonb as tags, ${values[2]}::text[] as security_group_ids,
+        ${values[3]}::text[] as security_group_names, ${values[4]}::text as cluster_task_status`;
+      const extracted = idleRuleInputsFromTags(config, binds);
+      const rows =
+        from === 'tags'
+          ? `(${columns}) x`
+          : `(select x.*, ${extracted.ownerMissing} as owner_missing, ${extracted.expiresAt} as expires_at, ${extracted.offHoursValue} as off_hours_value
+              from (${columns}) x) x`;
+      const flags = idleRuleFlagsSql(config, now, binds, from === 'tags' ? extracted : STORED_IDLE_RULE_INPUTS);
+      const [row] = await db.query<{ flags: boolean[] }>(`select array[${IDLE_RULES.map((r) => flags[r]).join(', ')}] as flags from ${rows}`, binds.values);
       const inSql = IDLE_RULES.filter((_, i) => row!.flags[i]);
       const inTs = evaluateIdleRules(subject, config, now).map((m) => m.rule);
       expect(inSql, JSON.stringify({ created, ...subject })).toEqual(inTs);

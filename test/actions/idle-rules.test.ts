@@ -4,6 +4,10 @@ import { addDecimal } from '../../src/read-models/decimal.js';
 import type { CloudClient } from '../../src/cloud/client.js';
 import type { Database } from '../../src/db/connection.js';
 import { idleReport, type IdleParams } from '../../src/reports/idle.js';
+import { IDLE_SORTS, queryIdleCandidates } from '../../src/read-models/idle-candidates.js';
+import { refreshCurrentInstances } from '../../src/read-models/current-instances-store.js';
+import { IDLE_RULES } from '../../src/read-models/idle-rules.js';
+import type { Config } from '../../src/config.js';
 import type { Row } from '../../src/reports/report.js';
 import type { Simulator } from '../../src/simulator/index.js';
 import { testDatabases } from '../helpers/databases.js';
@@ -89,7 +93,11 @@ describe('idle rules', () => {
   });
 });
 
-describe.each(testDatabases())('idle report on $name', ({ open }) => {
+// Every test twice: read from the snapshots, and from current_instances built after the seed
+// (what the service reads once a run has rebuilt it).
+const SOURCES = ['snapshots', 'current_instances'] as const;
+
+describe.each(testDatabases().flatMap((d) => SOURCES.map((source) => ({ ...d, source }))))('idle report on $name, read from $source', ({ open, source }) => {
   const config = testConfig();
   let db: Database;
   let sim: Simulator;
@@ -99,6 +107,7 @@ describe.each(testDatabases())('idle report on $name', ({ open }) => {
     [db, sim] = await Promise.all([open(), startTestSimulator()]);
     client = clientOf(sim);
     await seedFromSimulator(db, sim, config);
+    if (source === 'current_instances') expect(await refreshCurrentInstances(db, config)).toBeGreaterThan(10);
   });
   afterAll(async () => {
     await client.close();
@@ -224,5 +233,52 @@ describe.each(testDatabases())('idle report on $name', ({ open }) => {
     expect(after.rows.map((r) => r.ref)).not.toContain(first!.ref);
     expect(after.rows.find((r) => r.ref === second!.ref)!.scheduled_stop_at).toBe(new Date(SIM_NOW.getTime() + 24 * 3600_000).toISOString());
     expect(after.totalRows).toBe(before.totalRows! - 1);
+  });
+
+  it.runIf(source === 'current_instances')('reads current_instances exactly as the snapshots, and the snapshots while it is stale', async () => {
+    const same = async (cfg: Config, label: string) => {
+      for (const sort of IDLE_SORTS) {
+        for (const dir of ['asc', 'desc'] as const) {
+          for (const rule of [undefined, ...IDLE_RULES]) {
+            const query = { sort, dir, rule, limit: 7, offset: 1 };
+            const fromSnapshots = await queryIdleCandidates(db, cfg, SIM_NOW, { ...query, source: 'snapshots' });
+            expect(await queryIdleCandidates(db, cfg, SIM_NOW, query), `${label} ${JSON.stringify(query)}`).toEqual(fromSnapshots);
+          }
+        }
+      }
+    };
+    await same(config, 'built');
+    expect(await refreshCurrentInstances(db, config)).toBeNull();
+
+    // Other tag keys for the rules: the extracted values no longer hold, the snapshots are read.
+    const byTeam = { ...config, ownerTagKey: 'team' };
+    const ownerless = async (cfg: Config) => (await queryIdleCandidates(db, cfg, SIM_NOW, { rule: 'no_owner', limit: null, offset: 0 })).count;
+    expect(await ownerless(byTeam)).not.toBe(await ownerless(config));
+    await same(byTeam, 'other owner tag key');
+
+    // A newer complete snapshot of a scope without its first candidate: gone at once, before and after the rebuild.
+    const [first] = (await queryIdleCandidates(db, config, SIM_NOW, { limit: 1, offset: 0 })).rows;
+    const ref = first!.instance.ref;
+    const [{ id }] = await db.query<{ id: number }>(
+      `insert into snapshots (kind, scope_key, project_id, region_id, taken_at, complete)
+       select kind, scope_key, project_id, region_id, taken_at + interval '1 hour', true from snapshots
+        where kind = $1 and project_id = $2 and region_id = $3 order by taken_at desc limit 1 returning id`,
+      [first!.instance.kind === 'instance' ? 'instance' : 'cluster', ref.projectId, ref.regionId],
+    );
+    const table = first!.instance.kind === 'instance' ? 'instances' : 'gpu_cluster_servers';
+    const key = first!.instance.kind === 'instance' ? 'instance_id' : 'server_id';
+    await db.execute(
+      `insert into ${table} select (x).* from (
+         select jsonb_populate_record(null::${table}, to_jsonb(t) || jsonb_build_object('snapshot_id', $1::int)) as x
+         from ${table} t where t.snapshot_id = (select max(s.id) from snapshots s where s.complete and s.id <> $1 and s.kind = (select kind from snapshots where id = $1)
+           and s.scope_key = (select scope_key from snapshots where id = $1)) and t.${key} <> $2) r`,
+      [id, ref.instanceId],
+    );
+    const listed = async () => (await queryIdleCandidates(db, config, SIM_NOW, { limit: null, offset: 0 })).rows.map((r) => r.instance.ref);
+    expect(await listed()).not.toContainEqual(ref);
+    await same(config, 'stale');
+    expect(await refreshCurrentInstances(db, config)).toBeGreaterThan(10);
+    expect(await listed()).not.toContainEqual(ref);
+    await same(config, 'rebuilt');
   });
 });

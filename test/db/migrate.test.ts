@@ -19,6 +19,8 @@ const EXPECTED_TABLES = [
   'cost_daily_totals',
   'cost_daily_totals_days',
   'cost_rollups',
+  'current_instances',
+  'current_instances_stamp',
   'free_features', // a view: every snapshot's rows, over free_features_versions and free_features_staged
   'free_features_staged',
   'free_features_versions',
