@@ -347,7 +347,7 @@ export async function main(args: string[]): Promise<void> {
     // Then (notify/after-run.ts) the current instances the idle list reads...
     const rebuilding = performance.now();
     const rebuilt = await refreshCurrentInstances(db, config);
-    out(`current instances rebuilt as the service rebuilds them after a run: ${rebuilt === null ? 'already current' : `${rebuilt.toLocaleString('en-US')} rows`} (${secs(performance.now() - rebuilding)})`);
+    out(`current instances refreshed as the service refreshes them after a run: ${rebuilt === null ? 'already current' : `${rebuilt.rows.toLocaleString('en-US')} rows, ${rebuilt.written.toLocaleString('en-US')} written`} (${secs(performance.now() - rebuilding)})`);
     // ...and the explanations of the anomalies the report shows by default.
     const explaining = performance.now();
     const stored = await storeDefaultExplanations({ db, config, now });

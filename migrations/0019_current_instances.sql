@@ -4,7 +4,6 @@ CREATE TABLE "current_instances" (
 	"instance_id" text NOT NULL,
 	"project_id" integer NOT NULL,
 	"region_id" integer NOT NULL,
-	"taken_at" timestamp with time zone NOT NULL,
 	"name" text,
 	"status" text,
 	"vm_state" text,

@@ -33,13 +33,13 @@ async function storeExplanationsAfterRun(deps: BudgetAlertDeps & { now: Date }):
   }
 }
 
-/** Rebuilds current_instances when the snapshots or the idle settings changed (also run at start-up). */
+/** Refreshes current_instances when the snapshots or the idle settings changed (also run at start-up). */
 export async function refreshCurrentInstancesAfterRun(deps: BudgetAlertDeps): Promise<void> {
   const started = performance.now();
   try {
-    const rows = await refreshCurrentInstances(deps.db, deps.config);
-    if (rows !== null) deps.logger.info({ component: 'idle', rows, durationMs: Math.round(performance.now() - started) }, 'current instances rebuilt');
+    const refreshed = await refreshCurrentInstances(deps.db, deps.config);
+    if (refreshed !== null) deps.logger.info({ component: 'idle', ...refreshed, durationMs: Math.round(performance.now() - started) }, 'current instances refreshed');
   } catch (err) {
-    deps.logger.error({ err, component: 'idle' }, 'rebuilding the current instances failed (the idle list reads the snapshots meanwhile)');
+    deps.logger.error({ err, component: 'idle' }, 'refreshing the current instances failed (the idle list reads the snapshots meanwhile)');
   }
 }

@@ -20,9 +20,12 @@ import { idleRuleInputsFromTags } from './idle-rules-sql.js';
 /** Bump when what the table holds or how it is extracted changes: a table built before is then rebuilt, never read. */
 const FORMAT = 1;
 
-/** Columns of current_instances in the order SNAPSHOT_INSTANCES_SQL yields them, then the extracted inputs. */
+/** Columns of current_instances: SNAPSHOT_INSTANCES_SQL's but taken_at, then the extracted inputs. */
+/** The primary key. */
+const KEY: readonly string[] = ['scope_key', 'kind', 'instance_id'];
+
 const COLUMNS = [
-  'scope_key', 'kind', 'instance_id', 'project_id', 'region_id', 'taken_at', 'name', 'status', 'vm_state', 'snapshot_running',
+  'scope_key', 'kind', 'instance_id', 'project_id', 'region_id', 'name', 'status', 'vm_state', 'snapshot_running',
   'created_at', 'tags', 'security_group_ids', 'security_group_names', 'region', 'flavor_name', 'flavor_id', 'cluster_id',
   'cluster_name', 'cluster_task_status', 'price_per_hour', 'price_per_month', 'currency_code',
   'owner_missing', 'expires_at', 'off_hours_value',
@@ -53,31 +56,51 @@ export async function currentInstancesFresh(q: Queryable, settings: IdleRuleSett
   return row?.fresh === true;
 }
 
+export interface CurrentInstancesRefresh {
+  /** Rows the table now holds. */
+  rows: number;
+  /** Rows inserted, updated or deleted (only those that changed are written). */
+  written: number;
+}
+
 /**
- * Rebuilds current_instances when its stamp is not the current one (after each collection run and
- * at start-up). Returns the rows written, or null when the table was already current.
+ * Brings current_instances to the current snapshots and settings when its stamp is not the
+ * current one (after each collection run and at start-up); null when it already was. Only rows
+ * that changed are written, so a run in which 1% of the instances changed writes 1% of the rows.
  */
-export async function refreshCurrentInstances(db: Database, settings: IdleRuleSettings): Promise<number | null> {
+export async function refreshCurrentInstances(db: Database, settings: IdleRuleSettings): Promise<CurrentInstancesRefresh | null> {
   return db.transaction(async (tx) => {
     // One builder at a time (replicas, a run and the start-up); readers go on reading the old rows.
     await tx.execute('lock table current_instances_stamp in exclusive mode');
     if (await currentInstancesFresh(tx, settings)) return null;
-    await tx.execute('delete from current_instances');
     const binds = new Binds();
     const inputs = idleRuleInputsFromTags(settings, binds);
-    // The rows and the stamp in one statement: both see the same snapshots, whatever commits meanwhile.
-    const [row] = await tx.query<{ n: number }>(
-      `with built as (
-         insert into current_instances (${COLUMNS.join(', ')})
-         select x.*, ${inputs.ownerMissing}, ${inputs.expiresAt}, ${inputs.offHoursValue} from (${SNAPSHOT_INSTANCES_SQL}) x
-         returning 1),
-       stamped as (
-         insert into current_instances_stamp (id, stamp, built_at) values (1, ${currentStampSql(settings, binds)}, now())
-         on conflict (id) do update set stamp = excluded.stamp, built_at = excluded.built_at
-         returning 1)
-       select (select count(*) from built)::int as n, (select count(*) from stamped)::int as stamped`,
+    // The rows and the stamp in one statement: both see the same snapshots, whatever commits
+    // meanwhile (one row with only the stamp when there are no rows).
+    await tx.execute(
+      `create temp table current_instances_fresh on commit drop as
+       select r.*, st.stamp from (select ${currentStampSql(settings, binds)} as stamp) st
+       left join (select x.*, ${inputs.ownerMissing} as owner_missing, ${inputs.expiresAt} as expires_at, ${inputs.offHoursValue} as off_hours_value
+                  from (${SNAPSHOT_INSTANCES_SQL}) x) r on true`,
       binds.values,
     );
-    return row!.n;
+    const key = (a: string, b: string) => KEY.map((c) => `${a}.${c} = ${b}.${c}`).join(' and ');
+    const deleted = await tx.execute(
+      `delete from current_instances c where not exists (select 1 from current_instances_fresh f where ${key('f', 'c')})`,
+    );
+    // Content compared as binary images (as the fold does): numeric 1.0 and 1.00 differ, as they show.
+    const row = (t: string) => `row(${COLUMNS.map((c) => `${t}.${c}`).join(', ')})`;
+    const upserted = await tx.execute(
+      `insert into current_instances (${COLUMNS.join(', ')})
+       select ${COLUMNS.join(', ')} from current_instances_fresh where instance_id is not null
+       on conflict (${KEY.join(', ')}) do update set ${COLUMNS.filter((c) => !KEY.includes(c)).map((c) => `${c} = excluded.${c}`).join(', ')}
+       where not record_image_eq(${row('current_instances')}, ${row('excluded')})`,
+    );
+    await tx.execute(
+      `insert into current_instances_stamp (id, stamp, built_at) select 1, stamp, now() from current_instances_fresh limit 1
+       on conflict (id) do update set stamp = excluded.stamp, built_at = excluded.built_at`,
+    );
+    const [count] = await tx.query<{ n: number }>('select count(*)::int as n from current_instances');
+    return { rows: count!.n, written: deleted.rowCount + upserted.rowCount };
   });
 }

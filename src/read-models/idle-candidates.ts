@@ -162,7 +162,10 @@ function storedCandidatesSql(settings: IdleRuleSettings, now: Date, query: IdleC
     ? `left join scheduled_stops ss on ss.instance_id = x.instance_id and ss.project_id = x.project_id and ss.region_id = x.region_id and ss.status in ('pending', 'running')`
     : '';
   const page = orderAndPage(query, binds, { ...SORT_TERMS, age_days: [ageDaysSql(nowSql)], scheduled_stop_at: ['ss.due_at'] });
-  const row = `(select * from current_instances y where y.scope_key = k.scope_key and y.kind = k.kind and y.instance_id = k.instance_id)`;
+  // The page's rows, with their snapshot's time (the latest complete one of the scope: the table's stamp says so).
+  const row = `(select y.*, (select max(s.taken_at) from snapshots s where s.complete and s.scope_key = y.scope_key
+        and s.kind = case when y.kind = 'instance' then 'instance' else 'cluster' end) as taken_at
+      from current_instances y where y.scope_key = k.scope_key and y.kind = k.kind and y.instance_id = k.instance_id)`;
   return [
     `with summary as (
       select coalesce(sum(g.n), 0) as total_count, coalesce(sum(g.n - g.priced), 0) as total_unpriced,
