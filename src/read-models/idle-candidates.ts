@@ -73,10 +73,8 @@ interface CandidateRow extends CurrentInstanceRow {
 
 export async function queryIdleCandidates(q: Queryable, settings: IdleRuleSettings, now: Date, query: IdleCandidatesQuery): Promise<IdleCandidates> {
   // The narrow current_instances table when it holds the current snapshots, else the snapshots.
-  const [stored, stops] = await Promise.all([
-    query.source !== 'snapshots' && currentInstancesFresh(q, settings),
-    q.query<{ any: boolean }>('select exists (select 1 from instance_status_overrides) as any').then((r) => r[0]?.any === true),
-  ]);
+  // Side by side: the table is current after every run, so both answers are needed nearly always.
+  const [stored, stops] = await Promise.all([query.source !== 'snapshots' && currentInstancesFresh(q, settings), anyStops(q)]);
   const rows = await q.query<CandidateRow>(...(stored ? storedCandidatesSql(settings, now, query, stops) : snapshotCandidatesSql(settings, now, query)));
   const first = rows[0];
   return {
@@ -89,6 +87,12 @@ export async function queryIdleCandidates(q: Queryable, settings: IdleRuleSettin
     unpriced: Number(first?.total_unpriced ?? 0),
     totals: (first?.totals ?? []).map((t) => ({ currency: t.currency, perHour: t.per_hour, perMonth: t.per_month, count: Number(t.count) })),
   };
+}
+
+/** Whether some instance was stopped through cloudtally since its latest snapshot. */
+async function anyStops(q: Queryable): Promise<boolean> {
+  const [row] = await q.query<{ any: boolean }>('select exists (select 1 from instance_status_overrides) as any');
+  return row?.any === true;
 }
 
 function orderAndPage(query: IdleCandidatesQuery, binds: Binds, sortTerms: Record<IdleSort, string[]>): string {

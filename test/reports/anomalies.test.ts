@@ -274,26 +274,26 @@ describe.each(testDatabases())('anomalies on $name', ({ open }) => {
     expect(await Promise.all(defaults.map(async (q) => strip(await json(q))))).toEqual(live);
 
     // The report reads the stored row (marked here) rather than explaining the day again...
-    await db.execute(
-      `update anomaly_explanations set explanation = jsonb_set(explanation, '{lines,0,text}', '"(stored)"')
-        where dimension = 'tag:team' and group_value = 'ml' and day = '2025-05-20'`,
-    );
+    const markStored = () =>
+      db.execute(
+        `update anomaly_explanations set explanation = jsonb_set(explanation, '{lines,0,text}', '"(stored)"')
+          where dimension = 'tag:team' and group_value = 'ml' and day = '2025-05-20'`,
+      );
+    // A complete instance snapshot of scope S taken at `at`, holding these instances, rolled up as a collection does.
+    const addSnapshot = async (at: Date, rows: Array<[string, string, string]>) => {
+      const id = await snapshot(db, await run(db, at), 'instance', S, at);
+      await bulkInsert(db, instances, rows.map(([name, flavor, team]) => ({ snapshotId: id, ...instance(S, name, flavor, team, true) })));
+      await computeCostRollups(db, id);
+    };
+    await markStored();
     const marked = find(await json('by=tag:team&from=2025-05-20&to=2025-05-20'), '2025-05-20', 'ml')!;
     expect(marked.explanation_lines).toContain('(stored)');
 
     // ...until its inputs change: a late snapshot of 05-20 noon with the same rows prices the day
     // in two pieces (same figures), so the day is explained live again.
-    const at = new Date('2025-05-20T12:00:00Z');
-    const late = await snapshot(db, await run(db, at), 'instance', S, at);
-    await bulkInsert(db, instances, [
-      { snapshotId: late, ...instance(S, 'a1', H100, 'ml', true) },
-      { snapshotId: late, ...instance(S, 'a2', A100, 'ml', true) },
-      { snapshotId: late, ...instance(S, 'a3', H100, 'ml', true) },
-      { snapshotId: late, ...instance(S, 'w1', L40S, 'web', true) },
-      { snapshotId: late, ...instance(S, 't1', CHEAP, 'tiny', true) },
-      { snapshotId: late, ...instance(S, 't2', CHEAP, 'tiny', true) },
+    await addSnapshot(new Date('2025-05-20T12:00:00Z'), [
+      ['a1', H100, 'ml'], ['a2', A100, 'ml'], ['a3', H100, 'ml'], ['w1', L40S, 'web'], ['t1', CHEAP, 'tiny'], ['t2', CHEAP, 'tiny'],
     ]);
-    await computeCostRollups(db, late);
     const again = find(await json('by=tag:team&from=2025-05-20&to=2025-05-20'), '2025-05-20', 'ml')!;
     expect(again.explanation_lines).not.toContain('(stored)');
     expect(again.lines.map((l) => [l.resource_id, l.change, dec(l.impact)])).toEqual([['a3', 'appeared', 74.4]]);
@@ -303,20 +303,8 @@ describe.each(testDatabases())('anomalies on $name', ({ open }) => {
     // A snapshot backfilled at 05-19 noon, with a3 already there, prices nothing of 05-20 (the
     // 05-20 snapshots hold all of it) but is now the one before the day: a3 no longer appears on
     // 05-20, and the stored explanation that says it did must not be shown.
-    await db.execute(
-      `update anomaly_explanations set explanation = jsonb_set(explanation, '{lines,0,text}', '"(stored)"')
-        where dimension = 'tag:team' and group_value = 'ml' and day = '2025-05-20'`,
-    );
-    const noon = new Date('2025-05-19T12:00:00Z');
-    const backfilled = await snapshot(db, await run(db, noon), 'instance', S, noon);
-    await bulkInsert(db, instances, [
-      { snapshotId: backfilled, ...instance(S, 'a1', H100, 'ml', true) },
-      { snapshotId: backfilled, ...instance(S, 'a2', A100, 'ml', true) },
-      { snapshotId: backfilled, ...instance(S, 'a3', H100, 'ml', true) },
-      { snapshotId: backfilled, ...instance(S, 'w1', L40S, 'web', true) },
-      { snapshotId: backfilled, ...instance(S, 't1', CHEAP, 'tiny', true) },
-    ]);
-    await computeCostRollups(db, backfilled);
+    await markStored();
+    await addSnapshot(new Date('2025-05-19T12:00:00Z'), [['a1', H100, 'ml'], ['a2', A100, 'ml'], ['a3', H100, 'ml'], ['w1', L40S, 'web'], ['t1', CHEAP, 'tiny']]);
     const after = find(await json('by=tag:team&from=2025-05-20&to=2025-05-20'), '2025-05-20', 'ml');
     expect(after?.explanation_lines ?? []).not.toContain('(stored)');
     expect((after?.lines ?? []).map((l) => l.resource_id)).not.toContain('a3');
