@@ -22,24 +22,38 @@ export function workAfterRun(deps: BudgetAlertDeps): (finishedAt: Date) => Promi
   };
 }
 
-/** Stores the default anomaly explanations; a failure is logged and never fails the run (the report explains live meanwhile). */
-async function storeExplanationsAfterRun(deps: BudgetAlertDeps & { now: Date }): Promise<void> {
+/**
+ * Runs one read-model step of the hook, logs what it did (when `done` says anything) and how long
+ * it took; a failure is logged and never fails the run (`fallback` says what readers do meanwhile).
+ */
+async function loggedStep<T>(deps: BudgetAlertDeps, component: string, step: () => Promise<T>, done: (result: T) => [object, string] | null, fallback: string): Promise<void> {
   const started = performance.now();
   try {
-    const counts = await storeDefaultExplanations({ db: deps.db, config: deps.config, now: deps.now });
-    if (counts.explained > 0) deps.logger.info({ component: 'anomalies', ...counts, durationMs: Math.round(performance.now() - started) }, 'anomaly explanations stored');
+    const said = done(await step());
+    if (said) deps.logger.info({ component, ...said[0], durationMs: Math.round(performance.now() - started) }, said[1]);
   } catch (err) {
-    deps.logger.error({ err, component: 'anomalies' }, 'storing anomaly explanations failed (the report explains those days live)');
+    deps.logger.error({ err, component }, fallback);
   }
 }
 
+/** Stores the default anomaly explanations (the report explains live meanwhile). */
+function storeExplanationsAfterRun(deps: BudgetAlertDeps & { now: Date }): Promise<void> {
+  return loggedStep(
+    deps,
+    'anomalies',
+    () => storeDefaultExplanations({ db: deps.db, config: deps.config, now: deps.now }),
+    (counts) => (counts.explained > 0 ? [counts, 'anomaly explanations stored'] : null),
+    'storing anomaly explanations failed (the report explains those days live)',
+  );
+}
+
 /** Refreshes current_instances when the snapshots or the idle settings changed (also run at start-up). */
-export async function refreshCurrentInstancesAfterRun(deps: BudgetAlertDeps): Promise<void> {
-  const started = performance.now();
-  try {
-    const refreshed = await refreshCurrentInstances(deps.db, deps.config);
-    if (refreshed !== null) deps.logger.info({ component: 'idle', ...refreshed, durationMs: Math.round(performance.now() - started) }, 'current instances refreshed');
-  } catch (err) {
-    deps.logger.error({ err, component: 'idle' }, 'refreshing the current instances failed (the idle list reads the snapshots meanwhile)');
-  }
+export function refreshCurrentInstancesAfterRun(deps: BudgetAlertDeps): Promise<void> {
+  return loggedStep(
+    deps,
+    'idle',
+    () => refreshCurrentInstances(deps.db, deps.config),
+    (refreshed) => (refreshed !== null ? [refreshed, 'current instances refreshed'] : null),
+    'refreshing the current instances failed (the idle list reads the snapshots meanwhile)',
+  );
 }

@@ -13,7 +13,7 @@
 import { Binds } from '../db/binds.js';
 import type { Database, Queryable } from '../db/connection.js';
 import { flavorSnapshotSql } from '../db/cost-model.js';
-import { SNAPSHOT_INSTANCES_SQL } from './current-instances.js';
+import { LATEST_INSTANCE_SNAPSHOTS_SQL, SNAPSHOT_INSTANCES_SQL } from './current-instances.js';
 import type { IdleRuleSettings } from './idle-rules.js';
 import { idleRuleInputsFromTags } from './idle-rules-sql.js';
 
@@ -40,10 +40,7 @@ function currentStampSql(settings: IdleRuleSettings, binds: Binds): string {
   const keys = JSON.stringify([FORMAT, settings.ownerTagKey, settings.idleRules.expired.tagKey, settings.idleRules.offHours.tagKey]);
   return `md5(${binds.add(keys)}::text || '|' || coalesce((
     select string_agg(s0.kind || ':' || s0.scope_key || ':' || s0.id || ':' || coalesce((${flavorSnapshotSql('s0')})::text, '-'), ',' order by s0.kind, s0.scope_key)
-    from (
-      select distinct on (kind, scope_key) id, kind, scope_key, taken_at, run_id from snapshots
-      where complete and kind in ('instance', 'cluster') order by kind, scope_key, taken_at desc
-    ) s0), ''))`;
+    from (${LATEST_INSTANCE_SNAPSHOTS_SQL}) s0), ''))`;
 }
 
 /** Whether current_instances holds the current snapshots under `settings` (else read the snapshots). */

@@ -74,6 +74,10 @@ export interface CurrentInstanceRow extends Record<string, unknown> {
   scheduled_status: string | null;
 }
 
+/** The latest complete instance and cluster snapshot of each scope (id, kind, scope_key, project_id, region_id, taken_at, run_id). */
+export const LATEST_INSTANCE_SNAPSHOTS_SQL = `select distinct on (kind, scope_key) id, kind, scope_key, project_id, region_id, taken_at, run_id
+      from snapshots where complete and kind in ('instance', 'cluster') order by kind, scope_key, taken_at desc`;
+
 /**
  * The instances and cluster servers of the latest complete snapshot of each scope, priced, as
  * their snapshot shows them (stops made through cloudtally not applied): the columns of
@@ -86,12 +90,7 @@ with latest as (
   select s.*, fm.flavors_by_name, fm.flavors_by_id
   from (
     select s0.*, ${flavorSnapshotSql('s0')} as flavor_snapshot_id
-    from (
-      select distinct on (kind, scope_key) id, kind, scope_key, project_id, region_id, taken_at, run_id
-      from snapshots
-      where complete and kind in ('instance', 'cluster')
-      order by kind, scope_key, taken_at desc
-    ) s0
+    from (${LATEST_INSTANCE_SNAPSHOTS_SQL}) s0
   ) s
   ${flavorCatalogueSql('fm', 's.flavor_snapshot_id')}
 ),
@@ -195,8 +194,7 @@ export async function loadInstancesByRef(q: Queryable, refs: readonly InstanceRe
 export async function instanceDataAge(q: Queryable): Promise<{ oldest: Date | null; newest: Date | null; scopes: number }> {
   const rows = await q.query<{ oldest: Date | null; newest: Date | null; scopes: string }>(
     `select min(taken_at) as oldest, max(taken_at) as newest, count(*) as scopes from (
-       select distinct on (kind, scope_key) taken_at from snapshots
-       where complete and kind in ('instance', 'cluster') order by kind, scope_key, taken_at desc) l`,
+${LATEST_INSTANCE_SNAPSHOTS_SQL}) l`,
   );
   const row = rows[0];
   return { oldest: row?.oldest ?? null, newest: row?.newest ?? null, scopes: Number(row?.scopes ?? 0) };
