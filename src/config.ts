@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import cron from 'node-cron';
 import { z } from 'zod';
 import { redactDatabaseUrl } from './db/url.js';
-import { FIXED_DIMENSIONS, TAG_DIMENSION_PREFIX } from './db/cost-model.js';
+import { FIXED_DIMENSIONS, TAG_DIMENSION_PREFIX } from './costing/pricing.js';
 import { AllocationRuleSchema, allocationRules, DEMO_ALLOCATION, type AllocationRule } from './allocation-config.js';
 import { parseAddressRule } from './auth/addresses.js';
 import { accountKey } from './auth/identity.js';

@@ -1,11 +1,12 @@
 /**
  * Closing complete days: after each collection run and at service start-up, every complete UTC
- * day gets its cost_daily rows (db/cost-model closeCompleteDays), so reports over periods read
+ * day gets its cost_daily rows (costing/derive/closed-days), so reports over periods read
  * daily aggregates instead of integrating hourly rollups for all but the last day or two. A
  * failure is logged and never fails the run: reports integrate unclosed days live, with the same
  * figures.
  */
-import { closeCompleteDays, gapCapsFor } from '../db/cost-model.js';
+import { closeCompleteDays } from '../costing/derive/closed-days.js';
+import { gapCapsFor } from '../costing/gap-caps.js';
 import type { CollectorDeps } from './types.js';
 
 export async function closeDays(deps: Pick<CollectorDeps, 'db' | 'config' | 'logger'>, now: Date = new Date(), signal?: AbortSignal): Promise<string[]> {

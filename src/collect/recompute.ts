@@ -11,7 +11,9 @@
  */
 import { normaliseTagValue, type TagRules } from '../config.js';
 import type { Database, Queryable } from '../db/connection.js';
-import { computeCostRollups, PRICED_KINDS, TAG_DIMENSION_PREFIX, writeDailyTotals } from '../db/cost-model.js';
+import { writeDailyTotals } from '../costing/derive/closed-days.js';
+import { computeCostRollups } from '../costing/derive/rollups.js';
+import { PRICED_KINDS, TAG_DIMENSION_PREFIX } from '../costing/pricing.js';
 import { UNTAGGED, type OriginalTag } from '../db/schema.js';
 import { versionedTable, versionSeenBy } from '../db/versions.js';
 import { retagColumns } from './tags.js';

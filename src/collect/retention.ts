@@ -12,7 +12,8 @@
  * waits long behind them (on Postgres readers are not blocked at all; PGlite runs one statement
  * at a time).
  */
-import { gapCapsFor, refreshCostDaily, writeDailyTotals, type GapCaps } from '../db/cost-model.js';
+import { refreshCostDaily, writeDailyTotals } from '../costing/derive/closed-days.js';
+import { gapCapsFor, type GapCaps } from '../costing/gap-caps.js';
 import type { Database } from '../db/connection.js';
 import { deleteOrphanStagedRows, pruneVersions } from '../db/versions.js';
 import { CollectionStoppedError } from './errors.js';

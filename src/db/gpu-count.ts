@@ -1,7 +1,7 @@
 /**
  * The number of GPUs of a flavor, read from its hardware description (`hardware_description.gpu`
  * of the GPU flavor list, docs/cloud-api.md). The one parser of GPU counts: an SQL expression, so
- * the rollups count GPUs where they price resources (cost-model.ts).
+ * the rollups count GPUs where they price resources (costing/pricing.ts).
  *
  * Readable forms (the count first, then "x", "X" or "×", then the model; spaces optional):
  *   "8x Nvidia H100 80GB", "1x Nvidia L40S 48GB", "8x A100-80GB", "8 x A100", "2X H100", "4×L40S"

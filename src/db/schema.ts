@@ -900,7 +900,7 @@ export const budgets = pgTable(
  * group, currency), with the `(untagged)` rule already applied: for every tag dimension present
  * that day, the `kind` rows of the (kind, scope)s lacking it are in its `(untagged)` group. Reports
  * over periods without a project or region filter read these (a few rows per group and day)
- * instead of one row per scope. Written by writeDailyTotals (db/cost-model.ts) when a day is
+ * instead of one row per scope. Written by writeDailyTotals (costing/derive/closed-days.ts) when a day is
  * closed or sealed, and when recompute-rollups merges sealed days' tag values.
  */
 export const costDailyTotals = pgTable(

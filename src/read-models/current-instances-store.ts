@@ -12,7 +12,7 @@
  */
 import { Binds } from '../db/binds.js';
 import type { Database, Queryable } from '../db/connection.js';
-import { flavorSnapshotSql } from '../db/cost-model.js';
+import { flavorSnapshotSql } from '../costing/pricing.js';
 import { LATEST_INSTANCE_SNAPSHOTS_SQL, SNAPSHOT_INSTANCES_SQL } from './current-instances.js';
 import type { IdleRuleSettings } from './idle-rules.js';
 import { idleRuleInputsFromTags } from './idle-rules-sql.js';

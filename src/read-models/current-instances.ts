@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/connection.js';
-import { flavorCatalogueSql, flavorLookupSql, flavorSnapshotSql, LOOKED_UP_FLAVOR as F, runningSql } from '../db/cost-model.js';
+import { flavorCatalogueSql, flavorLookupSql, flavorSnapshotSql, LOOKED_UP_FLAVOR as F, runningSql } from '../costing/pricing.js';
 import type { InstanceRef } from './refs.js';
 
 /**
@@ -7,7 +7,7 @@ import type { InstanceRef } from './refs.js';
  * complete snapshot of each scope (kind instance, and kind cluster for servers), with
  * - the status corrected by stops made through cloudtally since that snapshot
  *   (view instance_status_overrides), so a stop shows at once;
- * - running and priced by the cost model's rules (src/db/cost-model.ts), so a confirmation
+ * - running and priced by the cost model's rules (src/costing/pricing.ts), so a confirmation
  *   shows the same running state and price as the cost reports: running = status (or vm_state
  *   when the status is empty) ACTIVE; the unit price of the flavor (an instance's own, a cluster
  *   server's cluster's) in the flavor snapshot that prices the snapshot, exact numeric text,

@@ -5,7 +5,7 @@ import { CURRENT_INSTANCES_SQL, currentInstancesSql, toInstance, type CurrentIns
 import { currentInstancesFresh } from './current-instances-store.js';
 import { IDLE_RULES, type IdleRuleId, type IdleRuleSettings } from './idle-rules.js';
 import { idleRuleFlagsSql, idleRuleInputsFromTags, STORED_IDLE_RULE_INPUTS } from './idle-rules-sql.js';
-import { runningSql } from '../db/cost-model.js';
+import { runningSql } from '../costing/pricing.js';
 
 /*
  * The idle candidates list, decided, counted, totalled, sorted and paged in one statement: only

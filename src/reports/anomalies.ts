@@ -7,7 +7,8 @@
  * (the same as the monthly report), summed in SQL.
  */
 import { z } from 'zod';
-import { gapCapsFor, PRICED_KINDS, type GapCaps } from '../db/cost-model.js';
+import { gapCapsFor, type GapCaps } from '../costing/gap-caps.js';
+import { PRICED_KINDS } from '../costing/pricing.js';
 import { absDecimal, compareDecimal } from '../read-models/decimal.js';
 import type { Column, Row, SummaryItem } from './report.js';
 import { listRows } from './shared/batches.js';

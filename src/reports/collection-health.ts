@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { COLLECTOR_NAMES, type CollectorName } from '../config.js';
-import { cronGapHours } from '../db/cost-model.js';
+import { cronGapHours } from '../costing/gap-caps.js';
 import { SNAPSHOT_KINDS, type RunError, type SnapshotKind } from '../db/schema.js';
 import { deliveryKeyPrefix, lastDeliveries, outboxCounts, outboxProblems } from '../read-models/outbox.js';
 import type { Column, Row } from './report.js';

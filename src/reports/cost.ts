@@ -5,7 +5,7 @@
  * to the inventory rows behind it.
  */
 import { z } from 'zod';
-import { PRICED_KINDS, type PricedKind } from '../db/cost-model.js';
+import { PRICED_KINDS, type PricedKind } from '../costing/pricing.js';
 import type { Column, Coverage, Row, SummaryItem } from './report.js';
 import { offsetRows } from './shared/batches.js';
 import { dimensionOf, GROUPING_HELP, unknownTagKeyNotes, groupingField, groupNameColumns, groupNames, groupLabels, latestTotals, type CostFilter } from './shared/costs.js';

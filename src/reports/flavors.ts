@@ -4,7 +4,7 @@
  * capacity moved over time.
  */
 import { z } from 'zod';
-import { PRICED_KINDS } from '../db/cost-model.js';
+import { PRICED_KINDS } from '../costing/pricing.js';
 import { gpuCountSql } from '../db/gpu-count.js';
 import type { ChartSpec, Column, Row } from './report.js';
 import { offsetRows } from './shared/batches.js';

@@ -6,7 +6,9 @@
  */
 import { z } from 'zod';
 import { snapshotKeysSql, versionedTable } from '../db/versions.js';
-import { gapCapsFor, PRICED_KINDS, pricePieces, pricedResourcesSql, type PricePiece, type PricedKind } from '../db/cost-model.js';
+import { gapCapsFor } from '../costing/gap-caps.js';
+import { pricePieces, type PricePiece } from '../costing/price-pieces.js';
+import { PRICED_KINDS, pricedResourcesSql, type PricedKind } from '../costing/pricing.js';
 import type { Column, Row } from './report.js';
 import { addDays, monthBounds } from './shared/format.js';
 import { idParam } from './shared/params.js';

@@ -3,7 +3,7 @@
  * scope), columns, the filters and sorts it supports. SQL here is trusted text written by code;
  * every user value reaches SQL as a bound parameter (see inventory.ts).
  */
-import { PRICED_KINDS, pricedResourcesSql, runningSql } from '../db/cost-model.js';
+import { PRICED_KINDS, pricedResourcesSql, runningSql } from '../costing/pricing.js';
 import type { SnapshotKind } from '../db/schema.js';
 import type { Column } from './report.js';
 

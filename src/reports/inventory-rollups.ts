@@ -14,7 +14,7 @@
  *   costs (instance_status_overrides, rare and gone at the next collection); the count still is.
  */
 import { normaliseTagKey, normaliseTagValue, type Config } from '../config.js';
-import { STATE_RUNNING, STATE_STOPPED, TAG_DIMENSION_PREFIX } from '../db/cost-model.js';
+import { STATE_RUNNING, STATE_STOPPED, TAG_DIMENSION_PREFIX } from '../costing/pricing.js';
 import { UNTAGGED } from '../db/schema.js';
 import type { InventoryParams } from './inventory.js';
 import { KINDS } from './inventory-kinds.js';

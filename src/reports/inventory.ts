@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { Binds } from '../db/binds.js';
 import { formatInstanceRef } from '../read-models/refs.js';
-import { PRICED_KINDS } from '../db/cost-model.js';
+import { PRICED_KINDS } from '../costing/pricing.js';
 import { snapshotKeysSql, versionedTable } from '../db/versions.js';
 import type { Queryable } from '../db/connection.js';
 import { normaliseTagKey, type Config } from '../config.js';

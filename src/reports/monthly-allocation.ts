@@ -4,7 +4,7 @@
  * after allocation, all in the currency's minor unit (see shared/allocation.ts for the rounding).
  */
 import type { AllocationRule } from '../allocation-config.js';
-import type { BucketCostRow } from '../db/cost-model.js';
+import type { BucketCostRow } from '../costing/cost-over-time.js';
 import { compareDecimal } from '../read-models/decimal.js';
 import { minorUnit } from '../read-models/minor-units.js';
 import type { Column, Row } from './report.js';

@@ -5,7 +5,8 @@
  * cost_daily, the rest integrated from rollups), summed per month in SQL.
  */
 import { z } from 'zod';
-import { PRICED_KINDS, type BucketCostRow, type PricedKind } from '../db/cost-model.js';
+import type { BucketCostRow } from '../costing/cost-over-time.js';
+import { PRICED_KINDS, type PricedKind } from '../costing/pricing.js';
 import type { Column, Coverage, Row, SummaryItem } from './report.js';
 import { offsetRows } from './shared/batches.js';
 import { dimensionOf, GROUPING_HELP, unknownTagKeyNotes, groupingField, groupNameColumns, groupNames, type CostFilter } from './shared/costs.js';

@@ -4,7 +4,8 @@
  * no known price, by flavor) and how fresh each scope's data is.
  */
 import { z } from 'zod';
-import { PRICED_KINDS, type DailyCostRow } from '../db/cost-model.js';
+import type { DailyCostRow } from '../costing/cost-over-time.js';
+import { PRICED_KINDS } from '../costing/pricing.js';
 import { SNAPSHOT_KINDS } from '../db/schema.js';
 import type { ChartSpec, Column, Coverage, Row, SummaryItem } from './report.js';
 import { periodCoverage } from './shared/coverage.js';

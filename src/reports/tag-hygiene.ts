@@ -4,7 +4,7 @@
  * e.g. `ML`, `ml`, ` ml`). Read from the latest rollups (every resource is in them, running or not).
  */
 import { z } from 'zod';
-import { PRICED_KINDS, TAG_DIMENSION_PREFIX } from '../db/cost-model.js';
+import { PRICED_KINDS, TAG_DIMENSION_PREFIX } from '../costing/pricing.js';
 import { UNTAGGED } from '../db/schema.js';
 import type { Column, Row } from './report.js';
 import { listRows } from './shared/batches.js';

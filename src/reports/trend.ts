@@ -4,7 +4,8 @@
  * integration (cost_daily for sealed days), never raw resource history.
  */
 import { z } from 'zod';
-import { effectiveRollupsSql, PRICED_KINDS, type PricedKind } from '../db/cost-model.js';
+import { effectiveRollupsSql } from '../costing/cost-over-time.js';
+import { PRICED_KINDS, type PricedKind } from '../costing/pricing.js';
 import { UNTAGGED } from '../db/schema.js';
 import type { ChartSpec, Column, Row } from './report.js';
 import { listRows, offsetRows } from './shared/batches.js';

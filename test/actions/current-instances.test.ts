@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadInstancesByRef, type CurrentInstance } from '../../src/actions/index.js';
 import { bulkInsert } from '../../src/db/bulk.js';
 import type { Database } from '../../src/db/connection.js';
-import { pricedResourcesSql } from '../../src/db/cost-model.js';
+import { pricedResourcesSql } from '../../src/costing/pricing.js';
 import { gpuFlavors, instances } from '../../src/db/schema.js';
 import { testDatabases } from '../helpers/databases.js';
 import { SCOPE_A, SCOPE_B, seedKnownDataset, T3, TP, type Seeded } from '../reports/fixture.js';

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSnapshot, type SnapshotWriter } from '../../src/collect/snapshot-writer.js';
 import { pruneHistory } from '../../src/collect/retention.js';
 import type { Database } from '../../src/db/connection.js';
-import { computeCostRollups, writeCostRollups } from '../../src/db/cost-model.js';
+import { computeCostRollups, writeCostRollups } from '../../src/costing/derive/rollups.js';
 import { gpuFlavors, instancePorts, instances, type SnapshotKind } from '../../src/db/schema.js';
 import { silentLogger } from '../../src/logger.js';
 import { testDatabases } from '../helpers/databases.js';

@@ -24,7 +24,7 @@
  */
 import { bulkInsert } from '../../src/db/bulk.js';
 import type { Database } from '../../src/db/connection.js';
-import { computeCostRollups } from '../../src/db/cost-model.js';
+import { computeCostRollups } from '../../src/costing/derive/rollups.js';
 import { gpuFlavors, instances } from '../../src/db/schema.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { run, snapshot } from './periods-fixture.js';

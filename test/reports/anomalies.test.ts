@@ -24,7 +24,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { bulkInsert } from '../../src/db/bulk.js';
 import type { Database } from '../../src/db/connection.js';
-import { computeCostRollups } from '../../src/db/cost-model.js';
+import { computeCostRollups } from '../../src/costing/derive/rollups.js';
 import { foldSnapshot } from '../../src/db/versions.js';
 import { DEFAULT_CACHE_OPTIONS } from '../../src/reports/shared/cache.js';
 import { reportCache } from '../../src/reports/shared/define.js';

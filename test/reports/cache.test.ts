@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bulkInsert } from '../../src/db/bulk.js';
 import type { Database, Queryable } from '../../src/db/connection.js';
-import { computeCostRollups } from '../../src/db/cost-model.js';
+import { computeCostRollups } from '../../src/costing/derive/rollups.js';
 import { instances, snapshots } from '../../src/db/schema.js';
 import { costReport } from '../../src/reports/cost.js';
 import { inventoryReport } from '../../src/reports/inventory.js';

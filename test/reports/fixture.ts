@@ -28,7 +28,7 @@
  */
 import { bulkInsert } from '../../src/db/bulk.js';
 import type { Database } from '../../src/db/connection.js';
-import { computeCostRollups } from '../../src/db/cost-model.js';
+import { computeCostRollups } from '../../src/costing/derive/rollups.js';
 import {
   collectionRuns,
   freeFeatures,

@@ -21,7 +21,8 @@
  */
 import { bulkInsert } from '../../src/db/bulk.js';
 import type { Database } from '../../src/db/connection.js';
-import { computeCostRollups, refreshCostDaily } from '../../src/db/cost-model.js';
+import { refreshCostDaily } from '../../src/costing/derive/closed-days.js';
+import { computeCostRollups } from '../../src/costing/derive/rollups.js';
 import { gpuFlavors, instances, snapshots } from '../../src/db/schema.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { addDays } from '../../src/reports/shared/format.js';

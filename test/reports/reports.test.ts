@@ -4,12 +4,12 @@
  *   EUR: instances i1 2.50 + i5 2.50 + i7 2.50 (i2, i3 stopped) = 7.50; cluster bm-1 2 x 2.50 = 5.00;
  *        Kubernetes 1.20 -> 13.70/h; monthly 3 x 1825 + 2 x 1825 + 876 = 10001.
  *   USD: j1 3.00/h, 2190/month. Unpriced: i4 (hidden price), j2 (unknown flavor).
- * Cost per day (see cost-model.test.ts): 03-09 EUR 2.50; 03-10 EUR 69.75, USD 13.50.
+ * Cost per day (see test/costing/cost-model.test.ts): 03-09 EUR 2.50; 03-10 EUR 69.75, USD 13.50.
  */
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/connection.js';
-import { refreshCostDaily } from '../../src/db/cost-model.js';
+import { refreshCostDaily } from '../../src/costing/derive/closed-days.js';
 import { changesReport } from '../../src/reports/changes.js';
 import { collectionHealthReport } from '../../src/reports/collection-health.js';
 import { costReport } from '../../src/reports/cost.js';

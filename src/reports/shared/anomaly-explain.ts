@@ -10,7 +10,9 @@
  * day's start state. What changed in each resource is told by the changes report's diff.
  */
 import { createHash } from 'node:crypto';
-import { flavorSnapshotSql, gapCapsFor, NO_VALUE, PRICED_KINDS, pricedResourcesSql, pricePieces, type PricedKind, type PricePiece } from '../../db/cost-model.js';
+import { gapCapsFor } from '../../costing/gap-caps.js';
+import { pricePieces, type PricePiece } from '../../costing/price-pieces.js';
+import { flavorSnapshotSql, NO_VALUE, PRICED_KINDS, pricedResourcesSql, type PricedKind } from '../../costing/pricing.js';
 import type { Queryable } from '../../db/connection.js';
 import { UNTAGGED } from '../../db/schema.js';
 import { versionedTable, versionEndedIn, versionStartedIn } from '../../db/versions.js';

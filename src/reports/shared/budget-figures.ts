@@ -5,7 +5,8 @@
  * budgets report and the threshold alerts. Money stays exact: sums, percentages and comparisons
  * run in SQL on numeric.
  */
-import { PRICED_KINDS, pricedResourcesSql, NO_VALUE, TAG_DIMENSION_PREFIX, type DailyCostRow } from '../../db/cost-model.js';
+import type { DailyCostRow } from '../../costing/cost-over-time.js';
+import { PRICED_KINDS, pricedResourcesSql, NO_VALUE, TAG_DIMENSION_PREFIX } from '../../costing/pricing.js';
 import { UNTAGGED } from '../../db/schema.js';
 import type { Budget } from '../../read-models/budgets.js';
 import type { Coverage } from '../report.js';

@@ -3,7 +3,8 @@
  * scope (never from raw resource rows).
  */
 import { z } from 'zod';
-import { effectiveRollupsSql, FIXED_DIMENSIONS, PRICED_KINDS, TAG_DIMENSION_PREFIX, type PricedKind } from '../../db/cost-model.js';
+import { effectiveRollupsSql } from '../../costing/cost-over-time.js';
+import { FIXED_DIMENSIONS, PRICED_KINDS, TAG_DIMENSION_PREFIX, type PricedKind } from '../../costing/pricing.js';
 import type { Queryable } from '../../db/connection.js';
 import { UNTAGGED } from '../../db/schema.js';
 import { normaliseTagKey, type Config } from '../../config.js';

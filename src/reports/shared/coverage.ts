@@ -5,7 +5,8 @@
  * (their hourly detail is gone; they were computed from it). Everything else, before collection
  * began or in a gap longer than the cap, is not covered.
  */
-import { gapCapsFor, PRICED_KINDS, type GapCaps } from '../../db/cost-model.js';
+import { gapCapsFor, type GapCaps } from '../../costing/gap-caps.js';
+import { PRICED_KINDS } from '../../costing/pricing.js';
 import type { Coverage } from '../report.js';
 import { formatInstant } from './format.js';
 import type { ResolvedPeriod } from './period.js';

@@ -1,4 +1,4 @@
-import { PRICED_KINDS } from '../../db/cost-model.js';
+import { PRICED_KINDS } from '../../costing/pricing.js';
 import type { FilterField } from '../report.js';
 import { kindLabel } from './format.js';
 

@@ -4,7 +4,7 @@
  * the month (fractional), with a range from the cheapest and the dearest of those days. Sums and
  * products run in SQL on numeric. Used by the overview and the budgets report.
  */
-import type { DailyCostRow } from '../../db/cost-model.js';
+import type { DailyCostRow } from '../../costing/cost-over-time.js';
 import type { Queryable } from '../../db/connection.js';
 import type { Coverage } from '../report.js';
 import { addDays, isoDay } from './format.js';

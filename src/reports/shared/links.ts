@@ -2,7 +2,7 @@
  * Drill-down links: from a number in a cost report to the inventory rows behind it, with the
  * same filters expressed as inventory parameters.
  */
-import { NO_VALUE, STATE_RUNNING, TAG_DIMENSION_PREFIX } from '../../db/cost-model.js';
+import { NO_VALUE, STATE_RUNNING, TAG_DIMENSION_PREFIX } from '../../costing/pricing.js';
 import { UNTAGGED } from '../../db/schema.js';
 import type { CostFilter } from './costs.js';
 

@@ -3,7 +3,7 @@
  * the grouping, the period, and the priced kind / project / region filter.
  */
 import { z } from 'zod';
-import { PRICED_KINDS } from '../../db/cost-model.js';
+import { PRICED_KINDS } from '../../costing/pricing.js';
 import { groupingParam } from './costs.js';
 import { idParam } from './params.js';
 import { periodParamShape } from './period.js';

@@ -1,5 +1,6 @@
 /** Month-to-date, projection and daily series built on the cost model's daily integration. */
-import { costOverDays, dailyCosts, gapCapsFor, type BucketCostRow, type CostBucket, type DailyCostRow } from '../../db/cost-model.js';
+import { costOverDays, dailyCosts, type BucketCostRow, type CostBucket, type DailyCostRow } from '../../costing/cost-over-time.js';
+import { gapCapsFor } from '../../costing/gap-caps.js';
 import type { Queryable } from '../../db/connection.js';
 import type { Config } from '../../config.js';
 import type { CostFilter } from './costs.js';

@@ -1,8 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/connection.js';
-import { computeCostRollups, cronGapHours, dailyCosts, maxGapHoursForSchedules, refreshCostDaily } from '../../src/db/cost-model.js';
+import { dailyCosts } from '../../src/costing/cost-over-time.js';
+import { refreshCostDaily } from '../../src/costing/derive/closed-days.js';
+import { computeCostRollups } from '../../src/costing/derive/rollups.js';
+import { cronGapHours, maxGapHoursForSchedules } from '../../src/costing/gap-caps.js';
 import { testDatabases } from '../helpers/databases.js';
-import { NOW, seedKnownDataset, T0, T3, type Seeded } from './fixture.js';
+import { NOW, seedKnownDataset, T0, T3, type Seeded } from '../reports/fixture.js';
 
 /** Decimal text compared as a number with 9 decimals (exact enough for amounts we computed by hand). */
 const dec = (v: unknown) => (v === null || v === undefined ? null : Number(Number(v).toFixed(9)));

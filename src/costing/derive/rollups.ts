@@ -1,0 +1,168 @@
+/** Cost rollups: per priced snapshot, its run-rate grouped by every dimension, written when the snapshot completes. */
+import type { Queryable } from '../../db/connection.js';
+import { withLocalSettings } from '../../db/local-settings.js';
+import { UNTAGGED } from '../../db/schema.js';
+import { sqlLiteral as sqlText } from '../../db/sql-literal.js';
+import { inTransaction } from '../../db/transaction.js';
+import { sameContentSql, versionedTable } from '../../db/versions.js';
+import { flavorSnapshotSql, NO_VALUE, PRICED_KINDS, pricedResourcesSql, STATE_RUNNING, STATE_STOPPED, TAG_DIMENSION_PREFIX, type PricedKind } from '../pricing.js';
+/**
+ * Writes cost_rollups rows for one complete priced snapshot (kind instance, cluster or k8s_price),
+ * using the latest complete flavor snapshot of the same scope taken at or before it. Idempotent
+ * (deletes then inserts). Dimensions: project, region, kind, flavor, state (running / stopped),
+ * and `tag:<key>` for every tag key present among the snapshot's resources, resources lacking the
+ * key in the `(untagged)` group. Call it inside the transaction that completes the snapshot (it
+ * does not check `complete`, so it can run just before the flag is set).
+ */
+export async function computeCostRollups(q: Queryable, snapshotId: number): Promise<void> {
+  const found = await q.query<{ kind: string }>('select kind from snapshots where id = $1', [snapshotId]);
+  const kind = found[0]?.kind;
+  if (kind === undefined) throw new Error(`computeCostRollups: snapshot ${snapshotId} does not exist`);
+  if (!(PRICED_KINDS as readonly string[]).includes(kind)) {
+    throw new Error(`computeCostRollups: snapshot ${snapshotId} is of kind ${kind}, which carries no cost (expected ${PRICED_KINDS.join(', ')})`);
+  }
+  await inTransaction(q, async (tx) => {
+    await tx.execute('delete from cost_rollups where snapshot_id = $1', [snapshotId]);
+    // The planner hashes grouping sets only when it expects the hash tables to fit in work_mem,
+    // and it expects one group per resource (it cannot know how many share a tag set): with the
+    // default 4 MB it sorts every resource row instead, several times slower.
+    await withLocalSettings(tx, { work_mem: '64MB' }, () => tx.execute(rollupInsertSql(kind as PricedKind), [snapshotId, UNTAGGED]));
+    await reopenDaysAffectedBy(tx, snapshotId);
+  });
+}
+
+/**
+ * Writes the cost rollups of a complete priced snapshot (computeCostRollups), or copies them from
+ * `sameRowsAs` (the previous snapshot of its kind and scope, holding exactly the same rows: see
+ * foldSnapshot) when nothing else they depend on differs either: the same project and region, and
+ * a flavor catalogue of the same content pricing both. Rollups are a function of those inputs
+ * alone, so the copy equals what computing would give, for the cost of copying a few hundred
+ * rows instead of pricing and grouping every resource. Rollups written before GPUs were counted
+ * are never copied. Returns which was done.
+ */
+export async function writeCostRollups(q: Queryable, snapshotId: number, sameRowsAs: number | null): Promise<'copied' | 'computed'> {
+  if (sameRowsAs === null || !(await samePricingInputs(q, snapshotId, sameRowsAs))) {
+    await computeCostRollups(q, snapshotId);
+    return 'computed';
+  }
+  await inTransaction(q, async (tx) => {
+    await tx.execute('delete from cost_rollups where snapshot_id = $1', [snapshotId]);
+    await tx.execute(
+      `insert into cost_rollups (snapshot_id, taken_at, kind, scope_key, project_id, region_id, dimension, group_value, currency,
+         price_per_hour, price_per_month, resource_count, unpriced_count, gpu_count, gpu_price_per_hour, gpu_unknown_count)
+       select s.id, s.taken_at, s.kind, s.scope_key, s.project_id, s.region_id, r.dimension, r.group_value, r.currency,
+         r.price_per_hour, r.price_per_month, r.resource_count, r.unpriced_count, r.gpu_count, r.gpu_price_per_hour, r.gpu_unknown_count
+         from cost_rollups r cross join snapshots s
+        where r.snapshot_id = $2 and s.id = $1`,
+      [snapshotId, sameRowsAs],
+    );
+    await reopenDaysAffectedBy(tx, snapshotId);
+  });
+  return 'copied';
+}
+
+/**
+ * Whether snapshots `a` and `b` (holding the same rows) price alike: same kind, scope, project and
+ * region, flavor catalogues of the same content (the same snapshot, or rows equal one by one),
+ * and b's rollups all written with GPU figures.
+ */
+async function samePricingInputs(q: Queryable, a: number, b: number): Promise<boolean> {
+  const flavors = versionedTable('gpu_flavors');
+  const [row] = await q.query<{ same: boolean }>(
+    `with s as (select s.*, ${flavorSnapshotSql('s')} as flavor_snapshot_id from snapshots s where s.id in ($1, $2)),
+     a as (select * from s where id = $1),
+     b as (select * from s where id = $2)
+     select exists (
+       select 1 from a join b on a.kind = b.kind and a.scope_key = b.scope_key
+         and a.project_id is not distinct from b.project_id and a.region_id is not distinct from b.region_id
+        where (a.flavor_snapshot_id is not distinct from b.flavor_snapshot_id
+               or ((select count(*) from gpu_flavors where snapshot_id = a.flavor_snapshot_id)
+                     = (select count(*) from gpu_flavors where snapshot_id = b.flavor_snapshot_id)
+                   and not exists (
+                     select 1 from gpu_flavors x where x.snapshot_id = a.flavor_snapshot_id
+                        and not exists (select 1 from gpu_flavors y where y.snapshot_id = b.flavor_snapshot_id
+                                           and y.flavor_id = x.flavor_id and ${sameContentSql(flavors, 'x', 'y')}))))
+          and not exists (select 1 from cost_rollups r where r.snapshot_id = $2 and r.gpu_count is null)
+     ) as same`,
+    [a, b],
+  );
+  return row!.same;
+}
+
+/**
+ * Re-opens the closed days whose figures the snapshot's rates change (so reports integrate them
+ * live again until closeCompleteDays closes them anew): a snapshot taken at T holds from T (and
+ * cuts the previous one's rate at T) for at most the cap, so it affects the days that overlap
+ * [T, T + cap). A backdated snapshot (the demo backfill, a late collection) lands here.
+ */
+async function reopenDaysAffectedBy(tx: Queryable, snapshotId: number): Promise<void> {
+  await tx.execute(
+    `delete from cost_daily_closed_days c using snapshots s
+      where s.id = $1
+        and (c.day + 1)::timestamp at time zone 'UTC' > s.taken_at
+        and c.day::timestamp at time zone 'UTC' < s.taken_at + make_interval(secs => c.reach_secs)`,
+    [snapshotId],
+  );
+}
+
+/**
+ * One pass over the snapshot's priced resources aggregates them two ways at once (grouping
+ * sets): per (currency, running, project, region, kind, flavor) for the fixed dimensions, and
+ * per (currency, tag set), usually a few thousand rows out of 100,000, from which the tag
+ * dimensions are summed. A tag key's `(untagged)` group is the snapshot's total minus what
+ * carries the key, per currency (exact: numeric subtraction).
+ */
+function rollupInsertSql(kind: PricedKind): string {
+  const state = `case when c.running then ${sqlText(STATE_RUNNING)} else ${sqlText(STATE_STOPPED)} end`;
+  return `with s as materialized (
+    select id, kind, scope_key, project_id, region_id, taken_at, run_id from snapshots where id = $1
+  ),
+  sets as materialized (
+    select grouping(r.tags) = 1 as fixed_set, r.currency, r.running, r.project_id, r.region_id, r.kind, r.flavor, r.tags,
+      coalesce(sum(r.price_per_hour), 0) as h, coalesce(sum(r.price_per_month), 0) as m, count(*)::int as n,
+      coalesce(sum(r.gpus * r.quantity), 0)::int as gn, coalesce(sum(r.price_per_hour) filter (where r.gpus > 0), 0) as gh,
+      (count(*) filter (where r.gpus is null and r.quantity > 0))::int as gu
+    from (${pricedResourcesSql('s', [kind])}) r
+    group by grouping sets ((r.currency, r.running, r.project_id, r.region_id, r.kind, r.flavor), (r.currency, r.tags))
+  ),
+  fixed as (
+    select d.dimension, d.group_value, c.currency, sum(c.h) as h, sum(c.m) as m, sum(c.n)::int as n, sum(c.gn)::int as gn, sum(c.gh) as gh, sum(c.gu)::int as gu
+    from sets c cross join lateral (values
+      ('project', coalesce(c.project_id::text, ${sqlText(NO_VALUE)})),
+      ('region', coalesce(c.region_id::text, ${sqlText(NO_VALUE)})),
+      ('kind', c.kind),
+      ('flavor', c.flavor),
+      ('state', ${state})
+    ) as d(dimension, group_value)
+    where c.fixed_set
+    group by d.dimension, d.group_value, c.currency
+  ),
+  tagged as materialized (
+    select ${sqlText(TAG_DIMENSION_PREFIX)} || t.key as dimension, t.value as group_value, c.currency,
+      sum(c.h) as h, sum(c.m) as m, sum(c.n)::int as n, sum(c.gn)::int as gn, sum(c.gh) as gh, sum(c.gu)::int as gu
+    from sets c cross join lateral jsonb_each_text(c.tags) as t(key, value)
+    where not c.fixed_set
+    group by t.key, t.value, c.currency
+  ),
+  totals as (select currency, sum(h) as h, sum(m) as m, sum(n)::int as n, sum(gn)::int as gn, sum(gh) as gh, sum(gu)::int as gu from sets where fixed_set group by currency),
+  with_key as (
+    select dimension, currency, sum(h) as h, sum(m) as m, sum(n)::int as n, sum(gn)::int as gn, sum(gh) as gh, sum(gu)::int as gu
+    from tagged group by dimension, currency
+  ),
+  untagged as (
+    select k.dimension, $2::text as group_value, t.currency,
+      t.h - coalesce(w.h, 0) as h, t.m - coalesce(w.m, 0) as m, t.n - coalesce(w.n, 0) as n,
+      t.gn - coalesce(w.gn, 0) as gn, t.gh - coalesce(w.gh, 0) as gh, t.gu - coalesce(w.gu, 0) as gu
+    from (select distinct dimension from tagged) k
+    cross join totals t
+    left join with_key w on w.dimension = k.dimension and w.currency is not distinct from t.currency
+    where t.n - coalesce(w.n, 0) > 0
+  ),
+  g as (select * from fixed union all select * from tagged union all select * from untagged)
+  insert into cost_rollups (snapshot_id, taken_at, kind, scope_key, project_id, region_id, dimension, group_value, currency,
+    price_per_hour, price_per_month, resource_count, unpriced_count, gpu_count, gpu_price_per_hour, gpu_unknown_count)
+  select s.id, s.taken_at, s.kind, s.scope_key, s.project_id, s.region_id, g.dimension, g.group_value, g.currency,
+    g.h, g.m, g.n, case when g.currency is null then g.n else 0 end, g.gn, g.gh, g.gu
+  from g cross join s`;
+}
+

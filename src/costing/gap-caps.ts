@@ -1,0 +1,54 @@
+/** Gap caps: the longest time one snapshot's run-rate is assumed to hold, from the collection schedules. */
+import cron from 'node-cron';
+
+import type { PricedKind } from './pricing.js';
+/** Longest time (hours) one snapshot's run-rate is assumed to hold, per priced kind. */
+export type GapCaps = Record<PricedKind, number>;
+
+/** 2 x the default schedules: instances and clusters hourly, Kubernetes prices every 6 hours. */
+export const DEFAULT_MAX_GAP_HOURS: Readonly<GapCaps> = Object.freeze({ instance: 2, cluster: 2, k8s_price: 12 });
+
+/**
+ * The longest time between two runs of a cron schedule, in hours (exact for schedules that fire
+ * every day; for day-restricted ones an upper bound: a week, or a month).
+ */
+export function cronGapHours(expression: string): number {
+  const fields = cron.parse(expression);
+  const everyDay = fields.dayOfMonth.length >= 31 && fields.month.length >= 12 && fields.dayOfWeek.length >= 7;
+  if (!everyDay) return fields.dayOfMonth.length >= 31 && fields.month.length >= 12 ? 7 * 24 : 31 * 24;
+  const minutes = [...new Set(fields.hour.flatMap((h) => fields.minute.map((m) => h * 60 + m)))].sort((a, b) => a - b);
+  if (minutes.length === 0) return 24;
+  let gap = minutes[0]! + 1440 - minutes[minutes.length - 1]!;
+  for (let i = 1; i < minutes.length; i++) gap = Math.max(gap, minutes[i]! - minutes[i - 1]!);
+  // A sub-minute schedule (six fields) still gives at most one snapshot a minute in practice.
+  return gap / 60;
+}
+
+/** Caps of 2 x each priced collector's schedule (config.schedules). */
+export function maxGapHoursForSchedules(schedules: { readonly instances: string; readonly clusters: string; readonly k8s_prices: string }): GapCaps {
+  return {
+    instance: 2 * cronGapHours(schedules.instances),
+    cluster: 2 * cronGapHours(schedules.clusters),
+    k8s_price: 2 * cronGapHours(schedules.k8s_prices),
+  };
+}
+
+/** The caps of a configuration: its costMaxGapHours for every kind, else 2 x each schedule. */
+export function gapCapsFor(config: {
+  readonly costMaxGapHours: number | null;
+  readonly schedules: { readonly instances: string; readonly clusters: string; readonly k8s_prices: string };
+}): number | GapCaps {
+  return config.costMaxGapHours ?? maxGapHoursForSchedules(config.schedules);
+}
+
+export function resolveCaps(maxGapHours: number | Partial<GapCaps> | undefined): GapCaps {
+  const caps: GapCaps =
+    typeof maxGapHours === 'number'
+      ? { instance: maxGapHours, cluster: maxGapHours, k8s_price: maxGapHours }
+      : { ...DEFAULT_MAX_GAP_HOURS, ...(maxGapHours ?? {}) };
+  for (const [kind, hours] of Object.entries(caps)) {
+    if (!Number.isFinite(hours) || hours <= 0) throw new Error(`maxGapHours for ${kind} must be a positive number of hours (got ${hours})`);
+  }
+  return caps;
+}
+

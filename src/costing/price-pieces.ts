@@ -1,0 +1,58 @@
+import type { Queryable } from '../db/connection.js';
+import { sqlLiteral as sqlText } from '../db/sql-literal.js';
+import { PRICED_KINDS, type PricedKind } from './pricing.js';
+import { checkDayRange, pieceParams, piecesCte, type CostOverTimeOptions } from './time-pieces.js';
+/** Per-snapshot pieces of time, for per-resource integration (the FOCUS export). */
+
+export interface PricePiece {
+  /** The priced snapshot whose run-rates hold during the piece. */
+  snapshot_id: number;
+  kind: PricedKind;
+  scope_key: string;
+  project_id: number | null;
+  region_id: number | null;
+  taken_at: Date;
+  day: string;
+  /** Only resources priced in this currency (sealed days); NULL = every resource of the snapshot. */
+  currency: string | null;
+  /** Seconds the snapshot's rates hold on that day (exact decimal text). */
+  secs: string;
+  /** The snapshot's rows of its own kind (snapshots.row_count, written with its completion). */
+  row_count: number;
+}
+
+/**
+ * The time each complete priced snapshot's run-rates hold on each UTC day of [fromDay, toDay]:
+ * the same pieces dailyCosts integrates, so a resource's cost = sum(price_per_hour x secs) / 3600.
+ * Sealed days have lost their hourly detail: there the day's last kept snapshot stands for the
+ * whole day, its hours scaled per currency so that the day's total equals the stored cost_daily.
+ */
+export async function pricePieces(q: Queryable, query: { fromDay: string; toDay: string } & CostOverTimeOptions): Promise<PricePiece[]> {
+  checkDayRange('pricePieces', query.fromDay, query.toDay);
+  const kinds = PRICED_KINDS.map(sqlText).join(', ');
+  return q.query<PricePiece & Record<string, unknown>>(
+    `with ${piecesCte('cost_daily_sealed_days')},
+    sealed_snaps as (
+      select distinct on (kind, scope_key, taken_at::date) id, kind, scope_key, project_id, region_id, taken_at, taken_at::date as day
+      from snapshots
+      where complete and kind in (${kinds}) and taken_at::date between $1::date and $2::date
+        and taken_at::date in (select day from cost_daily_sealed_days)
+      order by kind, scope_key, taken_at::date, taken_at desc, id desc
+    ),
+    sealed_pieces as (
+      select s.id, s.kind, s.scope_key, s.project_id, s.region_id, s.taken_at, s.day, d.currency, d.cost * 3600 / r.price_per_hour as secs
+      from sealed_snaps s
+      join cost_daily d on d.day = s.day and d.kind = s.kind and d.scope_key = s.scope_key and d.dimension = 'kind' and d.currency is not null
+      join cost_rollups r on r.snapshot_id = s.id and r.dimension = 'kind' and r.currency = d.currency
+      where r.price_per_hour > 0
+    )
+    select u.*, s.row_count from (
+      select id as snapshot_id, kind, scope_key, project_id, region_id, taken_at, to_char(day, 'YYYY-MM-DD') as day, null::text as currency, secs
+      from pieces
+      union all
+      select id, kind, scope_key, project_id, region_id, taken_at, to_char(day, 'YYYY-MM-DD'), currency, secs from sealed_pieces
+    ) u join snapshots s on s.id = u.snapshot_id
+    order by u.day, u.kind, u.scope_key, u.snapshot_id`,
+    pieceParams(query.fromDay, query.toDay, query),
+  );
+}

@@ -1,0 +1,291 @@
+/**
+ * Pricing rules: what a resource costs per hour, as SQL over one snapshot's rows.
+ *
+ * Rules (README "Cost model"):
+ * - An instance's hourly price is the GPU flavor price of its scope, matched by flavor_name
+ *   (fallback: flavor_id), from the latest complete flavor snapshot of the scope taken at or
+ *   before the instance snapshot (failing that, the flavor snapshot of the same run).
+ * - A bare metal cluster costs its flavor's price x the number of its servers that run. A cluster
+ *   whose servers are not listed (legacy responses) has an unknown price.
+ * - A Kubernetes cluster costs the `total_price` of the pricing endpoint.
+ * - Only running resources cost: instances and cluster servers whose status (or vm_state when the
+ *   status is missing) is ACTIVE. A cluster runs when one of its servers does (or, servers not
+ *   listed, when its cluster_status is ACTIVE). Priced Kubernetes clusters always count as running.
+ * - Every resource is counted (running or not); stopped ones cost 0 in their currency's row.
+ *   A resource whose price is unknown (no matching flavor, hidden price, no currency) goes into the
+ *   row with currency NULL and is counted in unpriced_count: never priced at zero.
+ * - Monthly price = the flavor's price_per_month when given, else price_per_hour x 730; an hourly
+ *   price missing while the monthly one is given is price_per_month / 730.
+ * - Currency codes are upper-cased; amounts in different currencies are never added together.
+ *
+ * All sums run in SQL on numeric; nothing is rounded here.
+ */
+import { gpuCountSql } from '../db/gpu-count.js';
+import { sqlLiteral as sqlText } from '../db/sql-literal.js';
+
+/** Snapshot kinds that carry cost. */
+export const PRICED_KINDS = ['instance', 'cluster', 'k8s_price'] as const;
+export type PricedKind = (typeof PRICED_KINDS)[number];
+
+/** Hours in the month used to turn an hourly price into a monthly one (the provider's own factor). */
+export const HOURS_PER_MONTH = 730;
+
+/** Dimensions written for every priced snapshot, besides `tag:<key>`. */
+export const FIXED_DIMENSIONS = ['project', 'region', 'kind', 'flavor', 'state'] as const;
+export type FixedDimension = (typeof FIXED_DIMENSIONS)[number];
+
+export const TAG_DIMENSION_PREFIX = 'tag:';
+/** Group of the `state` dimension for resources that run (and cost) / that do not. */
+export const STATE_RUNNING = 'running';
+export const STATE_STOPPED = 'stopped';
+/** Group of the flavor / project / region dimensions when the resource has none. */
+export const NO_VALUE = '(none)';
+
+
+/** Running = status (or vm_state when status is empty) is ACTIVE, case-insensitively. */
+export function runningSql(status: string, vmState: string): string {
+  return `(upper(trim(coalesce(nullif(trim(${status}), ''), ${vmState}, ''))) = 'ACTIVE')`;
+}
+
+/**
+ * The flavor snapshot that prices a resource snapshot `s` (a relation alias with scope_key,
+ * taken_at and run_id): the latest complete flavor snapshot of the same scope taken at or before
+ * it, else the complete one of the same run (a run may finish its flavors a moment after its
+ * instances).
+ */
+export function flavorSnapshotSql(s: string): string {
+  return `coalesce(
+      (select f.id from snapshots f
+        where f.complete and f.kind = 'flavor' and f.scope_key = ${s}.scope_key and f.taken_at <= ${s}.taken_at
+        order by f.taken_at desc limit 1),
+      (select f.id from snapshots f
+        where f.complete and f.kind = 'flavor' and f.scope_key = ${s}.scope_key and f.run_id = ${s}.run_id
+        order by f.taken_at limit 1))`;
+}
+
+/** Columns every branch of pricedResourcesSql yields, in this order. */
+export const PRICED_RESOURCE_COLUMNS = [
+  'snapshot_id',
+  'taken_at',
+  'kind',
+  'scope_key',
+  'resource_id',
+  'name',
+  'project_id',
+  'region_id',
+  'region_name',
+  'status',
+  'running',
+  'flavor',
+  'tags',
+  'created_at',
+  'ssh_key_name',
+  'servers_total',
+  'currency',
+  'unit_price_per_hour',
+  'unit_price_per_month',
+  'quantity',
+  'price_per_hour',
+  'price_per_month',
+  /** GPUs per unit from the flavor's hardware description (db/gpu-count.ts); NULL = cannot be read. */
+  'gpus',
+] as const;
+
+/**
+ * SQL (a SELECT, no trailing semicolon) of every resource of the snapshots in relation `snaps`
+ * (columns id, kind, scope_key, project_id, region_id, taken_at, run_id) with its price:
+ * currency NULL = unknown price (then unit price and prices are NULL); price_per_hour is the
+ * current run-rate (unit price x running quantity: 0 when not running). `snaps` must be a
+ * relation name or a parenthesised subquery written by code, never by user input.
+ */
+export function pricedResourcesSql(
+  snaps: string,
+  kinds: readonly PricedKind[] = PRICED_KINDS,
+  /** Only the instances listed in this relation (scope_key, instance_id), each read by its key. */
+  opts: { instanceIds?: string } = {},
+): string {
+  const branches: string[] = [];
+  if (kinds.includes('instance')) branches.push(instanceBranch(snaps, opts.instanceIds));
+  if (kinds.includes('cluster')) branches.push(clusterBranch(snaps));
+  if (kinds.includes('k8s_price')) branches.push(k8sBranch(snaps));
+  if (branches.length === 0) throw new Error('pricedResourcesSql: no kinds');
+  return branches.join('\nunion all\n');
+}
+
+interface PriceInputs {
+  currency: string;
+  hour: string;
+  month: string;
+  quantity: string;
+  /** Further condition for the price to count as known. */
+  alsoKnownWhen?: string;
+}
+
+/**
+ * The price columns: currency (upper-cased) only when an hourly or monthly price is known; the
+ * hourly price falls back to monthly / 730 and the monthly to hourly x 730.
+ */
+function priceColumns(p: PriceInputs): string {
+  const currency = `nullif(upper(trim(${p.currency})), '')`;
+  const hour = `coalesce(${p.hour}, ${p.month} / ${HOURS_PER_MONTH})`;
+  const month = `coalesce(${p.month}, ${p.hour} * ${HOURS_PER_MONTH})`;
+  const known = `(${currency} is not null and ${hour} is not null${p.alsoKnownWhen ? ` and ${p.alsoKnownWhen}` : ''})`;
+  return `case when ${known} then ${currency} end as currency,
+    case when ${known} then ${hour} end as unit_price_per_hour,
+    case when ${known} then ${month} end as unit_price_per_month,
+    ${p.quantity} as quantity,
+    case when ${known} then ${hour} * ${p.quantity} end as price_per_hour,
+    case when ${known} then ${month} * ${p.quantity} end as price_per_month,
+    null::int as gpus`;
+}
+
+/**
+ * A flavor's price fields normalised once per flavor row (not per resource): currency upper-cased
+ * (NULL when blank), hourly price falling back to monthly / 730 and monthly to hourly x 730, and
+ * whether the price is known (both a currency and an hourly price).
+ */
+function normalisedFlavorFields(g: string): Record<'currency' | 'hour' | 'month' | 'known' | 'gpus', string> {
+  const currency = `nullif(upper(trim(${g}.currency_code)), '')`;
+  const hour = `coalesce(${g}.price_per_hour, ${g}.price_per_month / ${HOURS_PER_MONTH})`;
+  return {
+    currency,
+    hour,
+    month: `coalesce(${g}.price_per_month, ${g}.price_per_hour * ${HOURS_PER_MONTH})`,
+    known: `(${currency} is not null and ${hour} is not null)`,
+    gpus: gpuCountSql(`${g}.hardware->>'gpu'`),
+  };
+}
+
+/** The matched flavor's fields after flavorLookupSql: `fx` (by name), else `fy` (by id). */
+export const LOOKED_UP_FLAVOR = {
+  known: 'coalesce(fx.known, fy.known, false)',
+  currency: 'coalesce(fx.currency, fy.currency)',
+  hour: 'coalesce(fx.hour, fy.hour)',
+  month: 'coalesce(fx.month, fy.month)',
+} as const;
+
+/**
+ * Price columns of a resource from its matched flavor: `fx` (by name) or else `fy` (by id, joined
+ * only when the name matched none); unknown price = NULL currency and prices, never zero.
+ */
+function flavorPrices(quantity: string, alsoKnownWhen?: string): string {
+  const f = LOOKED_UP_FLAVOR;
+  const known = `(${f.known}${alsoKnownWhen ? ` and ${alsoKnownWhen}` : ''})`;
+  return `case when ${known} then ${f.currency} end as currency,
+    case when ${known} then ${f.hour} end as unit_price_per_hour,
+    case when ${known} then ${f.month} end as unit_price_per_month,
+    ${quantity} as quantity,
+    case when ${known} then ${f.hour} * ${quantity} end as price_per_hour,
+    case when ${known} then ${f.month} * ${quantity} end as price_per_month,
+    coalesce(fx.gpus, fy.gpus) as gpus`;
+}
+
+/**
+ * The resource snapshots of one kind from `snaps`, each with the flavor snapshot that prices it
+ * and that snapshot's catalogue as two small jsonb maps: `flavors_by_name` (duplicate names resolve
+ * to the lowest flavor_id: jsonb keeps the last of equal keys, and they are aggregated by
+ * flavor_id descending) and `flavors_by_id`, each value the normalised price fields.
+ *
+ * Why maps rather than joins: a resource's price is then a key lookup in its own snapshot's row,
+ * so the plan no longer depends on estimates. Joined as subqueries over the versions views, the
+ * catalogues were estimated at one row and every resource row scanned all of them in a nested
+ * loop (100,000 instances: 1.1-1.7 s per join instead of milliseconds). Numbers keep their exact
+ * numeric value through jsonb. OFFSET 0 computes all this once per snapshot, not per resource.
+ */
+function snapshotsWithFlavors(snaps: string, kind: PricedKind): string {
+  return `(select s.*, fm.flavors_by_name, fm.flavors_by_id
+    from (select s0.*, ${flavorSnapshotSql('s0')} as flavor_snapshot_id from ${snaps} s0 where s0.kind = '${kind}' offset 0) s
+    ${flavorCatalogueSql('fm', 's.flavor_snapshot_id')}
+    offset 0)`;
+}
+
+/**
+ * The catalogue of flavor snapshot `snapshotExpr` as lateral `alias` with the two maps
+ * flavors_by_name and flavors_by_id (see snapshotsWithFlavors); look prices up with
+ * flavorLookupSql.
+ */
+export function flavorCatalogueSql(alias: string, snapshotExpr: string): string {
+  const fields = normalisedFlavorFields('g');
+  const entry = `jsonb_build_object(${Object.entries(fields)
+    .map(([name, expr]) => `'${name}', ${expr}`)
+    .join(', ')}, 'flavor_name', g.flavor_name)`;
+  return `left join lateral (
+      select jsonb_object_agg(g.flavor_name, e.entry order by g.flavor_id desc) filter (where g.flavor_name is not null) as flavors_by_name,
+             jsonb_object_agg(g.flavor_id::text, e.entry) filter (where g.flavor_id is not null) as flavors_by_id
+        from gpu_flavors g cross join lateral (select ${entry} as entry) e
+       where g.snapshot_id = ${snapshotExpr}) ${alias} on true`;
+}
+
+/**
+ * A resource's flavor in catalogue maps (of relation `maps`, see flavorCatalogueSql): laterals
+ * `fx` (the flavor named `nameExpr`, the lowest flavor_id among duplicate names) and else `fy`
+ * (the one whose id is `idExpr`), each with currency, hour, month (normalised), known, gpus.
+ */
+export function flavorLookupSql(maps: string, nameExpr: string, idExpr: string): string {
+  return `${flavorEntry('fx', `${maps}.flavors_by_name -> (${nameExpr})`)}
+  ${flavorEntry('fy', `case when fx.matched is null then ${maps}.flavors_by_id -> (${idExpr})::text end`)}`;
+}
+
+/** The price fields of a catalogue entry (jsonb) as typed columns, as lateral `alias`; no row when `entry` is NULL. */
+function flavorEntry(alias: string, entry: string): string {
+  return `left join lateral (
+      select true as matched, e.j->>'flavor_name' as flavor_name, e.j->>'currency' as currency,
+        (e.j->>'hour')::numeric as hour, (e.j->>'month')::numeric as month,
+        (e.j->>'known')::boolean as known, (e.j->>'gpus')::int as gpus
+      from (select ${entry} as j) e where e.j is not null) ${alias} on true`;
+}
+
+function instanceBranch(snaps: string, ids?: string): string {
+  const running = runningSql('i.status', 'i.vm_state');
+  return `select i.snapshot_id, s.taken_at, 'instance'::text as kind, s.scope_key, i.instance_id as resource_id, i.name,
+    coalesce(i.project_id, s.project_id) as project_id, coalesce(i.region_id, s.region_id) as region_id, i.region as region_name,
+    coalesce(nullif(trim(i.status), ''), i.vm_state) as status, ${running} as running,
+    coalesce(i.flavor_name, fy.flavor_name, i.flavor_id, ${sqlText(NO_VALUE)}) as flavor, i.tags, i.created_at,
+    i.ssh_key_name, null::int as servers_total,
+    ${flavorPrices(`case when ${running} then 1 else 0 end`)}
+  from ${snapshotsWithFlavors(snaps, 'instance')} s
+  ${ids ? listedInstancesSql(ids) : 'join instances i on i.snapshot_id = s.id'}
+  ${flavorLookupSql('s', 'i.flavor_name', 'i.flavor_id')}`;
+}
+
+/**
+ * The instance rows `i` of snapshot `s` listed in `ids` (scope_key, instance_id), each read by its
+ * key: OFFSET 0 keeps the lateral a probe per listed id; flattened, the planner read every row of
+ * each snapshot instead (guessing the snapshots smaller than the list) and kept the listed ones.
+ */
+function listedInstancesSql(ids: string): string {
+  return `join ${ids} ids on ids.scope_key = s.scope_key
+  cross join lateral (select * from instances i0 where i0.snapshot_id = s.id and i0.instance_id = ids.instance_id offset 0) i`;
+}
+
+function clusterBranch(snaps: string): string {
+  // A cluster whose servers were not listed runs when its cluster_status is ACTIVE; its price is
+  // unknown (how many servers run is unknown), so `known` also requires listed servers.
+  const running = `(coalesce(sv.active, 0) > 0 or (coalesce(sv.total, 0) = 0 and upper(trim(coalesce(c.cluster_status, ''))) = 'ACTIVE'))`;
+  return `select c.snapshot_id, s.taken_at, 'cluster'::text as kind, s.scope_key, c.cluster_id as resource_id, c.cluster_name as name,
+    coalesce(c.project_id, s.project_id) as project_id, coalesce(c.region_id, s.region_id) as region_id, c.region as region_name,
+    c.cluster_status as status, ${running} as running,
+    coalesce(c.flavor_name, ${sqlText(NO_VALUE)}) as flavor, c.tags, c.created_at,
+    c.ssh_key_name, coalesce(sv.total, 0) as servers_total,
+    ${flavorPrices('coalesce(sv.active, 0)', 'coalesce(sv.total, 0) > 0')}
+  from ${snapshotsWithFlavors(snaps, 'cluster')} s
+  join gpu_clusters c on c.snapshot_id = s.id
+  left join lateral (
+    select count(*)::int as total, (count(*) filter (where ${runningSql('v.status', 'v.vm_state')}))::int as active
+    from gpu_cluster_servers v where v.snapshot_id = c.snapshot_id and v.cluster_id = c.cluster_id) sv on true
+  ${flavorLookupSql('s', 'c.flavor_name', 'c.flavor_name')}`;
+}
+
+function k8sBranch(snaps: string): string {
+  return `select k.snapshot_id, s.taken_at, 'k8s_price'::text as kind, s.scope_key, k.cluster_name as resource_id, k.cluster_name as name,
+    coalesce(k.project_id, s.project_id) as project_id, coalesce(k.region_id, s.region_id) as region_id, null::text as region_name,
+    -- price_status (show / hide) says whether the price is visible, not how the cluster runs.
+    null::text as status, true as running,
+    ${sqlText(NO_VALUE)}::text as flavor, '{}'::jsonb as tags, null::timestamptz as created_at,
+    null::text as ssh_key_name, null::int as servers_total,
+    ${priceColumns({ currency: 'k.currency_code', hour: 'k.price_per_hour', month: 'k.price_per_month', quantity: '1' })}
+  from ${snaps} s
+  join k8s_cluster_prices k on k.snapshot_id = s.id
+  where s.kind = 'k8s_price'`;
+}
+

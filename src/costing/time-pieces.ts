@@ -1,0 +1,94 @@
+/**
+ * Cutting the complete priced snapshots' run-rates into per-UTC-day pieces of time: the shared
+ * core of every integration of cost over time (daily costs, closed days, FOCUS price pieces).
+ */
+import { sqlLiteral as sqlText } from '../db/sql-literal.js';
+import { resolveCaps, type GapCaps } from './gap-caps.js';
+import { PRICED_KINDS } from './pricing.js';
+
+
+export interface CostOverTimeOptions {
+  /**
+   * Longest time one snapshot's run-rate is assumed to hold: one number for every kind, or per
+   * kind (default DEFAULT_MAX_GAP_HOURS: 2 x the default schedules).
+   */
+  maxGapHours?: number | Partial<GapCaps>;
+  /** End of the open interval after the newest snapshot of each (kind, scope) (default: the real time). */
+  now?: Date;
+}
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+export function checkDayRange(fn: string, fromDay: string, toDay: string): void {
+  const valid = (d: string) => DAY.test(d) && !Number.isNaN(Date.parse(`${d}T00:00:00Z`));
+  if (!valid(fromDay) || !valid(toDay)) {
+    throw new Error(`${fn}: fromDay and toDay must be dates YYYY-MM-DD (got ${JSON.stringify(fromDay)}, ${JSON.stringify(toDay)})`);
+  }
+  if (fromDay > toDay) throw new Error(`${fn}: fromDay ${fromDay} is after toDay ${toDay}`);
+}
+
+/**
+ * CTE text (`live_from`, `win`, `intervals`, `pieces`) cutting the complete priced snapshots' run-rates into
+ * per-UTC-day pieces for days [$1, $2] not sealed: each snapshot's rate holds from its taken_at
+ * until the next complete snapshot of the same (kind, scope), at most the kind's cap ($3 instance,
+ * $4 cluster, $5 k8s_price, in seconds); the newest until $6 (now), capped alike.
+ */
+export function piecesCte(storedDays: string): string {
+  const kinds = PRICED_KINDS.map(sqlText).join(', ');
+  const cap = `make_interval(secs => (case kind when 'instance' then $3::int when 'cluster' then $4::int else $5::int end))`;
+  // Pieces are only ever made for days not in `storedDays` (a relation with a column day): snapshots
+  // that end before the first such day (their rate holds at most the cap) are not read at all, so a
+  // year of stored history costs nothing here.
+  return `live_from as (
+    select min(d)::date as day from generate_series($1::date, $2::date, interval '1 day') d
+    where d::date not in (select day from ${storedDays})
+  ),
+  win as (
+    select id, kind, scope_key, project_id, region_id, taken_at,
+      lead(taken_at) over (partition by kind, scope_key order by taken_at, id) as next_at
+    from snapshots
+    where complete and kind in (${kinds})
+      and taken_at >= (select day from live_from) - make_interval(secs => greatest($3::int, $4::int, $5::int))
+      and taken_at < $2::date + 1 + make_interval(secs => greatest($3::int, $4::int, $5::int))
+  ),
+  intervals as (
+    select w.*, least(coalesce(w.next_at, $6::timestamptz), w.taken_at + ${cap}) as end_at from win w
+  ),
+  pieces as materialized (
+    select iv.id, iv.kind, iv.scope_key, iv.project_id, iv.region_id, iv.taken_at, d.day::date as day,
+      extract(epoch from least(iv.end_at, d.day + interval '1 day') - greatest(iv.taken_at, d.day)) as secs
+    from intervals iv
+    cross join lateral generate_series(date_trunc('day', iv.taken_at), iv.end_at - interval '1 microsecond', interval '1 day') as d(day)
+    where iv.end_at > iv.taken_at
+      and d.day::date between $1::date and $2::date
+      and d.day::date not in (select day from ${storedDays})
+  )`;
+}
+
+/** The taken_at range of the snapshots piecesCte reads (for bounding rollup reads by the dimension/time index). */
+export const WINDOW_TIME_RANGE = `r.taken_at >= (select day from live_from) - make_interval(secs => greatest($3::int, $4::int, $5::int))
+  and r.taken_at < $2::date + 1 + make_interval(secs => greatest($3::int, $4::int, $5::int))`;
+
+export function pieceParams(fromDay: string, toDay: string, opts: CostOverTimeOptions): unknown[] {
+  const caps = resolveCaps(opts.maxGapHours);
+  const secs = (h: number) => Math.round(h * 3600);
+  return [fromDay, toDay, secs(caps.instance), secs(caps.cluster), secs(caps.k8s_price), (opts.now ?? new Date()).toISOString()];
+}
+
+/**
+ * GPU-hours, their cost and the hours of resources with an unreadable GPU count, integrated over
+ * the pieces `e` (columns gpu_count, gpu_price_per_hour, gpu_unknown_count, secs): NULL when a
+ * rollup predates GPU counting (its GPUs are unknown, never 0).
+ */
+export function gpuSums(e: string): string {
+  const known = `bool_and(${e}.gpu_count is not null)`;
+  return `case when ${known} then trim_scale(sum(${e}.gpu_count * ${e}.secs) / 3600) end as gpu_hours,
+    case when ${known} then trim_scale(sum(${e}.gpu_price_per_hour * ${e}.secs) / 3600) end as gpu_cost,
+    case when ${known} then trim_scale(sum(${e}.gpu_unknown_count * ${e}.secs) / 3600) end as gpu_unknown_resource_hours`;
+}
+
+/** The gap caps (seconds per priced kind) a closed day was computed with, as stored in cost_daily_closed_days.caps. */
+export function capsKey(params: readonly unknown[]): string {
+  return `instance=${params[2]},cluster=${params[3]},k8s_price=${params[4]}`;
+}
+
