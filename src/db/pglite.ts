@@ -1,0 +1,93 @@
+/** Embedded PGlite, in a folder or in memory (connection.ts says what every driver gives). */
+import { mkdirSync } from 'node:fs';
+import { PGlite, types as pgliteTypes, type Transaction as PGliteTransaction } from '@electric-sql/pglite';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import type { Database, Queryable, Row } from './connection.js';
+import { lockDataDir, type DataDirLock } from './data-dir-lock.js';
+import * as schema from './schema.js';
+
+const identity = (value: string) => value;
+/** Global PGlite parsers: int8 as string (like pg) so values above 2^53 stay exact; date as text. */
+const pgliteParsers = {
+  [pgliteTypes.INT8]: identity,
+  [pgliteTypes.DATE]: identity,
+};
+
+export async function openPglite(dataDir: string, loadDataDir: Blob | undefined): Promise<Database> {
+  const inMemory = dataDir === 'memory://' || dataDir === '';
+  let dirLock: DataDirLock | null = null;
+  if (!inMemory) {
+    mkdirSync(dataDir, { recursive: true });
+    // Before PGlite touches the folder: a second process must not even open it.
+    dirLock = lockDataDir(dataDir);
+  }
+  let client: PGlite;
+  try {
+    client = await PGlite.create(inMemory ? 'memory://' : dataDir, { parsers: pgliteParsers, loadDataDir });
+    await client.query("SET TIME ZONE 'UTC'");
+  } catch (err) {
+    dirLock?.release();
+    throw new Error(`cannot open PGlite database in ${inMemory ? 'memory' : dataDir}: ${(err as Error).message}`, { cause: err });
+  }
+
+  const session = (conn: PGlite | PGliteTransaction): Queryable => ({
+    driver: 'pglite',
+    // drizzle's PGlite driver only calls query() on its client, which a PGlite transaction has.
+    db: drizzlePglite({ client: conn as PGlite, schema }),
+    query: async (text, params) => (await conn.query(text, params ? [...params] : [])).rows as never[],
+    execute: async (text, params) => {
+      const result = await conn.query(text, params ? [...params] : []);
+      return { rows: result.rows as never[], rowCount: result.affectedRows ?? 0 };
+    },
+    // PGlite reads COPY data from its /dev/blob device.
+    copyFrom: async (into, data) => (await conn.query(`COPY ${into} FROM '/dev/blob'`, [], { blob: new Blob([...data]) })).affectedRows ?? 0,
+  });
+
+  // PGlite is one session in this process: an in-process lock is what excludes concurrent holders.
+  const held = new Map<string, Promise<void>>();
+  let closed = false;
+
+  return {
+    ...session(client),
+
+    transaction: (fn) => client.transaction((tx) => fn(session(tx))),
+
+    async withAdvisoryLock(name, fn, opts = {}) {
+      if (opts.wait === false && held.has(name)) return { acquired: false };
+      while (held.has(name)) await held.get(name);
+      let release!: () => void;
+      held.set(name, new Promise<void>((resolve) => (release = resolve)));
+      try {
+        return { acquired: true, value: await fn(session(client)) };
+      } finally {
+        held.delete(name);
+        release();
+      }
+    },
+
+    async holdAdvisoryLock(name) {
+      if (held.has(name)) return null;
+      let release!: () => void;
+      held.set(name, new Promise<void>((resolve) => (release = resolve)));
+      let released = false;
+      return {
+        release: async () => {
+          if (released) return;
+          released = true;
+          held.delete(name);
+          release();
+        },
+      };
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      try {
+        await client.close();
+      } finally {
+        dirLock?.release();
+      }
+    },
+  };
+}
