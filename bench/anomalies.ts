@@ -16,9 +16,10 @@ import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/connection.js';
 import { migrateDatabase } from '../src/db/migrate.js';
 import { lastCompleteDay, scanAnomalies } from '../src/reports/anomalies.js';
-import { explainDay, storeExplanation } from '../src/reports/shared/anomaly-explain.js';
+import { storeExplanations } from '../src/costing/derive/anomaly-explanations.js';
+import { explainDay, prepareExplanation } from '../src/reports/shared/anomaly-explain.js';
 import { addDays } from '../src/reports/shared/format.js';
-import { dailyCostsFor } from '../src/reports/shared/time.js';
+import { dailyCostsFor } from '../src/costing/cost-over-time.js';
 
 
 
@@ -67,8 +68,8 @@ export async function main(args: string[]): Promise<void> {
       const q = { day, dimension: 'tag:team', group: biggest.group_value, currency: biggest.currency! };
       const e = await explainDay(db, config, now, q);
       out(`explain ${label} ${day}, tag:team ${q.group} ${q.currency}: ${e.lines.length} lines (+${e.more}); ${await timed(o.samples, () => explainDay(db, config, now, q))}`);
-      // As the report reads it once a run has stored it (notify/after-run.ts): the inputs checked, the row read.
-      await storeExplanation(db, config, now, q);
+      // As the report reads it once a run has stored it (costing/derive/after-run.ts): the inputs checked, the row read.
+      await storeExplanations(db, now, { candidates: async () => [q], prepare: (key) => prepareExplanation(db, config, now, key) });
       out(`explain ${label} ${day}, stored after the run: ${await timed(o.samples, () => explainDay(db, config, now, q))}`);
     }
   } finally {

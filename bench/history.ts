@@ -21,7 +21,8 @@ import { openDatabase, type Database, type Queryable } from '../src/db/connectio
 import { migrateDatabase } from '../src/db/migrate.js';
 import { instances } from '../src/db/schema.js';
 import { loadConfig } from '../src/config.js';
-import { refreshCurrentInstances } from '../src/read-models/current-instances-store.js';
+import { refreshCurrentInstances } from '../src/costing/derive/current-instances.js';
+import { idleTagExtraction } from '../src/read-models/idle-rules-sql.js';
 import { onServer, withDatabase } from './database.js';
 
 
@@ -189,10 +190,10 @@ export async function main(args: string[]): Promise<void> {
     // After a run the service refreshes current_instances (notify/after-run.ts), outside the
     // collection's transaction: timed apart, with nothing changed it computes every row and writes none.
     const config = loadConfig({});
-    await refreshCurrentInstances(db, config);
+    await refreshCurrentInstances(db, idleTagExtraction(config));
     const sameAgain = await collect(db, o, new Date(T0.getTime() + (o.rounds + 1) * 3600_000), () => 0);
     let t = performance.now();
-    const unchanged = await refreshCurrentInstances(db, config);
+    const unchanged = await refreshCurrentInstances(db, idleTagExtraction(config));
     out(`after the run (not part of it): current instances refreshed in ${secs(performance.now() - t)}, ${unchanged?.written ?? 0} rows written (nothing changed; collection ${secs(sameAgain.copyMs + sameAgain.finaliseMs)})`);
 
     // 2. Storage added by a collection in which 1% changed, with the refresh after it.
@@ -200,7 +201,7 @@ export async function main(args: string[]): Promise<void> {
     const before = await sizes(db);
     const churn = await collect(db, o, new Date(T0.getTime() + (o.rounds + 2) * 3600_000), (n) => (n % 100 === 0 ? 1 : 0));
     t = performance.now();
-    const refreshed = await refreshCurrentInstances(db, config);
+    const refreshed = await refreshCurrentInstances(db, idleTagExtraction(config));
     out(`after the run: current instances refreshed in ${secs(performance.now() - t)}, ${refreshed?.written ?? 0} rows written`);
     await db.execute('VACUUM instances_staged');
     const after = await sizes(db);

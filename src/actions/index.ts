@@ -1,5 +1,5 @@
 export { AUDIT_ACTIONS, AUDIT_RESULTS, appendAudit, type AuditAction, type AuditEntry, type AuditResult } from './audit.js';
-export { instanceDataAge, loadInstancesByRef, type CurrentInstance } from '../read-models/current-instances.js';
+export { instanceDataAge, loadInstancesByRef, type CurrentInstance } from '../costing/current-instances.js';
 export { addDecimal, compareDecimal, totalsByCurrency, type MoneyTotal } from '../read-models/decimal.js';
 export {
   describeIdleRules,

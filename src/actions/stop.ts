@@ -3,7 +3,7 @@ import { CloudApiError } from '../cloud/errors.js';
 import type { Queryable } from '../db/connection.js';
 import type { Logger } from '../logger.js';
 import { AUDIT_ACTIONS, appendAudit, type AuditResult } from './audit.js';
-import { loadInstancesByRef, type CurrentInstance } from '../read-models/current-instances.js';
+import { loadInstancesByRef, type CurrentInstance } from '../costing/current-instances.js';
 import { totalsByCurrency, type MoneyTotal } from '../read-models/decimal.js';
 import { evaluateIdleRules, type IdleRuleSettings, type RuleMatch } from '../read-models/idle-rules.js';
 import { formatInstanceRef, sameRef, type InstanceRef } from '../read-models/refs.js';

@@ -1,6 +1,5 @@
 import type { Queryable } from '../db/connection.js';
-import { flavorCatalogueSql, flavorLookupSql, flavorSnapshotSql, LOOKED_UP_FLAVOR as F, runningSql } from '../costing/pricing.js';
-import type { InstanceRef } from './refs.js';
+import { flavorCatalogueSql, flavorLookupSql, flavorSnapshotSql, LOOKED_UP_FLAVOR as F, runningSql } from './pricing.js';
 
 /**
  * Instances and bare metal cluster servers as cloudtally knows them now: the rows of the latest
@@ -14,6 +13,13 @@ import type { InstanceRef } from './refs.js';
  *   null when unpriced;
  * - the pending scheduled stop, if any.
  */
+
+/** An instance by project, region and id (actions write it `project:region:id`: read-models/refs.ts). */
+export interface InstanceRef {
+  projectId: number;
+  regionId: number;
+  instanceId: string;
+}
 
 export interface CurrentInstance {
   ref: InstanceRef;

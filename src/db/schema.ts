@@ -959,9 +959,9 @@ export const anomalyExplanations = pgTable(
 
 /**
  * The instances and bare metal cluster servers of the latest complete snapshot of each scope, as
- * read-models/current-instances.ts reads them (priced by the cost model, stops not applied), with
+ * costing/current-instances.ts reads them (priced by the cost model, stops not applied), with
  * the idle rules' tag values already extracted: the idle candidates list reads this narrow table
- * instead of the snapshots (read-models/current-instances-store.ts). Derived and refreshed after each
+ * instead of the snapshots (costing/derive/current-instances.ts). Derived and refreshed after each
  * collection run; `current_instances_stamp` says from which snapshots and idle settings it was
  * built, and readers use the table only while that stamp is the one of the current snapshots and
  * settings (else they read the snapshots). Emptying it loses nothing but time.

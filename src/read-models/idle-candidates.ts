@@ -1,10 +1,10 @@
 import { Binds } from '../db/binds.js';
 import type { Queryable } from '../db/connection.js';
 import type { MoneyTotal } from './decimal.js';
-import { CURRENT_INSTANCES_SQL, currentInstancesSql, toInstance, type CurrentInstance, type CurrentInstanceRow } from './current-instances.js';
-import { currentInstancesFresh } from './current-instances-store.js';
+import { CURRENT_INSTANCES_SQL, currentInstancesSql, toInstance, type CurrentInstance, type CurrentInstanceRow } from '../costing/current-instances.js';
+import { currentInstancesFresh } from '../costing/derive/current-instances.js';
 import { IDLE_RULES, type IdleRuleId, type IdleRuleSettings } from './idle-rules.js';
-import { idleRuleFlagsSql, idleRuleInputsFromTags, STORED_IDLE_RULE_INPUTS } from './idle-rules-sql.js';
+import { idleRuleFlagsSql, idleRuleInputsFromTags, idleTagExtraction, STORED_IDLE_RULE_INPUTS } from './idle-rules-sql.js';
 import { runningSql } from '../costing/pricing.js';
 
 /*
@@ -74,7 +74,7 @@ interface CandidateRow extends CurrentInstanceRow {
 export async function queryIdleCandidates(q: Queryable, settings: IdleRuleSettings, now: Date, query: IdleCandidatesQuery): Promise<IdleCandidates> {
   // The narrow current_instances table when it holds the current snapshots, else the snapshots.
   // Side by side: the table is current after every run, so both answers are needed nearly always.
-  const [stored, stops] = await Promise.all([query.source !== 'snapshots' && currentInstancesFresh(q, settings), anyStops(q)]);
+  const [stored, stops] = await Promise.all([query.source !== 'snapshots' && currentInstancesFresh(q, idleTagExtraction(settings)), anyStops(q)]);
   const rows = await q.query<CandidateRow>(...(stored ? storedCandidatesSql(settings, now, query, stops) : snapshotCandidatesSql(settings, now, query)));
   const first = rows[0];
   return {

@@ -1,4 +1,5 @@
 import type { Binds } from '../db/binds.js';
+import type { TagExtraction } from '../costing/derive/current-instances.js';
 import { EXPIRY_PATTERN, isOffHoursNow, TAG_BLANKS, type IdleRuleId, type IdleRuleSettings } from './idle-rules.js';
 
 /*
@@ -66,6 +67,14 @@ export function idleRuleInputsFromTags(settings: IdleRuleSettings, binds: Binds)
     get offHoursValue() {
       return `lower(${tag(rules.offHours.tagKey)})`;
     },
+  };
+}
+
+/** The idle rules' inputs as current_instances extracts them when it is built under `settings`. */
+export function idleTagExtraction(settings: IdleRuleSettings): TagExtraction {
+  return {
+    keys: [settings.ownerTagKey, settings.idleRules.expired.tagKey, settings.idleRules.offHours.tagKey],
+    columns: (binds) => idleRuleInputsFromTags(settings, binds),
   };
 }
 

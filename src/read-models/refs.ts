@@ -2,11 +2,9 @@
  * An instance as the stop endpoint addresses it: project, region and id, written
  * `project:region:id` in forms and URLs (e.g. `380101:76:6f1c...`).
  */
-export interface InstanceRef {
-  projectId: number;
-  regionId: number;
-  instanceId: string;
-}
+import type { InstanceRef } from '../costing/current-instances.js';
+
+export type { InstanceRef };
 
 const REF = /^(\d{1,9}):(\d{1,9}):([A-Za-z0-9][A-Za-z0-9._-]{0,127})$/;
 

@@ -13,15 +13,18 @@ import { absDecimal, compareDecimal } from '../read-models/decimal.js';
 import type { Column, Row, SummaryItem } from './report.js';
 import { listRows } from './shared/batches.js';
 import { dimensionOf } from './shared/costs.js';
-import { comparedNote, explainDay, storeExplanation, summarise, type ExplanationLine } from './shared/anomaly-explain.js';
+import type { ExplanationKey, ExplanationSource } from '../costing/derive/anomaly-explanations.js';
+import { comparedNote, explainDay, prepareExplanation, summarise, type ExplanationLine } from './shared/anomaly-explain.js';
 import { judge, type Judgement } from './shared/anomaly-stats.js';
-import { dailyGaps, periodCoverage, type DayGap } from './shared/coverage.js';
+import { dailyGaps, type DayGap } from '../costing/coverage.js';
+import { periodCoverage } from './shared/coverage.js';
 import { defineReport } from './shared/define.js';
 import { addDays, dimensionLabel, kindLabel } from './shared/format.js';
 import { optionalSelect } from './shared/fields.js';
 import { invalidParameter } from './shared/params.js';
 import { checkPeriodParams, periodField, periodGiven, periodParamShape, resolvePeriod, type ResolvedPeriod } from './shared/period.js';
-import { dailyCostsFor, daysBetween, gapCapText } from './shared/time.js';
+import { dailyCostsFor } from '../costing/cost-over-time.js';
+import { daysBetween, gapCapText } from './shared/time.js';
 import type { Report, ReportCtx } from './shared/types.js';
 
 /** Days shown when no period is given: the last 30 complete days. */
@@ -91,7 +94,7 @@ export async function scanAnomalies(ctx: ReportCtx, dimension: string, range: { 
   if (range.fromDay > toDay) return empty;
   const windowFrom = addDays(range.fromDay, -settings.baselineDays);
   const [gaps, costs, first] = await Promise.all([
-    dailyGaps(ctx, { fromDay: windowFrom, toDay }, settings.baselineDays),
+    dailyGaps(ctx.db, ctx.config, { fromDay: windowFrom, toDay }, settings.baselineDays),
     dailyCostsFor(ctx.db, ctx.config, ctx.now, dimension, windowFrom, toDay),
     ctx.db.query<{ first_at: Date | null }>('select min(taken_at) as first_at from snapshots where complete and kind = any($1::text[])', [PRICED_KINDS]),
   ]);
@@ -190,24 +193,25 @@ export async function explainRow(ctx: ReportCtx, dimension: string, r: AnomalyRo
 }
 
 /**
- * Explains and stores (anomaly_explanations) every spike and drop the report shows by default:
- * the last DEFAULT_DAYS complete days of each anomaly grouping. Run after each collection run, so
- * that the report reads explanations instead of pricing every resource that changed on the day;
- * an explanation whose inputs have not changed is kept, not computed again. Returns the counts.
+ * The explanations to store after each collection run (costing/derive/anomaly-explanations.ts):
+ * every spike and drop the report shows by default, the last DEFAULT_DAYS complete days of each
+ * anomaly grouping, so that the report reads explanations instead of pricing every resource that
+ * changed on the day.
  */
-export async function storeDefaultExplanations(ctx: ReportCtx): Promise<{ explained: number; kept: number }> {
-  let explained = 0;
-  let kept = 0;
-  for (const grouping of ctx.config.anomalies.groupings) {
-    const r = await resolve(ctx, { by: grouping });
-    for (const row of r.scan.rows) {
-      if (row.kind === 'data gap') continue;
-      const stored = await storeExplanation(ctx.db, ctx.config, ctx.now, { day: row.day, dimension: r.dimension, group: row.group!, currency: row.currency! });
-      if (stored) explained++;
-      else kept++;
-    }
-  }
-  return { explained, kept };
+export function explanationSource(ctx: ReportCtx): ExplanationSource {
+  return {
+    async candidates() {
+      const keys: ExplanationKey[] = [];
+      for (const grouping of ctx.config.anomalies.groupings) {
+        const r = await resolve(ctx, { by: grouping });
+        for (const row of r.scan.rows) {
+          if (row.kind !== 'data gap') keys.push({ day: row.day, dimension: r.dimension, group: row.group!, currency: row.currency! });
+        }
+      }
+      return keys;
+    },
+    prepare: (key) => prepareExplanation(ctx.db, ctx.config, ctx.now, key),
+  };
 }
 
 const COLUMNS: Column[] = [

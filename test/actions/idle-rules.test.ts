@@ -5,7 +5,8 @@ import type { CloudClient } from '../../src/cloud/client.js';
 import type { Database } from '../../src/db/connection.js';
 import { idleReport, type IdleParams } from '../../src/reports/idle.js';
 import { IDLE_SORTS, queryIdleCandidates } from '../../src/read-models/idle-candidates.js';
-import { refreshCurrentInstances } from '../../src/read-models/current-instances-store.js';
+import { refreshCurrentInstances } from '../../src/costing/derive/current-instances.js';
+import { idleTagExtraction } from '../../src/read-models/idle-rules-sql.js';
 import { IDLE_RULES } from '../../src/read-models/idle-rules.js';
 import type { Config } from '../../src/config.js';
 import type { Row } from '../../src/reports/report.js';
@@ -107,7 +108,7 @@ describe.each(testDatabases().flatMap((d) => SOURCES.map((source) => ({ ...d, so
     [db, sim] = await Promise.all([open(), startTestSimulator()]);
     client = clientOf(sim);
     await seedFromSimulator(db, sim, config);
-    if (source === 'current_instances') expect((await refreshCurrentInstances(db, config))?.rows).toBeGreaterThan(10);
+    if (source === 'current_instances') expect((await refreshCurrentInstances(db, idleTagExtraction(config)))?.rows).toBeGreaterThan(10);
   });
   afterAll(async () => {
     await client.close();
@@ -248,7 +249,7 @@ describe.each(testDatabases().flatMap((d) => SOURCES.map((source) => ({ ...d, so
       }
     };
     await same(config, 'built');
-    expect(await refreshCurrentInstances(db, config)).toBeNull();
+    expect(await refreshCurrentInstances(db, idleTagExtraction(config))).toBeNull();
 
     // Other tag keys for the rules: the extracted values no longer hold, the snapshots are read.
     const byTeam = { ...config, ownerTagKey: 'team' };
@@ -277,7 +278,7 @@ describe.each(testDatabases().flatMap((d) => SOURCES.map((source) => ({ ...d, so
     expect(await listed()).not.toContainEqual(ref);
     await same(config, 'stale');
     // Only what changed is written: the one row gone.
-    expect(await refreshCurrentInstances(db, config)).toEqual({ rows: before - 1, written: 1 });
+    expect(await refreshCurrentInstances(db, idleTagExtraction(config))).toEqual({ rows: before - 1, written: 1 });
     expect(await listed()).not.toContainEqual(ref);
     await same(config, 'rebuilt');
   });

@@ -33,7 +33,8 @@ import { loadConfig, type Config } from '../../src/config.js';
 import type { OutgoingMessage } from '../../src/notify/message.js';
 import { enqueueAnomalyAlerts } from '../../src/notify/anomaly-alerts.js';
 import { workAfterRun } from '../../src/notify/after-run.js';
-import { storeDefaultExplanations } from '../../src/reports/anomalies.js';
+import { storeExplanations } from '../../src/costing/derive/anomaly-explanations.js';
+import { explanationSource } from '../../src/reports/anomalies.js';
 import { silentLogger } from '../../src/logger.js';
 import { enqueueMessage } from '../../src/notify/outbox.js';
 import { addDays } from '../../src/reports/shared/format.js';
@@ -269,7 +270,7 @@ describe.each(testDatabases())('anomalies on $name', ({ open }) => {
     const stored = await db.query<{ dimension: string; group_value: string; day: string }>('select dimension, group_value, day::text from anomaly_explanations');
     expect(stored).toHaveLength(flagged.length);
     // Stored once: the next run finds every explanation's inputs unchanged.
-    expect(await storeDefaultExplanations({ db, config, now: NOW })).toEqual({ explained: 0, kept: flagged.length });
+    expect(await storeExplanations(db, NOW, explanationSource({ db, config, now: NOW }))).toEqual({ explained: 0, kept: flagged.length });
     // Read back, they are what the report explained live, to the last field.
     expect(await Promise.all(defaults.map(async (q) => strip(await json(q))))).toEqual(live);
 
@@ -298,7 +299,7 @@ describe.each(testDatabases())('anomalies on $name', ({ open }) => {
     expect(again.explanation_lines).not.toContain('(stored)');
     expect(again.lines.map((l) => [l.resource_id, l.change, dec(l.impact)])).toEqual([['a3', 'appeared', 74.4]]);
     // The next run stores the day anew from its new inputs.
-    expect((await storeDefaultExplanations({ db, config, now: NOW })).explained).toBeGreaterThan(0);
+    expect((await storeExplanations(db, NOW, explanationSource({ db, config, now: NOW }))).explained).toBeGreaterThan(0);
 
     // A snapshot backfilled at 05-19 noon, with a3 already there, prices nothing of 05-20 (the
     // 05-20 snapshots hold all of it) but is now the one before the day: a3 no longer appears on

@@ -1,10 +1,53 @@
 /**
  * The anomaly explanations written after each collection run (table anomaly_explanations): read
  * by the anomalies report and the alerts instead of explaining a day again, but only under the
- * very inputs they were computed from (`digest`, see anomaly-explain.ts explanationInputs).
+ * very inputs they were computed from (`digest`, see reports/shared/anomaly-explain.ts). What to
+ * explain and how is the report's (an ExplanationSource, read-only); storing it is done here.
  */
 import type { Queryable } from '../../db/connection.js';
-import type { Explanation } from './anomaly-explain.js';
+import type { PricedKind } from '../pricing.js';
+
+/** What happened to a resource, as far as the group's spend is concerned. */
+export type LineChange =
+  | 'appeared'
+  | 'disappeared'
+  | 'moved in'
+  | 'moved out'
+  | 'started'
+  | 'stopped'
+  | 'flavor changed'
+  | 'price changed'
+  | 'ran part of the day';
+
+export interface ExplanationLine {
+  kind: PricedKind;
+  scope: string;
+  resource_id: string;
+  name: string | null;
+  change: LineChange;
+  /** The diff's changed fields and tags, e.g. `status: SHUTOFF -> ACTIVE; team: "web" -> "ml"`. */
+  details: string;
+  /** Run-rate in the group and currency before and after (0 when not in the group, not running). */
+  price_per_hour_before: string;
+  price_per_hour_after: string;
+  /** Hours at the new rate that give the impact (impact / rate change); null when the rate did not change. */
+  hours: string | null;
+  /** Cost impact on the day (exact decimal text, in the currency). */
+  impact: string;
+  /** The line as one sentence. */
+  text: string;
+}
+
+export interface Explanation {
+  lines: ExplanationLine[];
+  /** Lines beyond the first `maxLines` (by size of impact), not listed. */
+  more: number;
+  /** Sum of every line's impact (listed or not). */
+  explained: string;
+  /** When the snapshots compared were taken (before = null: none before the day). */
+  compared: Array<{ kind: string; scope: string; before_at: Date | null; after_at: Date }>;
+}
+
 
 export interface ExplanationKey {
   dimension: string;
@@ -31,7 +74,7 @@ export async function readStoredExplanation(q: Queryable, key: ExplanationKey, d
 }
 
 /** Stores (or replaces) the explanation of `key`, computed from inputs `digest`. */
-export async function writeStoredExplanation(q: Queryable, key: ExplanationKey, digest: string, explanation: Explanation, now: Date): Promise<void> {
+async function writeStoredExplanation(q: Queryable, key: ExplanationKey, digest: string, explanation: Explanation, now: Date): Promise<void> {
   await q.execute(
     `insert into anomaly_explanations (dimension, group_value, currency, day, inputs, explanation, computed_at)
      values ($1, $2, $3, $4::date, $5, $6::jsonb, $7)
@@ -39,4 +82,31 @@ export async function writeStoredExplanation(q: Queryable, key: ExplanationKey, 
      do update set inputs = excluded.inputs, explanation = excluded.explanation, computed_at = excluded.computed_at`,
     [key.dimension, key.group, key.currency, key.day, digest, JSON.stringify(explanation), now],
   );
+}
+
+/** What to explain after a run, and how: the anomalies report's side (reports/anomalies.ts explanationSource). */
+export interface ExplanationSource {
+  /** The days and groups to have explanations for. */
+  candidates(): Promise<ExplanationKey[]>;
+  /** The digest of what decides `key`'s explanation and how to compute it; null when there is nothing to explain. */
+  prepare(key: ExplanationKey): Promise<{ digest: string; explain(): Promise<Explanation> } | null>;
+}
+
+/**
+ * Explains and stores every candidate of `source` whose stored explanation was computed from other
+ * inputs (or is missing); one whose inputs have not changed is kept, not computed again.
+ */
+export async function storeExplanations(q: Queryable, now: Date, source: ExplanationSource): Promise<{ explained: number; kept: number }> {
+  let explained = 0;
+  let kept = 0;
+  for (const key of await source.candidates()) {
+    const prepared = await source.prepare(key);
+    if (prepared === null || (await readStoredExplanation(q, key, prepared.digest))) {
+      kept++;
+      continue;
+    }
+    await writeStoredExplanation(q, key, prepared.digest, await prepared.explain(), now);
+    explained++;
+  }
+  return { explained, kept };
 }

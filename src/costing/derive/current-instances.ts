@@ -10,12 +10,21 @@
  * current snapshots and settings (currentInstancesFresh). Stops made through cloudtally are not in
  * it: readers apply them, as they do on the snapshots.
  */
-import { Binds } from '../db/binds.js';
-import type { Database, Queryable } from '../db/connection.js';
-import { flavorSnapshotSql } from '../costing/pricing.js';
-import { LATEST_INSTANCE_SNAPSHOTS_SQL, SNAPSHOT_INSTANCES_SQL } from './current-instances.js';
-import type { IdleRuleSettings } from './idle-rules.js';
-import { idleRuleInputsFromTags } from './idle-rules-sql.js';
+import { Binds } from '../../db/binds.js';
+import type { Database, Queryable } from '../../db/connection.js';
+import { LATEST_INSTANCE_SNAPSHOTS_SQL, SNAPSHOT_INSTANCES_SQL } from '../current-instances.js';
+import { flavorSnapshotSql } from '../pricing.js';
+
+/**
+ * What the table extracts from each instance's tags besides its own columns (the idle rules'
+ * inputs: read-models/idle-rules-sql.ts idleTagExtraction), and the tag keys that decides.
+ */
+export interface TagExtraction {
+  /** The tag keys read; other keys make the table stale. */
+  readonly keys: readonly string[];
+  /** SQL of each extracted column over instance rows `x` (tags jsonb), binding parameters in `binds`. */
+  columns(binds: Binds): { ownerMissing: string; expiresAt: string; offHoursValue: string };
+}
 
 /** Bump when what the table holds or how it is extracted changes: a table built before is then rebuilt, never read. */
 const FORMAT = 1;
@@ -36,18 +45,18 @@ const COLUMNS = [
  * instance and cluster snapshot of each scope with the flavor snapshot that prices it (complete
  * snapshots never change) and of the tag keys the rules read.
  */
-function currentStampSql(settings: IdleRuleSettings, binds: Binds): string {
-  const keys = JSON.stringify([FORMAT, settings.ownerTagKey, settings.idleRules.expired.tagKey, settings.idleRules.offHours.tagKey]);
+function currentStampSql(extraction: TagExtraction, binds: Binds): string {
+  const keys = JSON.stringify([FORMAT, ...extraction.keys]);
   return `md5(${binds.add(keys)}::text || '|' || coalesce((
     select string_agg(s0.kind || ':' || s0.scope_key || ':' || s0.id || ':' || coalesce((${flavorSnapshotSql('s0')})::text, '-'), ',' order by s0.kind, s0.scope_key)
     from (${LATEST_INSTANCE_SNAPSHOTS_SQL}) s0), ''))`;
 }
 
-/** Whether current_instances holds the current snapshots under `settings` (else read the snapshots). */
-export async function currentInstancesFresh(q: Queryable, settings: IdleRuleSettings): Promise<boolean> {
+/** Whether current_instances holds the current snapshots under `extraction` (else read the snapshots). */
+export async function currentInstancesFresh(q: Queryable, extraction: TagExtraction): Promise<boolean> {
   const binds = new Binds();
   const [row] = await q.query<{ fresh: boolean | null }>(
-    `select (select stamp from current_instances_stamp where id = 1) = ${currentStampSql(settings, binds)} as fresh`,
+    `select (select stamp from current_instances_stamp where id = 1) = ${currentStampSql(extraction, binds)} as fresh`,
     binds.values,
   );
   return row?.fresh === true;
@@ -65,18 +74,18 @@ export interface CurrentInstancesRefresh {
  * current one (after each collection run and at start-up); null when it already was. Only rows
  * that changed are written, so a run in which 1% of the instances changed writes 1% of the rows.
  */
-export async function refreshCurrentInstances(db: Database, settings: IdleRuleSettings): Promise<CurrentInstancesRefresh | null> {
+export async function refreshCurrentInstances(db: Database, extraction: TagExtraction): Promise<CurrentInstancesRefresh | null> {
   return db.transaction(async (tx) => {
     // One builder at a time (replicas, a run and the start-up); readers go on reading the old rows.
     await tx.execute('lock table current_instances_stamp in exclusive mode');
-    if (await currentInstancesFresh(tx, settings)) return null;
+    if (await currentInstancesFresh(tx, extraction)) return null;
     const binds = new Binds();
-    const inputs = idleRuleInputsFromTags(settings, binds);
+    const inputs = extraction.columns(binds);
     // The rows and the stamp in one statement: both see the same snapshots, whatever commits
     // meanwhile (one row with only the stamp when there are no rows).
     await tx.execute(
       `create temp table current_instances_fresh on commit drop as
-       select r.*, st.stamp from (select ${currentStampSql(settings, binds)} as stamp) st
+       select r.*, st.stamp from (select ${currentStampSql(extraction, binds)} as stamp) st
        left join (select x.*, ${inputs.ownerMissing} as owner_missing, ${inputs.expiresAt} as expires_at, ${inputs.offHoursValue} as off_hours_value
                   from (${SNAPSHOT_INSTANCES_SQL}) x) r on true`,
       binds.values,

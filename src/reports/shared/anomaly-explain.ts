@@ -20,48 +20,9 @@ import type { Config } from '../../config.js';
 import { absDecimal, addDecimal, compareDecimal, divideDecimal, subtractDecimal } from '../../read-models/decimal.js';
 import { diffSnapshotPairs, type ChangeKind, type ResourceChange } from '../changes.js';
 import { formatInstant, kindLabel } from './format.js';
-import { readStoredExplanation, writeStoredExplanation, type ExplanationKey } from './stored-explanations.js';
+import { readStoredExplanation, type Explanation, type ExplanationKey, type ExplanationLine, type LineChange } from '../../costing/derive/anomaly-explanations.js';
 
-/** What happened to a resource, as far as the group's spend is concerned. */
-export type LineChange =
-  | 'appeared'
-  | 'disappeared'
-  | 'moved in'
-  | 'moved out'
-  | 'started'
-  | 'stopped'
-  | 'flavor changed'
-  | 'price changed'
-  | 'ran part of the day';
-
-export interface ExplanationLine {
-  kind: PricedKind;
-  scope: string;
-  resource_id: string;
-  name: string | null;
-  change: LineChange;
-  /** The diff's changed fields and tags, e.g. `status: SHUTOFF -> ACTIVE; team: "web" -> "ml"`. */
-  details: string;
-  /** Run-rate in the group and currency before and after (0 when not in the group, not running). */
-  price_per_hour_before: string;
-  price_per_hour_after: string;
-  /** Hours at the new rate that give the impact (impact / rate change); null when the rate did not change. */
-  hours: string | null;
-  /** Cost impact on the day (exact decimal text, in the currency). */
-  impact: string;
-  /** The line as one sentence. */
-  text: string;
-}
-
-export interface Explanation {
-  lines: ExplanationLine[];
-  /** Lines beyond the first `maxLines` (by size of impact), not listed. */
-  more: number;
-  /** Sum of every line's impact (listed or not). */
-  explained: string;
-  /** When the snapshots compared were taken (before = null: none before the day). */
-  compared: Array<{ kind: string; scope: string; before_at: Date | null; after_at: Date }>;
-}
+export type { Explanation, ExplanationLine, LineChange };
 
 interface LineRow {
   kind: PricedKind;
@@ -311,14 +272,13 @@ export async function explainDay(q: Queryable, config: Config, now: Date, query:
 }
 
 /**
- * Explains `query`'s day and stores the explanation for explainDay to read, unless the one stored
- * was computed from the same inputs. Returns whether it explained the day.
+ * The digest of what decides `query`'s explanation and how to compute it (for storing it after a
+ * run: costing/derive/anomaly-explanations.ts); null when no snapshot prices the day.
  */
-export async function storeExplanation(q: Queryable, config: Config, now: Date, query: ExplainQuery): Promise<boolean> {
+export async function prepareExplanation(q: Queryable, config: Config, now: Date, query: ExplainQuery): Promise<{ digest: string; explain(): Promise<Explanation> } | null> {
   const inputs = await explanationInputs(q, config, now, query);
-  if (inputs.pieces.length === 0 || (await readStoredExplanation(q, keyOf(query), inputs.digest))) return false;
-  await writeStoredExplanation(q, keyOf(query), inputs.digest, await explainPieces(q, query, inputs), now);
-  return true;
+  if (inputs.pieces.length === 0) return null;
+  return { digest: inputs.digest, explain: () => explainPieces(q, query, inputs) };
 }
 
 const keyOf = (query: ExplainQuery): ExplanationKey => ({ dimension: query.dimension, group: query.group, currency: query.currency, day: query.day });
