@@ -25,12 +25,16 @@ import { childRuntime, moduleUrl, ROOT, rssOf } from './runtime.js';
 import { request } from 'undici';
 import { loadConfig } from '../src/config.js';
 import { openDatabase, type Database } from '../src/db/connection.js';
-import { closeCompleteDays, computeCostRollups, gapCapsFor, refreshCostDaily } from '../src/db/cost-model.js';
+import { closeCompleteDays, refreshCostDaily } from '../src/costing/derive/closed-days.js';
+import { computeCostRollups } from '../src/costing/derive/rollups.js';
+import { gapCapsFor } from '../src/costing/gap-caps.js';
 import { migrateDatabase } from '../src/db/migrate.js';
 import { silentLogger } from '../src/logger.js';
 import { allReports } from '../src/reports/index.js';
-import { storeDefaultExplanations } from '../src/reports/anomalies.js';
-import { refreshCurrentInstances } from '../src/read-models/current-instances-store.js';
+import { storeExplanations } from '../src/costing/derive/anomaly-explanations.js';
+import { explanationSource } from '../src/reports/anomalies.js';
+import { refreshCurrentInstances } from '../src/costing/derive/current-instances.js';
+import { idleTagExtraction } from '../src/read-models/idle-rules-sql.js';
 import { inventoryExportQuery, inventoryReport } from '../src/reports/inventory.js';
 import { inlineParams } from '../src/db/sql-literal.js';
 import { csvColumns, csvQuery } from '../src/web/csv.js';
@@ -346,11 +350,11 @@ export async function main(args: string[]): Promise<void> {
     out(`days closed as the service closes them after a run: ${closed.length ? `${closed[0]}..${closed[closed.length - 1]}` : 'none left'} (${secs(performance.now() - closing)})`);
     // Then (notify/after-run.ts) the current instances the idle list reads...
     const rebuilding = performance.now();
-    const rebuilt = await refreshCurrentInstances(db, config);
+    const rebuilt = await refreshCurrentInstances(db, idleTagExtraction(config));
     out(`current instances refreshed as the service refreshes them after a run: ${rebuilt === null ? 'already current' : `${rebuilt.rows.toLocaleString('en-US')} rows, ${rebuilt.written.toLocaleString('en-US')} written`} (${secs(performance.now() - rebuilding)})`);
     // ...and the explanations of the anomalies the report shows by default.
     const explaining = performance.now();
-    const stored = await storeDefaultExplanations({ db, config, now });
+    const stored = await storeExplanations(db, now, explanationSource({ db, config, now }));
     out(`anomaly explanations stored as the service stores them after a run: ${stored.explained} explained, ${stored.kept} kept (${secs(performance.now() - explaining)})`);
     const app = createWebApp({ reports: allReports(), context: () => ({ db: database, config, now }), logger: silentLogger(), demo: false });
     server = await new Promise<Server>((resolve) => {

@@ -1,39 +1,41 @@
 /** Cost over time for one dimension: daily costs and costs per month or range, the reports' side of the cost model. */
 import type { Queryable } from '../db/connection.js';
 import { UNTAGGED } from '../db/schema.js';
+import { gapCapsFor, type GapCapSettings } from './gap-caps.js';
+import type { CostFilter } from './current-costs.js';
 import type { PricedKind } from './pricing.js';
-import { capsKey, checkDayRange, gpuSums, pieceParams, piecesCte, WINDOW_TIME_RANGE, type CostOverTimeOptions } from './time-pieces.js';
+import { queryRows, sql, type SQL } from '../db/statement.js';
+import { capsKey, checkDayRange, gpuSums, pieceWindow, piecesCte, windowTimeRange, type CostOverTimeOptions } from './time-pieces.js';
 
 /**
- * SQL of the rollup rows of dimension `dimParam` for the snapshots in relation `snaps` (columns
- * id at least), with the `(untagged)` rule applied at read time: a snapshot without any row of a
- * tag dimension (none of its resources carries the key) contributes its `kind` rows (its
- * totals) as `(untagged)`. Columns: snapshot_id, taken_at, kind, scope_key, project_id,
- * region_id, group_value, currency, price_per_hour, price_per_month, resource_count,
- * unpriced_count, then the `passThrough` columns of `snaps`. `untaggedParam` binds UNTAGGED.
+ * The rollup rows of `dimension` for the snapshots in relation `snaps` (columns id at least), with
+ * the `(untagged)` rule applied at read time: a snapshot without any row of a tag dimension (none
+ * of its resources carries the key) contributes its `kind` rows (its totals) as `(untagged)`.
+ * Columns: snapshot_id, taken_at, kind, scope_key, project_id, region_id, then the `passThrough`
+ * columns of `snaps`, then group_value, currency, price_per_hour, price_per_month,
+ * resource_count, unpriced_count and the GPU columns.
  */
 export function effectiveRollupsSql(
-  snaps: string,
-  dimParam: string,
-  untaggedParam: string,
+  snaps: SQL,
+  dimension: string,
   passThrough: readonly string[] = [],
-  /** Extra SQL condition on the rollup rows `r` (e.g. a taken_at range, so the dimension/time index bounds the read). */
-  alsoWhere = 'true',
-): string {
-  const cols = ['r.snapshot_id', 'r.taken_at', 'r.kind', 'r.scope_key', 'r.project_id', 'r.region_id', ...passThrough.map((c) => `sn.${c}`)].join(', ');
+  /** Extra condition on the rollup rows `r` (e.g. a taken_at range, so the dimension/time index bounds the read). */
+  alsoWhere: SQL = sql`true`,
+): SQL {
+  const cols = sql.raw(['r.snapshot_id', 'r.taken_at', 'r.kind', 'r.scope_key', 'r.project_id', 'r.region_id', ...passThrough.map((c) => `sn.${c}`)].join(', '));
   // Rollup rows without a currency hold the unpriced resources: their amounts are unknown, so
   // NULL (sums stay NULL: "n/a"), never the 0 the rollup stores.
-  const values = `r.currency, case when r.currency is not null then r.price_per_hour end as price_per_hour,
+  const values = sql.raw(`r.currency, case when r.currency is not null then r.price_per_hour end as price_per_hour,
     case when r.currency is not null then r.price_per_month end as price_per_month, r.resource_count, r.unpriced_count,
-    r.gpu_count, case when r.currency is not null then r.gpu_price_per_hour end as gpu_price_per_hour, r.gpu_unknown_count`;
-  return `select ${cols}, r.group_value, ${values}
+    r.gpu_count, case when r.currency is not null then r.gpu_price_per_hour end as gpu_price_per_hour, r.gpu_unknown_count`);
+  return sql`select ${cols}, r.group_value, ${values}
     from cost_rollups r join ${snaps} sn on sn.id = r.snapshot_id
-    where r.dimension = ${dimParam} and ${alsoWhere}
+    where r.dimension = ${dimension}::text and ${alsoWhere}
     union all
-    select ${cols}, ${untaggedParam}::text, ${values}
+    select ${cols}, ${UNTAGGED}::text, ${values}
     from cost_rollups r join ${snaps} sn on sn.id = r.snapshot_id
-    where r.dimension = 'kind' and left(${dimParam}, 4) = 'tag:' and ${alsoWhere}
-      and not exists (select 1 from cost_rollups x where x.snapshot_id = r.snapshot_id and x.dimension = ${dimParam})`;
+    where r.dimension = 'kind' and left(${dimension}::text, 4) = 'tag:' and ${alsoWhere}
+      and not exists (select 1 from cost_rollups x where x.snapshot_id = r.snapshot_id and x.dimension = ${dimension}::text)`;
 }
 
 export interface DailyCostRow {
@@ -70,7 +72,7 @@ export interface DailyCostQuery extends CostOverTimeOptions {
  */
 export async function dailyCosts(q: Queryable, query: DailyCostQuery): Promise<DailyCostRow[]> {
   checkDayRange('dailyCosts', query.fromDay, query.toDay);
-  const rows = await q.query<DailyCostRow & { bucket: string } & Record<string, unknown>>(costOverDaysSql('day'), costOverDaysParams(query));
+  const rows = await queryRows<DailyCostRow & { bucket: string } & Record<string, unknown>>(q, costOverDaysSql(query, 'day'));
   return rows.map(({ bucket, ...r }) => ({ ...r, day: bucket }));
 }
 
@@ -99,12 +101,7 @@ export interface BucketCostRow {
  */
 export async function costOverDays(q: Queryable, query: DailyCostQuery, bucket: CostBucket): Promise<BucketCostRow[]> {
   checkDayRange('costOverDays', query.fromDay, query.toDay);
-  return q.query<BucketCostRow & Record<string, unknown>>(costOverDaysSql(bucket), costOverDaysParams(query));
-}
-
-function costOverDaysParams(query: DailyCostQuery): unknown[] {
-  const params = pieceParams(query.fromDay, query.toDay, query);
-  return [...params, query.dimension, UNTAGGED, query.kind ?? null, query.projectId ?? null, query.regionId ?? null, capsKey(params)];
+  return queryRows<BucketCostRow & Record<string, unknown>>(q, costOverDaysSql(query, bucket));
 }
 
 const BUCKET_SQL: Record<CostBucket, string> = {
@@ -118,36 +115,49 @@ const GPU_TOTALS = `case when bool_and(gpu_hours is not null) then trim_scale(su
       case when bool_and(gpu_hours is not null) then trim_scale(sum(gpu_cost))::text end as gpu_cost,
       case when bool_and(gpu_hours is not null) then trim_scale(sum(gpu_unknown_resource_hours))::text end as gpu_unknown_resource_hours`;
 
-function costOverDaysSql(bucket: CostBucket): string {
+/**
+ * The SELECT of costOverDays (columns as BucketCostRow), a statement of its own or a subquery of
+ * a larger one (its CTEs are its own).
+ */
+export function costOverDaysSql(query: DailyCostQuery, bucket: CostBucket): SQL {
+  checkDayRange('costOverDays', query.fromDay, query.toDay);
+  const w = pieceWindow(query.fromDay, query.toDay, query);
+  const kind = query.kind ?? null;
+  const projectId = query.projectId ?? null;
+  const regionId = query.regionId ?? null;
+  const dim = sql`${query.dimension}::text`;
+  const untagged = sql`${UNTAGGED}::text`;
+  const noScopeFilter = sql`${projectId}::int is null and ${regionId}::int is null`;
   const filter = (t: string) =>
-    `($9::text is null or ${t}.kind = $9) and ($10::int is null or ${t}.project_id = $10) and ($11::int is null or ${t}.region_id = $11)`;
-  // Days read from cost_daily: sealed ones, and those closed under the same gap caps ($12); of
+    sql`(${kind}::text is null or ${sql.raw(t)}.kind = ${kind}::text) and (${projectId}::int is null or ${sql.raw(t)}.project_id = ${projectId}::int)
+      and (${regionId}::int is null or ${sql.raw(t)}.region_id = ${regionId}::int)`;
+  // Days read from cost_daily: sealed ones, and those closed under the same gap caps; of
   // these, the summed ones are read from cost_daily_totals (one row per group, not per scope)
   // when no project or region filter asks for the scopes, and while their totals' stamp still
   // matches the sealing or closing that wrote the day's cost_daily rows.
-  return `with stored_days as (
+  return sql`with stored_days as (
       select day from cost_daily_sealed_days
-      union select day from cost_daily_closed_days where caps = $12
+      union select day from cost_daily_closed_days where caps = ${capsKey(w)}
     ),
     summed_days as (
       select t.day from cost_daily_totals_days t
-      where $10::int is null and $11::int is null and t.day between $1::date and $2::date
+      where ${noScopeFilter} and t.day between ${w.fromDay}::date and ${w.toDay}::date
         and t.source_at = coalesce(
           (select s.sealed_at from cost_daily_sealed_days s where s.day = t.day),
-          (select c.closed_at from cost_daily_closed_days c where c.day = t.day and c.caps = $12))
+          (select c.closed_at from cost_daily_closed_days c where c.day = t.day and c.caps = ${capsKey(w)}))
     ),
     unsummed_days as (
-      select day from stored_days where day between $1::date and $2::date
+      select day from stored_days where day between ${w.fromDay}::date and ${w.toDay}::date
       except select day from summed_days
     ),
-    ${piecesCte('stored_days')},
+    ${piecesCte(sql.raw('stored_days'), w)},
     -- Each piece joined to its snapshot's rollup rows in one go (an index lookup per piece): joining
     -- pieces to the rollups of their snapshots afterwards made the planner compare every pair.
-    effective as (${effectiveRollupsSql('pieces', '$7', '$8', ['day', 'secs'], WINDOW_TIME_RANGE)}),
+    effective as (${effectiveRollupsSql(sql.raw('pieces'), query.dimension, ['day', 'secs'], windowTimeRange(sql.raw('r.taken_at'), w))}),
     live as (
       select e.day, e.group_value, e.currency, sum(e.price_per_hour * e.secs) / 3600 as cost,
         sum(e.resource_count * e.secs) / 3600 as resource_hours, sum(e.unpriced_count * e.secs) / 3600 as unpriced_resource_hours,
-        ${gpuSums('e')}
+        ${sql.raw(gpuSums('e'))}
       from effective e
       where ${filter('e')}
       group by e.day, e.group_value, e.currency
@@ -159,20 +169,20 @@ function costOverDaysSql(bucket: CostBucket): string {
         select d.day, d.group_value, d.currency, case when d.currency is not null then d.cost end as cost, d.resource_hours, d.unpriced_resource_hours,
           d.gpu_hours, case when d.currency is not null then d.gpu_cost end as gpu_cost, d.gpu_unknown_resource_hours
         from cost_daily d
-        where d.dimension = $7 and d.day = u.day and ${filter('d')}
+        where d.dimension = ${dim} and d.day = u.day and ${filter('d')}
         union all
-        select d.day, $8::text, d.currency, case when d.currency is not null then d.cost end, d.resource_hours, d.unpriced_resource_hours,
+        select d.day, ${untagged}, d.currency, case when d.currency is not null then d.cost end, d.resource_hours, d.unpriced_resource_hours,
           d.gpu_hours, case when d.currency is not null then d.gpu_cost end, d.gpu_unknown_resource_hours
         from cost_daily d
-        where d.dimension = 'kind' and left($7, 4) = 'tag:' and d.day = u.day and ${filter('d')}
-          and not exists (select 1 from cost_daily x where x.day = d.day and x.dimension = $7 and x.kind = d.kind and x.scope_key = d.scope_key)
+        where d.dimension = 'kind' and left(${dim}, 4) = 'tag:' and d.day = u.day and ${filter('d')}
+          and not exists (select 1 from cost_daily x where x.day = d.day and x.dimension = ${dim} and x.kind = d.kind and x.scope_key = d.scope_key)
       ) d
     ),
     -- The days of the range whose totals are not read. NOT IN keeps it a hashed filter on one
     -- range scan of the totals, whatever the planner guesses about how many days match (a join
     -- to the summed days, guessed at one row, made it rescan them for every row).
     not_summed as (
-      select d::date as day from generate_series($1::date, $2::date, interval '1 day') d
+      select d::date as day from generate_series(${w.fromDay}::date, ${w.toDay}::date, interval '1 day') d
       except select day from summed_days
     ),
     -- The same rows summed over scopes (the (untagged) rule applied when they were written for
@@ -181,20 +191,20 @@ function costOverDaysSql(bucket: CostBucket): string {
       select t.day, t.group_value, t.currency, case when t.currency is not null then t.cost end as cost, t.resource_hours, t.unpriced_resource_hours,
         t.gpu_hours, case when t.currency is not null then t.gpu_cost end as gpu_cost, t.gpu_unknown_resource_hours
       from cost_daily_totals t
-      where t.dimension = $7 and t.day between $1::date and $2::date and t.day not in (select day from not_summed)
-        and $10::int is null and $11::int is null and ($9::text is null or t.kind = $9)
+      where t.dimension = ${dim} and t.day between ${w.fromDay}::date and ${w.toDay}::date and t.day not in (select day from not_summed)
+        and ${noScopeFilter} and (${kind}::text is null or t.kind = ${kind}::text)
       union all
-      select t.day, $8::text, t.currency, case when t.currency is not null then t.cost end, t.resource_hours, t.unpriced_resource_hours,
+      select t.day, ${untagged}, t.currency, case when t.currency is not null then t.cost end, t.resource_hours, t.unpriced_resource_hours,
         t.gpu_hours, case when t.currency is not null then t.gpu_cost end, t.gpu_unknown_resource_hours
       from cost_daily_totals t
-      where t.dimension = 'kind' and left($7, 4) = 'tag:' and t.day between $1::date and $2::date and t.day not in (select day from not_summed)
-        and $10::int is null and $11::int is null and ($9::text is null or t.kind = $9)
-        and not exists (select 1 from cost_daily_totals x where x.dimension = $7 and x.day = t.day)
+      where t.dimension = 'kind' and left(${dim}, 4) = 'tag:' and t.day between ${w.fromDay}::date and ${w.toDay}::date and t.day not in (select day from not_summed)
+        and ${noScopeFilter} and (${kind}::text is null or t.kind = ${kind}::text)
+        and not exists (select 1 from cost_daily_totals x where x.dimension = ${dim} and x.day = t.day)
     )
-    select ${BUCKET_SQL[bucket]} as bucket, group_value, currency,
+    select ${sql.raw(BUCKET_SQL[bucket])} as bucket, group_value, currency,
       trim_scale(sum(cost))::text as cost, trim_scale(sum(resource_hours))::text as resource_hours,
       trim_scale(sum(unpriced_resource_hours))::text as unpriced_resource_hours,
-      ${GPU_TOTALS}
+      ${sql.raw(GPU_TOTALS)}
     from (
       select day, group_value, currency, cost, resource_hours, unpriced_resource_hours, gpu_hours, gpu_cost, gpu_unknown_resource_hours from live
       union all
@@ -206,3 +216,26 @@ function costOverDaysSql(bucket: CostBucket): string {
     order by 1, group_value, currency nulls last`;
 }
 
+
+/** Daily cost rows for [fromDay, toDay] with the configured caps and the report's now. */
+export function dailyCostsFor(q: Queryable, config: GapCapSettings, now: Date, dimension: string, fromDay: string, toDay: string, filter: CostFilter = {}): Promise<DailyCostRow[]> {
+  return dailyCosts(q, { fromDay, toDay, dimension, now, maxGapHours: gapCapsFor(config), ...filter });
+}
+
+/** The query of bucketCostsFor: cost per group and currency over `range` with the configured caps. */
+export function bucketCostQuery(config: GapCapSettings, now: Date, dimension: string, range: { fromDay: string; toDay: string }, filter: CostFilter = {}): DailyCostQuery {
+  return { fromDay: range.fromDay, toDay: range.toDay, dimension, now, maxGapHours: gapCapsFor(config), kind: filter.kind, projectId: filter.projectId, regionId: filter.regionId };
+}
+
+/** Cost per group and currency over [fromDay, toDay], summed per month or over the whole range in SQL. */
+export function bucketCostsFor(
+  q: Queryable,
+  config: GapCapSettings,
+  now: Date,
+  dimension: string,
+  range: { fromDay: string; toDay: string },
+  bucket: CostBucket,
+  filter: CostFilter = {},
+): Promise<BucketCostRow[]> {
+  return costOverDays(q, bucketCostQuery(config, now, dimension, range, filter), bucket);
+}

@@ -33,11 +33,14 @@ export function maxGapHoursForSchedules(schedules: { readonly instances: string;
   };
 }
 
-/** The caps of a configuration: its costMaxGapHours for every kind, else 2 x each schedule. */
-export function gapCapsFor(config: {
+/** What of the configuration decides the gap caps. */
+export interface GapCapSettings {
   readonly costMaxGapHours: number | null;
   readonly schedules: { readonly instances: string; readonly clusters: string; readonly k8s_prices: string };
-}): number | GapCaps {
+}
+
+/** The caps of a configuration: its costMaxGapHours for every kind, else 2 x each schedule. */
+export function gapCapsFor(config: GapCapSettings): number | GapCaps {
   return config.costMaxGapHours ?? maxGapHoursForSchedules(config.schedules);
 }
 

@@ -1,7 +1,8 @@
 import type { Queryable } from '../db/connection.js';
 import { sqlLiteral as sqlText } from '../db/sql-literal.js';
 import { PRICED_KINDS, type PricedKind } from './pricing.js';
-import { checkDayRange, pieceParams, piecesCte, type CostOverTimeOptions } from './time-pieces.js';
+import { queryRows, sql } from '../db/statement.js';
+import { checkDayRange, pieceWindow, piecesCte, type CostOverTimeOptions } from './time-pieces.js';
 /** Per-snapshot pieces of time, for per-resource integration (the FOCUS export). */
 
 export interface PricePiece {
@@ -29,13 +30,15 @@ export interface PricePiece {
  */
 export async function pricePieces(q: Queryable, query: { fromDay: string; toDay: string } & CostOverTimeOptions): Promise<PricePiece[]> {
   checkDayRange('pricePieces', query.fromDay, query.toDay);
-  const kinds = PRICED_KINDS.map(sqlText).join(', ');
-  return q.query<PricePiece & Record<string, unknown>>(
-    `with ${piecesCte('cost_daily_sealed_days')},
+  const kinds = sql.raw(PRICED_KINDS.map(sqlText).join(', '));
+  const w = pieceWindow(query.fromDay, query.toDay, query);
+  return queryRows<PricePiece & Record<string, unknown>>(
+    q,
+    sql`with ${piecesCte(sql.raw('cost_daily_sealed_days'), w)},
     sealed_snaps as (
       select distinct on (kind, scope_key, taken_at::date) id, kind, scope_key, project_id, region_id, taken_at, taken_at::date as day
       from snapshots
-      where complete and kind in (${kinds}) and taken_at::date between $1::date and $2::date
+      where complete and kind in (${kinds}) and taken_at::date between ${w.fromDay}::date and ${w.toDay}::date
         and taken_at::date in (select day from cost_daily_sealed_days)
       order by kind, scope_key, taken_at::date, taken_at desc, id desc
     ),
@@ -53,6 +56,5 @@ export async function pricePieces(q: Queryable, query: { fromDay: string; toDay:
       select id, kind, scope_key, project_id, region_id, taken_at, to_char(day, 'YYYY-MM-DD'), currency, secs from sealed_pieces
     ) u join snapshots s on s.id = u.snapshot_id
     order by u.day, u.kind, u.scope_key, u.snapshot_id`,
-    pieceParams(query.fromDay, query.toDay, query),
   );
 }

@@ -3,8 +3,9 @@
  * core of every integration of cost over time (daily costs, closed days, FOCUS price pieces).
  */
 import { sqlLiteral as sqlText } from '../db/sql-literal.js';
+import { sql, type SQL } from '../db/statement.js';
 import { resolveCaps, type GapCaps } from './gap-caps.js';
-import { PRICED_KINDS } from './pricing.js';
+import { PRICED_KINDS, type PricedKind } from './pricing.js';
 
 
 export interface CostOverTimeOptions {
@@ -28,19 +29,41 @@ export function checkDayRange(fn: string, fromDay: string, toDay: string): void 
 }
 
 /**
- * CTE text (`live_from`, `win`, `intervals`, `pieces`) cutting the complete priced snapshots' run-rates into
- * per-UTC-day pieces for days [$1, $2] not sealed: each snapshot's rate holds from its taken_at
- * until the next complete snapshot of the same (kind, scope), at most the kind's cap ($3 instance,
- * $4 cluster, $5 k8s_price, in seconds); the newest until $6 (now), capped alike.
+ * The window of an integration over days: [fromDay, toDay], each priced kind's gap cap in seconds,
+ * and `now`, the end of the open interval after each (kind, scope)'s newest snapshot.
  */
-export function piecesCte(storedDays: string): string {
-  const kinds = PRICED_KINDS.map(sqlText).join(', ');
-  const cap = `make_interval(secs => (case kind when 'instance' then $3::int when 'cluster' then $4::int else $5::int end))`;
+export interface PieceWindow {
+  fromDay: string;
+  toDay: string;
+  capSecs: Readonly<Record<PricedKind, number>>;
+  now: string;
+}
+
+export function pieceWindow(fromDay: string, toDay: string, opts: CostOverTimeOptions): PieceWindow {
+  const caps = resolveCaps(opts.maxGapHours);
+  const secs = (h: number) => Math.round(h * 3600);
+  return { fromDay, toDay, capSecs: { instance: secs(caps.instance), cluster: secs(caps.cluster), k8s_price: secs(caps.k8s_price) }, now: (opts.now ?? new Date()).toISOString() };
+}
+
+/** The longest cap of the window, as an SQL interval. */
+function longestCap(w: PieceWindow): SQL {
+  return sql`make_interval(secs => ${Math.max(w.capSecs.instance, w.capSecs.cluster, w.capSecs.k8s_price)}::int)`;
+}
+
+/**
+ * CTEs (`live_from`, `win`, `intervals`, `pieces`) cutting the complete priced snapshots' run-rates
+ * into per-UTC-day pieces for the days of `w` not in `storedDays`: each snapshot's rate holds from
+ * its taken_at until the next complete snapshot of the same (kind, scope), at most its kind's cap;
+ * the newest until `w.now`, capped alike.
+ */
+export function piecesCte(storedDays: SQL, w: PieceWindow): SQL {
+  const kinds = sql.raw(PRICED_KINDS.map(sqlText).join(', '));
+  const cap = sql`make_interval(secs => (case kind when 'instance' then ${w.capSecs.instance}::int when 'cluster' then ${w.capSecs.cluster}::int else ${w.capSecs.k8s_price}::int end))`;
   // Pieces are only ever made for days not in `storedDays` (a relation with a column day): snapshots
   // that end before the first such day (their rate holds at most the cap) are not read at all, so a
   // year of stored history costs nothing here.
-  return `live_from as (
-    select min(d)::date as day from generate_series($1::date, $2::date, interval '1 day') d
+  return sql`live_from as (
+    select min(d)::date as day from generate_series(${w.fromDay}::date, ${w.toDay}::date, interval '1 day') d
     where d::date not in (select day from ${storedDays})
   ),
   win as (
@@ -48,11 +71,10 @@ export function piecesCte(storedDays: string): string {
       lead(taken_at) over (partition by kind, scope_key order by taken_at, id) as next_at
     from snapshots
     where complete and kind in (${kinds})
-      and taken_at >= (select day from live_from) - make_interval(secs => greatest($3::int, $4::int, $5::int))
-      and taken_at < $2::date + 1 + make_interval(secs => greatest($3::int, $4::int, $5::int))
+      and ${windowTimeRange(sql.raw('taken_at'), w)}
   ),
   intervals as (
-    select w.*, least(coalesce(w.next_at, $6::timestamptz), w.taken_at + ${cap}) as end_at from win w
+    select w.*, least(coalesce(w.next_at, ${w.now}::timestamptz), w.taken_at + ${cap}) as end_at from win w
   ),
   pieces as materialized (
     select iv.id, iv.kind, iv.scope_key, iv.project_id, iv.region_id, iv.taken_at, d.day::date as day,
@@ -60,19 +82,18 @@ export function piecesCte(storedDays: string): string {
     from intervals iv
     cross join lateral generate_series(date_trunc('day', iv.taken_at), iv.end_at - interval '1 microsecond', interval '1 day') as d(day)
     where iv.end_at > iv.taken_at
-      and d.day::date between $1::date and $2::date
+      and d.day::date between ${w.fromDay}::date and ${w.toDay}::date
       and d.day::date not in (select day from ${storedDays})
   )`;
 }
 
-/** The taken_at range of the snapshots piecesCte reads (for bounding rollup reads by the dimension/time index). */
-export const WINDOW_TIME_RANGE = `r.taken_at >= (select day from live_from) - make_interval(secs => greatest($3::int, $4::int, $5::int))
-  and r.taken_at < $2::date + 1 + make_interval(secs => greatest($3::int, $4::int, $5::int))`;
-
-export function pieceParams(fromDay: string, toDay: string, opts: CostOverTimeOptions): unknown[] {
-  const caps = resolveCaps(opts.maxGapHours);
-  const secs = (h: number) => Math.round(h * 3600);
-  return [fromDay, toDay, secs(caps.instance), secs(caps.cluster), secs(caps.k8s_price), (opts.now ?? new Date()).toISOString()];
+/**
+ * The condition that a snapshot time `takenAt` lies in the range piecesCte reads (also bounds
+ * rollup reads by the dimension/time index). Needs the `live_from` CTE.
+ */
+export function windowTimeRange(takenAt: SQL, w: PieceWindow): SQL {
+  return sql`${takenAt} >= (select day from live_from) - ${longestCap(w)}
+      and ${takenAt} < ${w.toDay}::date + 1 + ${longestCap(w)}`;
 }
 
 /**
@@ -88,7 +109,7 @@ export function gpuSums(e: string): string {
 }
 
 /** The gap caps (seconds per priced kind) a closed day was computed with, as stored in cost_daily_closed_days.caps. */
-export function capsKey(params: readonly unknown[]): string {
-  return `instance=${params[2]},cluster=${params[3]},k8s_price=${params[4]}`;
+export function capsKey(w: PieceWindow): string {
+  return `instance=${w.capSecs.instance},cluster=${w.capSecs.cluster},k8s_price=${w.capSecs.k8s_price}`;
 }
 

@@ -11,7 +11,8 @@ import type { Column, Row } from './report.js';
 import { listRows, offsetRows } from './shared/batches.js';
 import { formatAge, kindLabel } from './shared/format.js';
 import { dirParam, intParam, sortParam } from './shared/params.js';
-import { freshnessNotes, latestSnapshotsSql } from './shared/snapshots.js';
+import { latestSnapshotsSql } from '../db/latest-snapshots.js';
+import { freshnessNotes } from './shared/snapshots.js';
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
 

@@ -7,7 +7,8 @@ import type { Column, FilterField, Row, SummaryItem } from './report.js';
 import { listRows } from './shared/batches.js';
 import { totalRow } from './shared/totals.js';
 import { dirParam, idParam, sortParam } from './shared/params.js';
-import { freshnessNotes, latestSnapshots } from './shared/snapshots.js';
+import { latestSnapshots } from '../db/latest-snapshots.js';
+import { freshnessNotes } from './shared/snapshots.js';
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
 

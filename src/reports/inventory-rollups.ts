@@ -18,7 +18,7 @@ import { STATE_RUNNING, STATE_STOPPED, TAG_DIMENSION_PREFIX } from '../costing/p
 import { UNTAGGED } from '../db/schema.js';
 import type { InventoryParams } from './inventory.js';
 import { KINDS } from './inventory-kinds.js';
-import { latestSnapshotsSql } from './shared/snapshots.js';
+import { latestSnapshotsSql } from '../db/latest-snapshots.js';
 import type { ReportCtx } from './shared/types.js';
 
 /**

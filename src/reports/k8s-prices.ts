@@ -7,10 +7,11 @@ import type { Column, Row } from './report.js';
 import { offsetRows } from './shared/batches.js';
 import { chartNumber } from './shared/format.js';
 import { dirParam, idParam, sortParam } from './shared/params.js';
-import { freshnessNotes, latestSnapshots, latestSnapshotsSql } from './shared/snapshots.js';
+import { latestSnapshots, latestSnapshotsSql } from '../db/latest-snapshots.js';
+import { freshnessNotes } from './shared/snapshots.js';
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
-import { latestTotals } from './shared/costs.js';
+import { latestTotals } from '../costing/current-costs.js';
 import { runRateItems } from './shared/summary.js';
 import { totalRow } from './shared/totals.js';
 

@@ -10,15 +10,19 @@ import { SNAPSHOT_KINDS } from '../db/schema.js';
 import type { ChartSpec, Column, Coverage, Row, SummaryItem } from './report.js';
 import { periodCoverage } from './shared/coverage.js';
 import { checkPeriodParams, periodField, periodGiven, periodParamShape, resolvePeriod, type ResolvedPeriod } from './shared/period.js';
-import { periodGroups, type PeriodGroups } from './shared/period-groups.js';
+import { periodGroups, type PeriodGroups } from '../costing/period-groups.js';
 import { offsetRows } from './shared/batches.js';
-import { dimensionOf, GROUPING_HELP, unknownTagKeyNotes, groupingField, groupingParam, latestEffectiveCte, latestEffectiveParams, latestTotals, groupNameColumns, groupNames, groupLabels, type CurrencyTotal } from './shared/costs.js';
+import { latestEffectiveCte, latestTotals, type CurrencyTotal } from '../costing/current-costs.js';
+import { queryRows, sql } from '../db/statement.js';
+import { dimensionOf, GROUPING_HELP, unknownTagKeyNotes, groupingField, groupingParam, groupNameColumns, groupNames, groupLabels } from './shared/costs.js';
 import { addDays, chartNumber, dimensionLabel, formatAge, isoDay, kindLabel } from './shared/format.js';
 import { inventoryHref } from './shared/links.js';
 import { intParam, invalidParameter } from './shared/params.js';
-import { freshnessNotes, latestSnapshots, type SnapshotInfo } from './shared/snapshots.js';
+import { latestSnapshots, type SnapshotInfo } from '../db/latest-snapshots.js';
+import { freshnessNotes } from './shared/snapshots.js';
 import { MONTHLY_RUN_RATE_HINT, shareCharts } from './shared/summary.js';
-import { dailyCostsFor, daysBetween, gapCapText, monthToDate } from './shared/time.js';
+import { dailyCostsFor } from '../costing/cost-over-time.js';
+import { daysBetween, gapCapText, monthToDate } from './shared/time.js';
 import { defineReport } from './shared/define.js';
 import { FORECAST_DAYS, forecastDays, forecastHistoryNote, monthForecasts } from './shared/forecast.js';
 import type { Report, ReportCtx } from './shared/types.js';
@@ -162,10 +166,10 @@ function dailyCharts(chart: { fromDay: string; toDay: string; title: string }, k
 
 /** Unpriced resources by flavor (the `flavor` dimension's rows without a currency). */
 async function coverage(ctx: ReportCtx): Promise<Array<{ flavor: string; count: number }>> {
-  const rows = await ctx.db.query<{ group_value: string; n: number }>(
-    `with ${latestEffectiveCte()}
+  const rows = await queryRows<{ group_value: string; n: number }>(
+    ctx.db,
+    sql`with ${latestEffectiveCte('flavor', {})}
      select group_value, sum(unpriced_count)::int as n from eff where currency is null group by group_value order by n desc, group_value`,
-    latestEffectiveParams('flavor', {}),
   );
   return rows.map((r) => ({ flavor: r.group_value, count: r.n }));
 }

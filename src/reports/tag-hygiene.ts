@@ -11,7 +11,8 @@ import { listRows } from './shared/batches.js';
 import { appUrl } from './shared/links.js';
 import { percentOf } from './shared/format.js';
 import { dirParam, sortParam } from './shared/params.js';
-import { freshnessNotes, latestSnapshots, latestSnapshotsSql } from './shared/snapshots.js';
+import { latestSnapshots, latestSnapshotsSql } from '../db/latest-snapshots.js';
+import { freshnessNotes } from './shared/snapshots.js';
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
 

@@ -6,15 +6,18 @@
 import { z } from 'zod';
 import { effectiveRollupsSql } from '../costing/cost-over-time.js';
 import { PRICED_KINDS, type PricedKind } from '../costing/pricing.js';
-import { UNTAGGED } from '../db/schema.js';
+import { arrayParam, queryRows, sql } from '../db/statement.js';
 import type { ChartSpec, Column, Row } from './report.js';
 import { listRows, offsetRows } from './shared/batches.js';
-import { dimensionOf, GROUPING_HELP, groupLabels, unknownTagKeyNotes, groupingField, groupingParam, type CostFilter } from './shared/costs.js';
+import type { CostFilter } from '../costing/current-costs.js';
+import { dimensionOf, GROUPING_HELP, groupLabels, unknownTagKeyNotes, groupingField, groupingParam } from './shared/costs.js';
 import { addDays, chartNumber, dimensionLabel, isoDay, kindLabel } from './shared/format.js';
 import { pricedKindSelect } from './shared/fields.js';
 import { dirParam, idParam, intParam, invalidParameter } from './shared/params.js';
-import { freshnessNotes, latestSnapshots } from './shared/snapshots.js';
-import { dailyCostsFor, daysBetween, gapCapText } from './shared/time.js';
+import { latestSnapshots } from '../db/latest-snapshots.js';
+import { freshnessNotes } from './shared/snapshots.js';
+import { dailyCostsFor } from '../costing/cost-over-time.js';
+import { daysBetween, gapCapText } from './shared/time.js';
 import { periodCoverage } from './shared/coverage.js';
 import { checkPeriodParams, periodField, periodGiven, periodParamShape, resolvePeriod } from './shared/period.js';
 import { defineReport } from './shared/define.js';
@@ -61,16 +64,24 @@ function resolve(ctx: ReportCtx, p: TrendParams) {
  */
 async function runRateRows(ctx: ReportCtx, p: TrendParams, limit: number, offset: number): Promise<{ rows: Row[]; total: number }> {
   const { dimension, fromDay, bucket, filter, period } = resolve(ctx, p);
-  const found = await ctx.db.query<Record<string, unknown>>(
-    `with ranked as (
-        select id, kind, scope_key, project_id, region_id, taken_at, date_trunc($3, taken_at) as bucket,
-          row_number() over (partition by kind, scope_key, date_trunc($3, taken_at) order by taken_at desc, id desc) as rn
+  // Up to the period's end (exclusive), or now (inclusive, as before periods).
+  const end = period.end.getTime() === ctx.now.getTime() ? new Date(ctx.now.getTime() + 1) : period.end;
+  const inRange = (takenAt: string) => sql`${sql.raw(takenAt)} >= ${fromDay}::date and ${sql.raw(takenAt)} < ${end.toISOString()}::timestamptz`;
+  const kind = filter.kind ?? null;
+  const projectId = filter.projectId ?? null;
+  const regionId = filter.regionId ?? null;
+  const found = await queryRows<Record<string, unknown>>(
+    ctx.db,
+    sql`with ranked as (
+        select id, kind, scope_key, project_id, region_id, taken_at, date_trunc(${bucket}, taken_at) as bucket,
+          row_number() over (partition by kind, scope_key, date_trunc(${bucket}, taken_at) order by taken_at desc, id desc) as rn
         from snapshots
-        where complete and kind = any($1::text[]) and taken_at >= $2::date and taken_at < $4::timestamptz
-          and ($7::text is null or kind = $7) and ($8::int is null or project_id = $8) and ($9::int is null or region_id = $9)
+        where complete and kind = any(${arrayParam(PRICED_KINDS)}::text[]) and ${inRange('taken_at')}
+          and (${kind}::text is null or kind = ${kind}::text) and (${projectId}::int is null or project_id = ${projectId}::int)
+          and (${regionId}::int is null or region_id = ${regionId}::int)
       ),
       picked as (select * from ranked where rn = 1),
-      eff as (${effectiveRollupsSql('picked', '$5', '$6', ['bucket'], 'r.taken_at >= $2::date and r.taken_at < $4::timestamptz')}),
+      eff as (${effectiveRollupsSql(sql.raw('picked'), dimension, ['bucket'], inRange('r.taken_at'))}),
       g as (
         select e.bucket, e.group_value, e.currency, sum(e.price_per_hour) as price_per_hour, sum(e.price_per_month) as price_per_month,
           sum(e.resource_count)::int as resources, sum(e.unpriced_count)::int as unpriced
@@ -78,10 +89,8 @@ async function runRateRows(ctx: ReportCtx, p: TrendParams, limit: number, offset
         group by e.bucket, e.group_value, e.currency
       )
       select g.*, count(*) over ()::int as total_rows from g
-      order by bucket ${p.dir === 'desc' ? 'desc' : 'asc'}, currency nulls last, price_per_hour desc, group_value
-      limit $10 offset $11`,
-    // Up to the period's end (exclusive), or now (inclusive, as before periods).
-    [PRICED_KINDS, fromDay, bucket, period.end.getTime() === ctx.now.getTime() ? new Date(ctx.now.getTime() + 1) : period.end, dimension, UNTAGGED, filter.kind ?? null, filter.projectId ?? null, filter.regionId ?? null, limit, offset],
+      order by bucket ${sql.raw(p.dir === 'desc' ? 'desc' : 'asc')}, currency nulls last, price_per_hour desc, group_value
+      limit ${limit} offset ${offset}`,
   );
   return {
     rows: found.map((r) => ({

@@ -4,7 +4,8 @@ import { UNTAGGED } from '../../db/schema.js';
 import { sqlLiteral as sqlText } from '../../db/sql-literal.js';
 import { inTransaction } from '../../db/transaction.js';
 import { PRICED_KINDS } from '../pricing.js';
-import { capsKey, checkDayRange, gpuSums, pieceParams, piecesCte, type CostOverTimeOptions } from '../time-pieces.js';
+import { executeStatement, sql } from '../../db/statement.js';
+import { capsKey, checkDayRange, gpuSums, pieceWindow, piecesCte, type CostOverTimeOptions } from '../time-pieces.js';
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
@@ -22,9 +23,9 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  */
 export async function closeCompleteDays(db: Database, opts: CostOverTimeOptions & { signal?: AbortSignal } = {}): Promise<string[]> {
   const now = opts.now ?? new Date();
-  const params = pieceParams('2000-01-01', '2000-01-01', { ...opts, now });
-  const caps = capsKey(params);
-  const reachSecs = Math.max(params[2] as number, params[3] as number, params[4] as number);
+  const w = pieceWindow('2000-01-01', '2000-01-01', { ...opts, now });
+  const caps = capsKey(w);
+  const reachSecs = Math.max(w.capSecs.instance, w.capSecs.cluster, w.capSecs.k8s_price);
   const lastDay = new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS - DAY_MS).toISOString().slice(0, 10);
   const kinds = PRICED_KINDS.map(sqlText).join(', ');
   const open = await db.query<{ day: string }>(
@@ -159,14 +160,15 @@ export async function refreshCostDaily(
   opts: CostOverTimeOptions = {},
 ): Promise<void> {
   checkDayRange('refreshCostDaily', range.fromDay, range.toDay);
-  const params = pieceParams(range.fromDay, range.toDay, opts);
+  const w = pieceWindow(range.fromDay, range.toDay, opts);
   await inTransaction(q, async (tx) => {
     await tx.execute(
       'delete from cost_daily where day between $1::date and $2::date and day not in (select day from cost_daily_sealed_days)',
-      params.slice(0, 2),
+      [range.fromDay, range.toDay],
     );
-    await tx.execute(
-      `with ${piecesCte('cost_daily_sealed_days')},
+    await executeStatement(
+      tx,
+      sql`with ${piecesCte(sql.raw('cost_daily_sealed_days'), w)},
       tag_dims as (
         select distinct p.kind, p.scope_key, r.dimension
         from pieces p join cost_rollups r on r.snapshot_id = p.id
@@ -178,7 +180,7 @@ export async function refreshCostDaily(
         from pieces p join cost_rollups r on r.snapshot_id = p.id
         union all
         select p.kind, p.scope_key, p.project_id, p.region_id, p.day, p.secs,
-          t.dimension, $7, k.currency, k.price_per_hour, k.resource_count, k.unpriced_count, k.gpu_count, k.gpu_price_per_hour, k.gpu_unknown_count
+          t.dimension, ${UNTAGGED}::text, k.currency, k.price_per_hour, k.resource_count, k.unpriced_count, k.gpu_count, k.gpu_price_per_hour, k.gpu_unknown_count
         from pieces p
         join tag_dims t on t.kind = p.kind and t.scope_key = p.scope_key
         join cost_rollups k on k.snapshot_id = p.id and k.dimension = 'kind'
@@ -188,10 +190,9 @@ export async function refreshCostDaily(
         cost, resource_hours, unpriced_resource_hours, max_resource_count, gpu_hours, gpu_cost, gpu_unknown_resource_hours, computed_at)
       select e.day, e.kind, e.scope_key, max(e.project_id), max(e.region_id), e.dimension, e.group_value, e.currency,
         trim_scale(sum(e.price_per_hour * e.secs) / 3600), trim_scale(sum(e.resource_count * e.secs) / 3600), trim_scale(sum(e.unpriced_count * e.secs) / 3600),
-        max(e.resource_count), ${gpuSums('e')}, now()
+        max(e.resource_count), ${sql.raw(gpuSums('e'))}, now()
       from effective e
       group by e.day, e.kind, e.scope_key, e.dimension, e.group_value, e.currency`,
-      [...params, UNTAGGED],
     );
   });
 }

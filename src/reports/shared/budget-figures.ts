@@ -15,8 +15,9 @@ import { dimensionOf } from './costs.js';
 import { forecastDays, forecastHistoryNote, monthForecasts } from './forecast.js';
 import { addDays, dimensionLabel, isoDay } from './format.js';
 import { resolvePeriod, type ResolvedPeriod } from './period.js';
-import { latestSnapshotsSql } from './snapshots.js';
-import { dailyCostsFor, daysBetween } from './time.js';
+import { latestSnapshotsSql } from '../../db/latest-snapshots.js';
+import { dailyCostsFor } from '../../costing/cost-over-time.js';
+import { daysBetween } from './time.js';
 import type { ReportCtx } from './types.js';
 
 export const BUDGET_STATUSES = ['on track', 'at risk', 'over'] as const;

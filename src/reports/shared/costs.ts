@@ -1,90 +1,13 @@
-/**
- * Current cost by group, read from the rollups of the latest complete priced snapshot of each
- * scope (never from raw resource rows).
- */
+/** Groupings of costs as reports offer them: the `by` parameter, its control, and the names of its groups. */
 import { z } from 'zod';
-import { effectiveRollupsSql } from '../../costing/cost-over-time.js';
-import { FIXED_DIMENSIONS, PRICED_KINDS, TAG_DIMENSION_PREFIX, type PricedKind } from '../../costing/pricing.js';
+import { latestDimensions } from '../../costing/current-costs.js';
+import { FIXED_DIMENSIONS, TAG_DIMENSION_PREFIX } from '../../costing/pricing.js';
 import type { Queryable } from '../../db/connection.js';
-import { UNTAGGED } from '../../db/schema.js';
 import { normaliseTagKey, type Config } from '../../config.js';
 import type { Column, FilterField } from '../report.js';
 import { dimensionLabel, kindLabel } from './format.js';
 import { regionNames } from './regions.js';
-import { latestSnapshotsSql } from './snapshots.js';
-
-export interface CostFilter {
-  kind?: PricedKind;
-  projectId?: number;
-  regionId?: number;
-}
-
-export interface GroupCost {
-  group_value: string;
-  currency: string | null;
-  /** NULL when the currency is (no known price). */
-  price_per_hour: string | null;
-  price_per_month: string | null;
-  resource_count: number;
-  unpriced_count: number;
-}
-
-/**
- * SQL (with `latest` and `eff` CTEs) of the effective rollup rows of dimension $2 for the latest
- * priced snapshots ($1 = priced kinds), filtered by $4 kind, $5 project, $6 region; $3 = UNTAGGED.
- * Rows without a currency (no known price) carry NULL amounts (see effectiveRollupsSql).
- */
-export function latestEffectiveCte(): string {
-  return `latest as (${latestSnapshotsSql('$1')}),
-    eff as (
-      select * from (${effectiveRollupsSql('latest', '$2', '$3')}) e
-      where ($4::text is null or e.kind = $4) and ($5::int is null or e.project_id = $5) and ($6::int is null or e.region_id = $6)
-    )`;
-}
-
-export function latestEffectiveParams(dimension: string, filter: CostFilter): unknown[] {
-  return [PRICED_KINDS, dimension, UNTAGGED, filter.kind ?? null, filter.projectId ?? null, filter.regionId ?? null];
-}
-
-export async function latestGroupCosts(q: Queryable, dimension: string, filter: CostFilter = {}): Promise<GroupCost[]> {
-  return q.query<GroupCost & Record<string, unknown>>(
-    `with ${latestEffectiveCte()}
-     select group_value, currency, sum(price_per_hour) as price_per_hour, sum(price_per_month) as price_per_month,
-       sum(resource_count)::int as resource_count, sum(unpriced_count)::int as unpriced_count
-     from eff group by group_value, currency
-     order by currency nulls last, sum(price_per_hour) desc, group_value`,
-    latestEffectiveParams(dimension, filter),
-  );
-}
-
-export interface CurrencyTotal {
-  currency: string | null;
-  price_per_hour: string | null;
-  price_per_month: string | null;
-  resource_count: number;
-  unpriced_count: number;
-}
-
-/** Run-rate per currency (the `kind` dimension holds each snapshot's totals); NULL = unpriced. */
-export async function latestTotals(q: Queryable, filter: CostFilter = {}): Promise<CurrencyTotal[]> {
-  return q.query<CurrencyTotal & Record<string, unknown>>(
-    `with ${latestEffectiveCte()}
-     select currency, sum(price_per_hour) as price_per_hour, sum(price_per_month) as price_per_month,
-       sum(resource_count)::int as resource_count, sum(unpriced_count)::int as unpriced_count
-     from eff group by currency order by currency nulls last`,
-    latestEffectiveParams('kind', filter),
-  );
-}
-
-/** The dimensions present in the latest rollups: fixed ones first, then tag keys sorted. */
-export async function latestDimensions(q: Queryable): Promise<string[]> {
-  const rows = await q.query<{ dimension: string }>(
-    `with latest as (${latestSnapshotsSql('$1')})
-     select distinct r.dimension from cost_rollups r join latest l on l.id = r.snapshot_id where r.dimension like 'tag:%' order by 1`,
-    [PRICED_KINDS],
-  );
-  return [...FIXED_DIMENSIONS, ...rows.map((r) => r.dimension)];
-}
+import { latestSnapshotsSql } from '../../db/latest-snapshots.js';
 
 export const GROUPING_HELP = `project, region, kind, flavor, state or tag:<key>`;
 

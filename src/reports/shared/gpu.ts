@@ -7,7 +7,7 @@ import type { Queryable } from '../../db/connection.js';
 import { gpuCountSql } from '../../db/gpu-count.js';
 import { compareDecimal } from '../../read-models/decimal.js';
 import type { Column, Row } from '../report.js';
-import { latestSnapshotsSql } from './snapshots.js';
+import { latestSnapshotsSql } from '../../db/latest-snapshots.js';
 
 /** The three GPU columns; `sortable`: GPU-hours and cost per GPU-hour accept sort=. */
 export function gpuColumns(sortable = false): Column[] {
@@ -16,19 +16,6 @@ export function gpuColumns(sortable = false): Column[] {
     { key: 'cost_per_gpu_hour', label: 'Cost per GPU-hour', kind: 'money', currencyKey: 'currency', hourly: true, ...(sortable ? { sortable } : {}) },
     { key: 'gpu_unknown_hours', label: 'Hours with GPU count unknown', kind: 'decimal', secondary: true },
   ];
-}
-
-/**
- * SQL of the GPU columns over rows of `t` (columns gpu_hours, gpu_cost, gpu_unknown_hours, NULL
- * where GPUs were not counted yet) aggregated with `sum`: NULL when any row is NULL. The cost per
- * GPU-hour is rounded to 6 decimals (a quotient has no exact decimal form).
- */
-export function gpuAggregatesSql(t = ''): string {
-  const c = (col: string) => (t ? `${t}.${col}` : col);
-  const known = `bool_and(${c('gpu_hours')} is not null)`;
-  return `case when ${known} then trim_scale(sum(${c('gpu_hours')}))::text end as gpu_hours,
-    case when ${known} then trim_scale(round(sum(${c('gpu_cost')}) / nullif(sum(${c('gpu_hours')}), 0), 6))::text end as cost_per_gpu_hour,
-    case when ${known} then trim_scale(sum(${c('gpu_unknown_hours')}))::text end as gpu_unknown_hours`;
 }
 
 /**

@@ -4,7 +4,7 @@
  */
 import { NO_VALUE, STATE_RUNNING, TAG_DIMENSION_PREFIX } from '../../costing/pricing.js';
 import { UNTAGGED } from '../../db/schema.js';
-import type { CostFilter } from './costs.js';
+import type { CostFilter } from '../../costing/current-costs.js';
 
 export function appUrl(path: string, params: Record<string, string | number | undefined | null>): string {
   const search = new URLSearchParams();

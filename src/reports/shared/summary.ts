@@ -1,6 +1,6 @@
 /** Summary cards and charts shared by the cost reports. */
 import type { ChartSpec, SummaryItem } from '../report.js';
-import type { CurrencyTotal, GroupCost } from './costs.js';
+import type { CurrencyTotal, GroupCost } from '../../costing/current-costs.js';
 import { addDecimal } from '../../read-models/decimal.js';
 import { chartNumber } from './format.js';
 

@@ -1,45 +1,10 @@
-/** Month-to-date, projection and daily series built on the cost model's daily integration. */
-import { costOverDays, dailyCosts, type BucketCostRow, type CostBucket, type DailyCostRow } from '../../costing/cost-over-time.js';
-import { gapCapsFor } from '../../costing/gap-caps.js';
-import type { Queryable } from '../../db/connection.js';
+/** Month-to-date and day ranges for the reports, and how they describe the gap caps. */
 import type { Config } from '../../config.js';
-import type { CostFilter } from './costs.js';
 import { addDays, isoDay, monthBounds } from './format.js';
 
 /** How gaps are capped, for the reports' notes: "gaps longer than ... are capped". */
 export function gapCapText(config: Config): string {
   return config.costMaxGapHours === null ? 'gaps longer than twice the schedule' : `gaps longer than ${config.costMaxGapHours} h`;
-}
-
-/** Daily cost rows for [fromDay, toDay] with the configured caps and the report's now. */
-export function dailyCostsFor(q: Queryable, config: Config, now: Date, dimension: string, fromDay: string, toDay: string, filter: CostFilter = {}): Promise<DailyCostRow[]> {
-  return dailyCosts(q, {
-    fromDay,
-    toDay,
-    dimension,
-    now,
-    maxGapHours: gapCapsFor(config),
-    kind: filter.kind,
-    projectId: filter.projectId,
-    regionId: filter.regionId,
-  });
-}
-
-/** Cost per group and currency over [fromDay, toDay], summed per month or over the whole range in SQL. */
-export function bucketCostsFor(
-  q: Queryable,
-  config: Config,
-  now: Date,
-  dimension: string,
-  range: { fromDay: string; toDay: string },
-  bucket: CostBucket,
-  filter: CostFilter = {},
-): Promise<BucketCostRow[]> {
-  return costOverDays(
-    q,
-    { fromDay: range.fromDay, toDay: range.toDay, dimension, now, maxGapHours: gapCapsFor(config), kind: filter.kind, projectId: filter.projectId, regionId: filter.regionId },
-    bucket,
-  );
 }
 
 /** The current UTC month so far: first day .. today, and the seconds left until the month ends. */

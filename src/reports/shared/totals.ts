@@ -5,7 +5,7 @@
  */
 import type { Queryable } from '../../db/connection.js';
 import type { Column, Row } from '../report.js';
-import type { CurrencyTotal } from './costs.js';
+import type { CurrencyTotal } from '../../costing/current-costs.js';
 
 export const TOTAL_LABEL = 'Total';
 

@@ -1,0 +1,130 @@
+/**
+ * What is known of a span of time: the hours during which some complete priced snapshot's
+ * run-rate holds (from its taken_at until the next snapshot of its kind and scope, at most the gap
+ * cap: the same rule the cost figures use), plus the days sealed with daily figures (their hourly
+ * detail is gone; they were computed from it). Everything else, before collection began or in a
+ * gap longer than the cap, is not covered.
+ */
+import type { Queryable } from '../db/connection.js';
+import { arrayParam, queryRows, sql, type SQL } from '../db/statement.js';
+import { gapCapsFor, type GapCapSettings } from './gap-caps.js';
+import { PRICED_KINDS } from './pricing.js';
+
+/** Seconds each priced kind's rate may hold, and the longest of them. */
+function capSeconds(settings: GapCapSettings): { instance: number; cluster: number; k8sPrice: number; longest: number } {
+  const caps = gapCapsFor(settings);
+  const c = typeof caps === 'number' ? { instance: caps, cluster: caps, k8s_price: caps } : caps;
+  const [instance, cluster, k8sPrice] = [c.instance, c.cluster, c.k8s_price].map((h) => Math.round(h * 3600)) as [number, number, number];
+  return { instance, cluster, k8sPrice, longest: Math.max(instance, cluster, k8sPrice) };
+}
+
+/** Each snapshot's interval end: the next snapshot of its kind and scope, at most its cap, at most `end`. */
+function intervalEnd(settings: GapCapSettings, end: string): SQL {
+  const caps = capSeconds(settings);
+  return sql`least(coalesce(lead(taken_at) over (partition by kind, scope_key order by taken_at, id), ${end}::timestamptz),
+        taken_at + make_interval(secs => case kind when 'instance' then ${caps.instance}::int when 'cluster' then ${caps.cluster}::int else ${caps.k8sPrice}::int end),
+        ${end}::timestamptz)`;
+}
+
+export interface CoveredTime {
+  coveredSecs: number;
+  /** The first complete priced snapshot or sealed day; null when nothing was collected. */
+  firstAt: Date | null;
+}
+
+/** The covered seconds of [start, end) (its days fromDay .. lastDay), merged over every scope. */
+export async function coveredTime(
+  q: Queryable,
+  settings: GapCapSettings,
+  span: { start: Date; end: Date; fromDay: string; lastDay: string },
+): Promise<CoveredTime> {
+  const start = span.start.toISOString();
+  const end = span.end.toISOString();
+  const kinds = arrayParam(PRICED_KINDS);
+  const [row] = await queryRows<{ covered_secs: number; first_at: Date | string | null }>(
+    q,
+    sql`with sealed as (
+      select s.day from cost_daily_sealed_days s
+      where s.day between ${span.fromDay}::date and ${span.lastDay}::date
+        and exists (select 1 from cost_daily d where d.dimension = 'kind' and d.day = s.day)
+    ),
+    iv as (
+      select taken_at as s, ${intervalEnd(settings, end)} as e
+      from snapshots
+      where complete and kind = any(${kinds}::text[]) and taken_at < ${end}::timestamptz
+        and taken_at >= ${start}::timestamptz - make_interval(secs => ${capSeconds(settings).longest}::int)
+        and (taken_at at time zone 'UTC')::date not in (select day from sealed)
+      union all
+      select day::timestamp at time zone 'UTC', (day + 1)::timestamp at time zone 'UTC' from sealed
+    ),
+    clipped as (
+      select greatest(s, ${start}::timestamptz) as s, least(e, ${end}::timestamptz) as e from iv
+      where e > ${start}::timestamptz and s < ${end}::timestamptz and e > s
+    ),
+    marked as (
+      select s, e, case when s <= max(e) over (order by s, e rows between unbounded preceding and 1 preceding) then 0 else 1 end as starts
+      from clipped
+    ),
+    islands as (select s, e, sum(starts) over (order by s, e rows unbounded preceding) as island from marked),
+    merged as (select min(s) as s, max(e) as e from islands group by island)
+    select coalesce(sum(extract(epoch from e - s)), 0)::float8 as covered_secs,
+      least(
+        (select min(taken_at) from snapshots where complete and kind = any(${kinds}::text[])),
+        (select min(day)::timestamp at time zone 'UTC' from cost_daily_sealed_days)
+      ) as first_at
+    from merged`,
+  );
+  return { coveredSecs: Number(row?.covered_secs ?? 0), firstAt: row?.first_at ? new Date(row.first_at) : null };
+}
+
+/** A (kind, scope) that did not cover a whole day it was expected to (see dailyGaps). */
+export interface DayGap {
+  day: string;
+  kind: string;
+  scope_key: string;
+  covered_hours: number;
+}
+
+/**
+ * The gaps of each complete UTC day of [fromDay, toDay]: the (kind, scope) pairs collected both
+ * before the day began and since (so expected to cover it) whose complete snapshots' run-rates do
+ * not hold for the whole day, with the hours they do cover (a failed collection, a gap longer
+ * than the cap, a restart). Sealed days count as covered. `lookbackDays` bounds how far back
+ * "collected before" is looked for.
+ */
+export async function dailyGaps(q: Queryable, settings: GapCapSettings, range: { fromDay: string; toDay: string }, lookbackDays: number): Promise<DayGap[]> {
+  const start = `${range.fromDay}T00:00:00Z`;
+  const end = new Date(Date.parse(`${range.toDay}T00:00:00Z`) + 86_400_000).toISOString();
+  const rows = await queryRows<{ day: string; kind: string; scope_key: string; covered_secs: number }>(
+    q,
+    sql`with days as (
+      select d as ds, d + interval '1 day' as de from generate_series(${start}::timestamptz, ${end}::timestamptz - interval '1 day', interval '1 day') d
+      where (d at time zone 'UTC')::date not in (select day from cost_daily_sealed_days where day between ${range.fromDay}::date and ${range.toDay}::date)
+    ),
+    snaps as (
+      select kind, scope_key, taken_at, ${intervalEnd(settings, end)} as e
+      from snapshots
+      where complete and kind = any(${arrayParam(PRICED_KINDS)}::text[]) and taken_at < ${end}::timestamptz
+        and taken_at >= ${start}::timestamptz - make_interval(secs => ${lookbackDays * 86_400}::int)
+    ),
+    spans as (select kind, scope_key, min(taken_at) as first_at, max(taken_at) as last_at from snaps group by kind, scope_key),
+    expected as (
+      select d.ds, d.de, p.kind, p.scope_key from days d join spans p on p.first_at < d.ds and p.last_at >= d.ds
+    ),
+    covered as (
+      select x.ds, x.kind, x.scope_key,
+        -- least/greatest skip NULLs: a day without any snapshot (s is NULL) must sum to 0, not 24 h.
+        coalesce(sum(case when s.taken_at is not null then extract(epoch from least(s.e, x.de) - greatest(s.taken_at, x.ds)) end), 0)::float8 as secs
+      from expected x
+      left join snaps s on s.kind = x.kind and s.scope_key = x.scope_key and s.e > x.ds and s.taken_at < x.de
+      group by x.ds, x.kind, x.scope_key
+    )
+    select to_char(ds at time zone 'UTC', 'YYYY-MM-DD') as day, kind, scope_key, secs as covered_secs
+    from covered where secs < 86400
+    order by 1, kind, scope_key`,
+  );
+  return rows.map((r) => ({ day: r.day, kind: r.kind, scope_key: r.scope_key, covered_hours: hoursOf(Number(r.covered_secs)) }));
+}
+
+/** Hours to 2 decimals. */
+export const hoursOf = (secs: number) => Math.round((secs / 3600) * 100) / 100;

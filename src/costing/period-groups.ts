@@ -1,0 +1,109 @@
+/**
+ * Groups over a period, for the cost report and the overview: per group and currency the spend in
+ * the period, the spend in the period before it, the change in percent, and the current run-rate
+ * with its share (from the latest rollups). Spend comes from the daily aggregates (sealed days
+ * from cost_daily, the rest integrated from rollups); all of it is joined and summed in one
+ * statement.
+ */
+import type { Queryable } from '../db/connection.js';
+import { queryRows, sql, type SQL } from '../db/statement.js';
+import { bucketCostQuery, costOverDaysSql } from './cost-over-time.js';
+import { latestGroupCosts, latestGroupCostsSql, type CostFilter, type GroupCost } from './current-costs.js';
+import type { GapCapSettings } from './gap-caps.js';
+
+export interface PeriodGroupsInput {
+  dimension: string;
+  filter: CostFilter;
+  /** The days of the period with figures (fromDay .. toDay). */
+  range: { fromDay: string; toDay: string };
+  previous: { fromDay: string; toDay: string };
+  /** False when nothing was collected in the previous period: its spend is unknown (null), not 0. A promise lets the run-rate be read meanwhile. */
+  previousKnown: boolean | Promise<boolean>;
+}
+
+export interface PeriodGroups {
+  /** One page of rows in `order` (SQL over the columns of `joined`, written by code). */
+  page(order: string, limit: number, offset: number): Promise<{ rows: Array<Record<string, unknown>>; total: number }>;
+  /** Per currency over every group: money summed in SQL, `group` = "Total". */
+  totals(): Promise<Array<Record<string, unknown>>>;
+  /** The current run-rate per group and currency, read once for page, totals and charts. */
+  latest: GroupCost[];
+}
+
+/**
+ * SQL over `joined` aggregating the GPU columns (gpu_hours, gpu_cost, gpu_unknown_hours, NULL
+ * where GPUs were not counted yet) with `sum`: NULL when any row is NULL. The cost per GPU-hour
+ * is rounded to 6 decimals (a quotient has no exact decimal form).
+ */
+export function gpuAggregatesSql(t = ''): string {
+  const c = (col: string) => (t ? `${t}.${col}` : col);
+  const known = `bool_and(${c('gpu_hours')} is not null)`;
+  return `case when ${known} then trim_scale(sum(${c('gpu_hours')}))::text end as gpu_hours,
+    case when ${known} then trim_scale(round(sum(${c('gpu_cost')}) / nullif(sum(${c('gpu_hours')}), 0), 6))::text end as cost_per_gpu_hour,
+    case when ${known} then trim_scale(sum(${c('gpu_unknown_hours')}))::text end as gpu_unknown_hours`;
+}
+
+/** Change in percent with 2 decimals; NULL when the previous spend is 0 or unknown. */
+const CHANGE = (cost: string, previous: string) => `round((${cost} - ${previous}) * 100 / nullif(${previous}, 0), 2)`;
+
+/** The CTEs up to `joined`: one row per group and currency with run-rate, spend, previous spend and GPU figures. */
+function joinedCte(settings: GapCapSettings, now: Date, input: PeriodGroupsInput, previousKnown: boolean): SQL {
+  const query = (range: { fromDay: string; toDay: string }) => bucketCostQuery(settings, now, input.dimension, range, input.filter);
+  const previous = previousKnown
+    ? sql`select group_value, currency, cost from (${costOverDaysSql(query(input.previous), 'all')}) p`
+    : sql`select null::text as group_value, null::text as currency, null::numeric as cost where false`;
+  return sql`now_groups as (${latestGroupCostsSql(input.dimension, input.filter)}),
+  cur as (select * from (${costOverDaysSql(query(input.range), 'all')}) c),
+  prev as (${previous}),
+  keys as (select group_value, currency from now_groups union select group_value, currency from cur union select group_value, currency from prev),
+  joined as (
+    select k.group_value, k.currency,
+      case when k.currency is not null then coalesce(c.cost::numeric, 0) end as cost,
+      case when k.currency is not null and ${previousKnown}::boolean then coalesce(p.cost::numeric, 0) end as previous_cost,
+      case when k.currency is not null then coalesce(n.price_per_hour, 0) end as price_per_hour,
+      case when k.currency is not null then coalesce(n.price_per_month, 0) end as price_per_month,
+      coalesce(n.resource_count, 0) as resources, coalesce(n.unpriced_count, 0) as unpriced,
+      -- A group without spend in the period ran no GPU either: 0 GPU-hours, not unknown.
+      case when c.group_value is null then 0 else c.gpu_hours::numeric end as gpu_hours,
+      case when k.currency is not null then (case when c.group_value is null then 0 else c.gpu_cost::numeric end) end as gpu_cost,
+      case when c.group_value is null then 0 else c.gpu_unknown_resource_hours::numeric end as gpu_unknown_hours
+    from keys k
+    left join now_groups n on n.group_value = k.group_value and n.currency is not distinct from k.currency
+    left join cur c on c.group_value = k.group_value and c.currency is not distinct from k.currency
+    left join prev p on p.group_value = k.group_value and p.currency is not distinct from k.currency
+  )`;
+}
+
+export async function periodGroups(ctx: { db: Queryable; config: GapCapSettings; now: Date }, input: PeriodGroupsInput): Promise<PeriodGroups> {
+  const [latest, previousKnown] = await Promise.all([latestGroupCosts(ctx.db, input.dimension, input.filter), Promise.resolve(input.previousKnown)]);
+  const joined = joinedCte(ctx.config, ctx.now, input, previousKnown);
+  return {
+    latest,
+    async page(order, limit, offset) {
+      const rows = await queryRows<Record<string, unknown>>(
+        ctx.db,
+        sql`with ${joined}
+         select *, ${sql.raw(CHANGE('cost', 'previous_cost'))}::float8 as change_percent,
+           case when currency is not null then round(100 * price_per_hour / nullif(sum(price_per_hour) over (partition by currency), 0), 2) end as share,
+           trim_scale(round(gpu_cost / nullif(gpu_hours, 0), 6))::text as cost_per_gpu_hour,
+           count(*) over ()::int as total_rows
+         from joined
+         order by ${sql.raw(order)}
+         limit ${limit} offset ${offset}`,
+      );
+      return { rows, total: Number(rows[0]?.total_rows ?? 0) };
+    },
+    async totals() {
+      const rows = await queryRows<Record<string, unknown>>(
+        ctx.db,
+        sql`with ${joined}
+         select currency, trim_scale(sum(cost)) as cost, trim_scale(sum(previous_cost)) as previous_cost, ${sql.raw(CHANGE('sum(cost)', 'sum(previous_cost)'))}::float8 as change_percent,
+           trim_scale(sum(price_per_hour)) as price_per_hour, trim_scale(sum(price_per_month)) as price_per_month,
+           sum(resources)::int as resources, sum(unpriced)::int as unpriced, ${sql.raw(gpuAggregatesSql())}
+         from joined where currency is not null
+         group by currency order by currency`,
+      );
+      return rows.map((r) => ({ group: 'Total', ...r, share: r.currency === null ? null : '100.00' }));
+    },
+  };
+}
