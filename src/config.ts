@@ -21,6 +21,7 @@ import { accountKey } from './auth/identity.js';
 import { parsePasswordHash } from './auth/password.js';
 import { ROLES, type Role } from './auth/roles.js';
 import type { ReportDefinition } from './reports/report.js';
+import { applyKeyCase, applyValueCase, normaliseTagKey, normaliseTagValue, type TagKeyCase, type TagRules, type TagValueCase } from './tags/normalise.js';
 
 // ---------------------------------------------------------------------------------------------
 // Public types and constants.
@@ -63,19 +64,6 @@ export interface MetricsSettings {
   access: MetricsAccessMode;
   /** Set exactly when access is 'token'. */
   token: string | null;
-}
-
-export type TagKeyCase = 'lower' | 'preserve';
-export type TagValueCase = 'lower' | 'preserve';
-
-/** How tag keys and values are normalised before they are stored and grouped (src/collect/tags.ts). */
-export interface TagRules {
-  /** alias key -> canonical key, both already in the configured case. */
-  readonly tagAliases: Readonly<Record<string, string>>;
-  readonly tagKeyCase: TagKeyCase;
-  readonly tagValueCase: TagValueCase;
-  /** normalised tag key -> (alias value -> canonical value), values already trimmed and in the configured case. */
-  readonly tagValueAliases: Readonly<Record<string, Readonly<Record<string, string>>>>;
 }
 
 /** Names the FOCUS export puts in its account and provider columns (the API tells none of them). */
@@ -1242,39 +1230,6 @@ function normaliseAliases(
     }
   }
   return Object.fromEntries(Object.entries(aliases));
-}
-
-function applyKeyCase(key: string, keyCase: TagKeyCase): string {
-  const nfc = key.normalize('NFC');
-  return keyCase === 'lower' ? nfc.toLowerCase() : nfc;
-}
-
-/**
- * The key under which a tag is stored and grouped: the configured case applied (NFC-normalised),
- * then the alias map (so `Team`, `TEAM` and `owner-team` can all become `team`).
- */
-export function normaliseTagKey(
-  key: string,
-  settings: { readonly tagAliases: Readonly<Record<string, string>>; readonly tagKeyCase: TagKeyCase },
-): string {
-  const cased = applyKeyCase(key, settings.tagKeyCase);
-  return Object.hasOwn(settings.tagAliases, cased) ? settings.tagAliases[cased]! : cased;
-}
-
-function applyValueCase(value: string, valueCase: TagValueCase): string {
-  const nfc = value.normalize('NFC').trim();
-  return valueCase === 'lower' ? nfc.toLowerCase() : nfc;
-}
-
-/**
- * The value under which a tag is stored and grouped, for a key already normalised by
- * normaliseTagKey: NFC-normalised and trimmed, the configured case applied, then the key's value
- * aliases (so `ML`, ` Ml ` and `ml` can all become `ml`).
- */
-export function normaliseTagValue(key: string, value: string, rules: Pick<TagRules, 'tagValueCase' | 'tagValueAliases'>): string {
-  const cased = applyValueCase(value, rules.tagValueCase);
-  const aliases = Object.hasOwn(rules.tagValueAliases, key) ? rules.tagValueAliases[key]! : undefined;
-  return aliases && Object.hasOwn(aliases, cased) ? aliases[cased]! : cased;
 }
 
 /**

@@ -9,7 +9,7 @@
  * in ascending id order, and everything is idempotent: an interrupted run is finished by running
  * it again. The sealed-day merge is one transaction.
  */
-import { normaliseTagValue, type TagRules } from '../config.js';
+import { normaliseTagValue, type TagRules } from '../tags/normalise.js';
 import type { Database, Queryable } from '../db/connection.js';
 import { computeCostRollups, PRICED_KINDS, TAG_DIMENSION_PREFIX, writeDailyTotals } from '../db/cost-model.js';
 import { UNTAGGED, type OriginalTag } from '../db/schema.js';
