@@ -20,7 +20,6 @@ import { parseAddressRule } from './auth/addresses.js';
 import { accountKey } from './auth/identity.js';
 import { parsePasswordHash } from './auth/password.js';
 import { ROLES, type Role } from './auth/roles.js';
-import type { ReportDefinition } from './reports/report.js';
 import { applyKeyCase, applyValueCase, normaliseTagKey, normaliseTagValue, type TagKeyCase, type TagRules, type TagValueCase } from './tags/normalise.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -391,6 +390,15 @@ export class ConfigError extends Error {
   }
 }
 
+/**
+ * What checking a delivery needs of a report: its name and the parameter schema its query string
+ * is parsed with. Every report definition (src/reports/report.ts) is one.
+ */
+export interface DeliverableReport {
+  readonly name: string;
+  readonly params: z.ZodType<unknown>;
+}
+
 export interface LoadConfigOptions {
   /** Reads the file named by CLOUDTALLY_CONFIG; defaults to fs.readFileSync(path, 'utf8'). */
   readFile?: (path: string) => string;
@@ -399,7 +407,7 @@ export interface LoadConfigOptions {
    * valid for it. The command line passes every report; without it they are not checked here
    * (the delivery scheduler checks them again when it starts).
    */
-  reports?: readonly ReportDefinition<unknown, unknown, unknown>[];
+  reports?: readonly DeliverableReport[];
   /** The host name of the default CLOUDTALLY_MAIL_FROM (default os.hostname()). */
   hostname?: string;
 }
@@ -1474,7 +1482,7 @@ function deliveryQuery(params: Record<string, string | number | boolean | Array<
  * The problems of `params` for `report`, through the report's own parameter schema (the one the
  * web's query parsing uses); `path` is the parameter's name.
  */
-export function deliveryParamProblems(report: Pick<ReportDefinition<unknown, unknown, unknown>, 'params'>, params: Record<string, string | string[]>): ConfigProblem[] {
+export function deliveryParamProblems(report: Pick<DeliverableReport, 'params'>, params: Record<string, string | string[]>): ConfigProblem[] {
   let result: ReturnType<typeof report.params.safeParse>;
   try {
     result = report.params.safeParse(params);
