@@ -25,7 +25,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { request } from 'undici';
 import { onServer, withDatabase } from './database.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/index.js';
 import { openDatabase, type Database } from '../src/db/connection.js';
 import { closeCompleteDays, gapCapsFor } from '../src/db/cost-model.js';
 import { migrateDatabase } from '../src/db/migrate.js';

@@ -23,7 +23,7 @@ import { once } from 'node:events';
 import { onServer, withDatabase } from './database.js';
 import { childRuntime, moduleUrl, ROOT, rssOf } from './runtime.js';
 import { request } from 'undici';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/index.js';
 import { openDatabase, type Database } from '../src/db/connection.js';
 import { closeCompleteDays, computeCostRollups, gapCapsFor, refreshCostDaily } from '../src/db/cost-model.js';
 import { migrateDatabase } from '../src/db/migrate.js';

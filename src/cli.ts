@@ -11,7 +11,7 @@
  *   hash-password   read a password on stdin, print its hash for the "users" of the config file
  */
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { ConfigError, loadConfig, type Config } from './config/index.js';
 import { ListenHostError } from './auth/mode.js';
 import { createLogger, type Logger } from './logger.js';
 import type { ReportDefinition } from './reports/report.js';

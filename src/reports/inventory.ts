@@ -10,7 +10,7 @@ import { formatInstanceRef } from '../read-models/refs.js';
 import { PRICED_KINDS } from '../db/cost-model.js';
 import { snapshotKeysSql, versionedTable } from '../db/versions.js';
 import type { Queryable } from '../db/connection.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import { normaliseTagKey } from '../tags/normalise.js';
 import type { Column, ExportSql, FilterField, Row } from './report.js';
 import { detailRows, keysetRows } from './shared/batches.js';

@@ -7,7 +7,7 @@ import { idleReport, type IdleParams } from '../../src/reports/idle.js';
 import { IDLE_SORTS, queryIdleCandidates } from '../../src/read-models/idle-candidates.js';
 import { refreshCurrentInstances } from '../../src/read-models/current-instances-store.js';
 import { IDLE_RULES } from '../../src/read-models/idle-rules.js';
-import type { Config } from '../../src/config.js';
+import type { Config } from '../../src/config/index.js';
 import type { Row } from '../../src/reports/report.js';
 import type { Simulator } from '../../src/simulator/index.js';
 import { testDatabases } from '../helpers/databases.js';

@@ -9,7 +9,7 @@ import {
   describeConfig,
   loadConfig,
   scopesFromManifest,
-} from '../../src/config.js';
+} from '../../src/config/index.js';
 import { normaliseTagKey, normaliseTagValue } from '../../src/tags/normalise.js';
 
 const API_KEY = 'ak-very-secret-0123456789';

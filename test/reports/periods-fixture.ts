@@ -23,7 +23,7 @@ import { bulkInsert } from '../../src/db/bulk.js';
 import type { Database } from '../../src/db/connection.js';
 import { computeCostRollups, refreshCostDaily } from '../../src/db/cost-model.js';
 import { gpuFlavors, instances, snapshots } from '../../src/db/schema.js';
-import { loadConfig, type Config } from '../../src/config.js';
+import { loadConfig, type Config } from '../../src/config/index.js';
 import { addDays } from '../../src/reports/shared/format.js';
 
 export const PERIODS_NOW = new Date('2025-03-10T12:00:00Z');

@@ -14,7 +14,7 @@ import { flavorSnapshotSql, gapCapsFor, NO_VALUE, PRICED_KINDS, pricedResourcesS
 import type { Queryable } from '../../db/connection.js';
 import { UNTAGGED } from '../../db/schema.js';
 import { versionedTable, versionEndedIn, versionStartedIn } from '../../db/versions.js';
-import type { Config } from '../../config.js';
+import type { Config } from '../../config/index.js';
 import { absDecimal, addDecimal, compareDecimal, divideDecimal, subtractDecimal } from '../../read-models/decimal.js';
 import { diffSnapshotPairs, type ChangeKind, type ResourceChange } from '../changes.js';
 import { formatInstant, kindLabel } from './format.js';

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { effectiveRollupsSql, FIXED_DIMENSIONS, PRICED_KINDS, TAG_DIMENSION_PREFIX, type PricedKind } from '../../db/cost-model.js';
 import type { Queryable } from '../../db/connection.js';
 import { UNTAGGED } from '../../db/schema.js';
-import type { Config } from '../../config.js';
+import type { Config } from '../../config/index.js';
 import { normaliseTagKey } from '../../tags/normalise.js';
 import type { Column, FilterField } from '../report.js';
 import { dimensionLabel, kindLabel } from './format.js';

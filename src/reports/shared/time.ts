@@ -1,7 +1,7 @@
 /** Month-to-date, projection and daily series built on the cost model's daily integration. */
 import { costOverDays, dailyCosts, gapCapsFor, type BucketCostRow, type CostBucket, type DailyCostRow } from '../../db/cost-model.js';
 import type { Queryable } from '../../db/connection.js';
-import type { Config } from '../../config.js';
+import type { Config } from '../../config/index.js';
 import type { CostFilter } from './costs.js';
 import { addDays, isoDay, monthBounds } from './format.js';
 
