@@ -12,7 +12,7 @@ import { BENCH_SERVER, parseBenchOptions } from './options.js';
 import { onServer, withDatabase } from './database.js';
 import { generate, sealThinnedDays } from './reports.js';
 import type { BenchShape } from './reports-data.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/index.js';
 import { openDatabase } from '../src/db/connection.js';
 import { migrateDatabase } from '../src/db/migrate.js';
 import { lastCompleteDay, scanAnomalies } from '../src/reports/anomalies.js';

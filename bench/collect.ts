@@ -35,7 +35,7 @@ import pg from 'pg';
 import { from as copyFromStdin, to as copyToStdout } from 'pg-copy-streams';
 import { onServer, withDatabase } from './database.js';
 import { childRuntime, moduleUrl, ROOT, type ChildRuntime, type Runtime } from './runtime.js';
-import { COLLECTOR_NAMES, loadConfig, scopesFromManifest } from '../src/config.js';
+import { COLLECTOR_NAMES, loadConfig, scopesFromManifest } from '../src/config/index.js';
 import { openDatabase, type Database } from '../src/db/connection.js';
 import { migrateDatabase } from '../src/db/migrate.js';
 import { instances } from '../src/db/schema.js';

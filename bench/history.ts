@@ -20,7 +20,7 @@ import { prepareBulkCopy } from '../src/db/bulk.js';
 import { openDatabase, type Database, type Queryable } from '../src/db/connection.js';
 import { migrateDatabase } from '../src/db/migrate.js';
 import { instances } from '../src/db/schema.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/index.js';
 import { refreshCurrentInstances } from '../src/costing/derive/current-instances.js';
 import { idleTagExtraction } from '../src/read-models/idle-rules-sql.js';
 import { onServer, withDatabase } from './database.js';

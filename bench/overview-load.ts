@@ -18,7 +18,7 @@ import type { Server } from 'node:http';
 import { onServer, withDatabase } from './database.js';
 import { concurrentUsers, generate, sealThinnedDays } from './reports.js';
 import type { BenchShape } from './reports-data.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/index.js';
 import { openDatabase, type Database } from '../src/db/connection.js';
 import { migrateDatabase } from '../src/db/migrate.js';
 import { silentLogger } from '../src/logger.js';

@@ -25,7 +25,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { request } from 'undici';
 import { onServer, withDatabase } from './database.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/index.js';
 import { openDatabase, type Database } from '../src/db/connection.js';
 import { closeCompleteDays } from '../src/costing/derive/closed-days.js';
 import { gapCapsFor } from '../src/costing/gap-caps.js';

@@ -23,7 +23,7 @@ import { once } from 'node:events';
 import { onServer, withDatabase } from './database.js';
 import { childRuntime, moduleUrl, ROOT, rssOf } from './runtime.js';
 import { request } from 'undici';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/index.js';
 import { openDatabase, type Database } from '../src/db/connection.js';
 import { closeCompleteDays, refreshCostDaily } from '../src/costing/derive/closed-days.js';
 import { computeCostRollups } from '../src/costing/derive/rollups.js';

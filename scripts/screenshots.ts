@@ -12,7 +12,7 @@ import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
-import { loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config/index.js';
 import { silentLogger } from '../src/logger.js';
 import { startService } from '../src/main.js';
 import { INVENTORY_KINDS } from '../src/reports/inventory-kinds.js';

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
- * The command line: the only place (with config.ts) that touches the process: it loads the
- * configuration, builds the real logger, and hands them to the command.
+ * The command line: the only place (with src/config/load.ts) that touches the process: it loads
+ * the configuration, builds the real logger, and hands them to the command.
  *
  *   start      the whole service (collections on schedules + web app)
  *   collect    one collection now, with progress and a summary; exit code says how it went
@@ -11,10 +11,9 @@
  *   hash-password   read a password on stdin, print its hash for the "users" of the config file
  */
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { ConfigError, loadConfig, type Config } from './config/index.js';
 import { ListenHostError } from './auth/mode.js';
 import { createLogger, type Logger } from './logger.js';
-import type { ReportDefinition } from './reports/report.js';
 import { StartupError } from './ops/startup.js';
 
 const USAGE = `Usage: cloudtally <command>
@@ -70,7 +69,8 @@ async function main(argv: string[]): Promise<void> {
   // Scheduled deliveries name a report and its parameters: checked against the reports at load.
   const { allReports } = await import('./reports/index.js');
   try {
-    config = loadConfig(process.env, { reports: allReports() as ReportDefinition<unknown, unknown, unknown>[] });
+    // No environment passed: the configuration reads the process's own (it alone does).
+    config = loadConfig(undefined, { reports: allReports() });
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`${error.message}\n`);

@@ -6,7 +6,7 @@
  */
 import { createCloudClient, type CloudClient, type CloudClientOptions } from './cloud/index.js';
 import type { CollectorDeps } from './collect/index.js';
-import { scopesFromManifest, type Config } from './config.js';
+import { scopesFromManifest, type Config } from './config/index.js';
 import { demoPersistence } from './demo/persistence.js';
 import type { Logger } from './logger.js';
 import { startSimulator, type Simulator } from './simulator/index.js';

@@ -10,7 +10,7 @@ import { startDueStopsScheduler } from './actions/index.js';
 import { listenHostFor } from './auth/index.js';
 import type { CloudClient } from './cloud/index.js';
 import { createCollectionService, failingUnits, lastGoodCollectionAt, type CollectionService, type CollectorDeps, type ProgressEvent } from './collect/index.js';
-import { DEMO_HISTORY_STEP_HOURS, type Config } from './config.js';
+import { DEMO_HISTORY_STEP_HOURS, type Config } from './config/index.js';
 import { connectCloud } from './connect-cloud.js';
 import { openDatabase, type Database } from './db/connection.js';
 import { backfillDemoHistory, demoHistorySteps } from './demo/history.js';

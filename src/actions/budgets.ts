@@ -3,7 +3,7 @@
  * in one transaction, so the audit log names every change that happened and nothing that did not.
  * Budgets of the configuration file are not stored and cannot be changed here.
  */
-import type { BudgetSettings } from '../config.js';
+import type { BudgetSettings } from '../config/index.js';
 import type { Database, Queryable } from '../db/connection.js';
 import { appBudget, type Budget } from '../read-models/budgets.js';
 import { AUDIT_ACTIONS, appendAudit, type AuditAction, type AuditResult } from './audit.js';

@@ -1,5 +1,5 @@
-import type { NotificationSettings } from '../config.js';
-import type { DeepReadonly } from '../config.js';
+import type { NotificationSettings } from '../config/index.js';
+import type { DeepReadonly } from '../config/index.js';
 import { postJson } from '../notify/http.js';
 
 /*

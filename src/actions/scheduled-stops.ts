@@ -1,4 +1,4 @@
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import type { Queryable } from '../db/connection.js';
 import type { ScheduledStopStatus, StopNotice } from '../db/schema.js';
 import type { Logger } from '../logger.js';

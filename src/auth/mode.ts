@@ -1,4 +1,4 @@
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import { isLoopbackHost } from './addresses.js';
 
 type AuthConfig = Pick<Config, 'users' | 'auth'>;

@@ -1,5 +1,5 @@
-import type { ProxyAuthSettings } from '../config.js';
-import type { DeepReadonly } from '../config.js';
+import type { ProxyAuthSettings } from '../config/index.js';
+import type { DeepReadonly } from '../config/index.js';
 import { addressMatcher } from './addresses.js';
 import type { Identity } from './identity.js';
 import { highestRole, isRole, type Role } from './roles.js';

@@ -1,4 +1,4 @@
-import type { LoginThrottleSettings } from '../config.js';
+import type { LoginThrottleSettings } from '../config/index.js';
 
 /**
  * Sign-in throttling: growing delays after failed passwords, never a lock-out.

@@ -8,7 +8,7 @@
  * below a percentage already sent for that month and measure (a forecast that falls back and
  * rises again does not alert twice).
  */
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import type { Database, Queryable } from '../db/connection.js';
 import type { Logger } from '../logger.js';
 import type { OutgoingMessage } from '../notify/message.js';

@@ -6,7 +6,7 @@
  * under collector and scope `*` until a later run finishes. Warnings and errors about single items
  * of a completed snapshot are not failures. The web banner, /readyz and the metrics read this.
  */
-import { COLLECTOR_NAMES } from '../config.js';
+import { COLLECTOR_NAMES } from '../config/index.js';
 import type { Queryable } from '../db/connection.js';
 import type { FailureCause, RunError } from '../db/schema.js';
 import { COLLECTORS } from './collectors/index.js';

@@ -9,7 +9,7 @@
  * in ascending id order, and everything is idempotent: an interrupted run is finished by running
  * it again. The sealed-day merge is one transaction.
  */
-import { normaliseTagValue, type TagRules } from '../config.js';
+import { normaliseTagValue, type TagRules } from '../tags/normalise.js';
 import type { Database, Queryable } from '../db/connection.js';
 import { writeDailyTotals } from '../costing/derive/closed-days.js';
 import { computeCostRollups } from '../costing/derive/rollups.js';

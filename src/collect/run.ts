@@ -9,7 +9,7 @@
  * when every scope failed or the run itself broke.
  */
 import { hostname } from 'node:os';
-import { COLLECTOR_NAMES } from '../config.js';
+import { COLLECTOR_NAMES } from '../config/index.js';
 import { collectorPhases, orderedCollectorNames, type Collector } from './collectors/index.js';
 import type { RunContext, SkippedUnit, Unit } from './collectors/collector.js';
 import { Limiter } from './concurrency.js';

@@ -16,7 +16,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import cron, { type ScheduledTask } from 'node-cron';
-import { COLLECTOR_NAMES } from '../config.js';
+import { COLLECTOR_NAMES } from '../config/index.js';
 import type { Queryable } from '../db/connection.js';
 import { createPgRunCoordinator } from './coordinator.js';
 import { closeDays } from './close-days.js';

@@ -1,6 +1,6 @@
 /** Which configured scopes have no recent good inventory (the web banner's "stale" list). */
 import cron from 'node-cron';
-import type { CollectorName } from '../config.js';
+import type { CollectorName } from '../config/index.js';
 import type { Queryable } from '../db/connection.js';
 import { scopeKeyOf, type SnapshotKind } from '../db/schema.js';
 import type { ScopeConfig } from './types.js';

@@ -1,6 +1,6 @@
 /** Tags as the API returns them, turned into the three tag columns of a resource row. */
 import type { Tag } from '../cloud/schemas/index.js';
-import { normaliseTagKey, normaliseTagValue, type TagRules } from '../config.js';
+import { normaliseTagKey, normaliseTagValue, type TagRules } from '../tags/normalise.js';
 import type { OriginalTag } from '../db/schema.js';
 
 /** The configuration's tag rules: key case and aliases, value case and aliases. */

@@ -1,11 +1,11 @@
 /** Types shared by the collectors, the run driver, the service and the CLI command. */
 import type { CloudClient } from '../cloud/index.js';
-import type { CollectorName, Config, DeepReadonly, Scope } from '../config.js';
+import type { CollectorName, Config, DeepReadonly, Scope } from '../config/index.js';
 import type { Database } from '../db/connection.js';
 import type { RunError, RunStatus, RunTrigger } from '../db/schema.js';
 import type { Logger } from '../logger.js';
 
-export type { CollectorName } from '../config.js';
+export type { CollectorName } from '../config/index.js';
 export type ScopeConfig = DeepReadonly<Scope>;
 export type { RunError, RunStatus, RunTrigger } from '../db/schema.js';
 

@@ -1,5 +1,5 @@
 import { DEFAULT_STOP_TIMEOUT_MS, runCollectCommand } from '../collect/index.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import { workAfterRun } from '../notify/after-run.js';
 import { connectCloud } from '../connect-cloud.js';
 import type { Logger } from '../logger.js';

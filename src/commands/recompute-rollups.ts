@@ -1,6 +1,6 @@
 import { recomputeRollups } from '../collect/recompute.js';
 import { DEFAULT_DEAD_AFTER_MS } from '../collect/run-record.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import type { Logger } from '../logger.js';
 import { openMigratedDatabase } from '../ops/startup.js';
 

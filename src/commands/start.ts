@@ -1,4 +1,4 @@
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import type { Logger } from '../logger.js';
 import { startService } from '../main.js';
 import { onShutdownSignal } from './signals.js';

@@ -1,4 +1,4 @@
-import type { BudgetSettings } from '../config.js';
+import type { BudgetSettings } from '../config/index.js';
 
 /**
  * The demo's two budgets (simulator mode, when the configuration names none), so a newcomer sees

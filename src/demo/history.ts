@@ -1,7 +1,7 @@
 import type { CollectorDeps, ProgressEvent, RunSummary } from '../collect/index.js';
 import { runCollection } from '../collect/index.js';
 import type { Simulator } from '../simulator/index.js';
-import { DEMO_HISTORY_STEP_HOURS } from '../config.js';
+import { DEMO_HISTORY_STEP_HOURS } from '../config/index.js';
 
 /**
  * A week of demo history, so a newcomer's first dashboards have trends and "what changed".

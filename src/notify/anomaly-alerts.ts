@@ -6,7 +6,7 @@
  * sent: a lasting change stays flagged for a few days (until it is half the baseline), but it is
  * news only on the day it happened. Data gaps are never sent as anomalies.
  */
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import type { Database, Queryable } from '../db/connection.js';
 import type { Logger } from '../logger.js';
 import { explainRow, lastCompleteDay, scanAnomalies } from '../reports/anomalies.js';

@@ -9,7 +9,7 @@
 import { Writable } from 'node:stream';
 import cron, { type ScheduledTask } from 'node-cron';
 import { createPgRunCoordinator, type PgRunCoordinator } from '../collect/coordinator.js';
-import { deliveryParamProblems, type Config, type DeepReadonly, type DeliverySettings } from '../config.js';
+import { deliveryParamProblems, type Config, type DeepReadonly, type DeliverySettings } from '../config/index.js';
 import type { Database } from '../db/connection.js';
 import type { Logger } from '../logger.js';
 import { isPartial } from '../reports/shared/coverage.js';

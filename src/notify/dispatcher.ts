@@ -7,7 +7,7 @@
  * message to be sent again when its claim's lease ends (receivers can de-duplicate on `key`).
  */
 import { randomBytes } from 'node:crypto';
-import type { ChannelSettings, Config, DeepReadonly } from '../config.js';
+import type { ChannelSettings, Config, DeepReadonly } from '../config/index.js';
 import type { Queryable } from '../db/connection.js';
 import type { Logger } from '../logger.js';
 import { createMailer, type Mailer } from './email.js';

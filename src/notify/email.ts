@@ -4,7 +4,7 @@
  * the host only.
  */
 import nodemailer, { type Transporter } from 'nodemailer';
-import type { DeepReadonly, EmailChannel, SmtpSettings } from '../config.js';
+import type { DeepReadonly, EmailChannel, SmtpSettings } from '../config/index.js';
 import type { PostResult } from './http.js';
 import type { StoredMessage } from './outbox.js';
 import { plainText } from './webhook.js';

@@ -3,7 +3,7 @@
  * collection) plus the scheduled deliveries. One per process; every replica runs one.
  */
 import { randomBytes } from 'node:crypto';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import type { Database } from '../db/connection.js';
 import type { Logger } from '../logger.js';
 import type { ReportDefinition } from '../reports/report.js';

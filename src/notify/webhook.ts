@@ -11,7 +11,7 @@
  * so a receiver can check that the body came from cloudtally and is recent.
  */
 import { createHmac } from 'node:crypto';
-import type { DeepReadonly, WebhookChannel } from '../config.js';
+import type { DeepReadonly, WebhookChannel } from '../config/index.js';
 import { postJson, type PostResult } from './http.js';
 import type { StoredMessage } from './outbox.js';
 

@@ -4,7 +4,7 @@
  * this needs only Node. It reads the same configuration as the service (so PORT and HOST agree).
  */
 import { pathToFileURL } from 'node:url';
-import { loadConfig } from '../config.js';
+import { loadConfig } from '../config/index.js';
 
 /** Where to reach a server listening on `host`: a wildcard address is reached on loopback. */
 export function healthzUrl(server: { host: string; port: number }): string {

@@ -6,7 +6,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Router, type Request } from 'express';
-import { METRICS_TOKEN_MIN_LENGTH, type MetricsAccessMode } from '../config.js';
+import { METRICS_TOKEN_MIN_LENGTH, type MetricsAccessMode } from '../config/index.js';
 import type { Metrics } from './metrics.js';
 
 /** The shape of config.metrics. */

@@ -3,7 +3,7 @@
  * their one source) and those admins made in the web app (table `budgets`), shared by the budgets
  * report, the budget editor and the threshold alerts.
  */
-import type { BudgetSettings, DeepReadonly } from '../config.js';
+import type { BudgetSettings, DeepReadonly } from '../config/index.js';
 import type { Queryable } from '../db/connection.js';
 
 export type BudgetSource = 'config' | 'app';

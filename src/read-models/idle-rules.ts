@@ -1,4 +1,4 @@
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 
 /*
  * Idle rules: why a running instance is probably burning money for nothing. Each rule that

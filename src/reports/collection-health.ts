@@ -3,7 +3,7 @@
  * the age of the latest good snapshot against its schedule and the last error seen for it.
  */
 import { z } from 'zod';
-import { COLLECTOR_NAMES, type CollectorName } from '../config.js';
+import { COLLECTOR_NAMES, type CollectorName } from '../config/index.js';
 import { cronGapHours } from '../costing/gap-caps.js';
 import { SNAPSHOT_KINDS, type RunError, type SnapshotKind } from '../db/schema.js';
 import { deliveryKeyPrefix, lastDeliveries, outboxCounts, outboxProblems } from '../read-models/outbox.js';

@@ -13,7 +13,8 @@
  * - cost totals: not while a stop through cloudtally since the snapshots changes what a row
  *   costs (instance_status_overrides, rare and gone at the next collection); the count still is.
  */
-import { normaliseTagKey, normaliseTagValue, type Config } from '../config.js';
+import type { Config } from '../config/index.js';
+import { normaliseTagKey, normaliseTagValue } from '../tags/normalise.js';
 import { STATE_RUNNING, STATE_STOPPED, TAG_DIMENSION_PREFIX } from '../costing/pricing.js';
 import { UNTAGGED } from '../db/schema.js';
 import type { InventoryParams } from './inventory.js';

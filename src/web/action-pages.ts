@@ -16,7 +16,7 @@ import {
 } from '../actions/index.js';
 import { AUDIT_RESULT_LABELS } from '../actions/audit.js';
 import type { SendOptions } from '../actions/notify.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import type { Queryable } from '../db/connection.js';
 import { ClientError, invalidParameters } from './errors.js';
 import { setFlash } from './flash.js';

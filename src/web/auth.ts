@@ -10,7 +10,7 @@ import { createProxyIdentifier } from '../auth/proxy.js';
 import { LoginThrottle } from '../auth/rate-limit.js';
 import { permissionsOf, roleAtLeast, type Role } from '../auth/roles.js';
 import { SessionStore } from '../auth/sessions.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import type { Queryable } from '../db/connection.js';
 import type { Logger } from '../logger.js';
 import { ClientError } from './errors.js';

@@ -1,6 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import { archiveBudget, BudgetNameTakenError, changeBudget, createBudget } from '../actions/budgets.js';
-import { BUDGET_GROUPINGS, BudgetSchema, normaliseBudget, type BudgetInput, type BudgetSettings, type Config } from '../config.js';
+import { BUDGET_GROUPINGS, BudgetSchema, normaliseBudget, type BudgetInput, type BudgetSettings, type Config } from '../config/index.js';
 import type { Database } from '../db/connection.js';
 import { appBudget, type Budget } from '../read-models/budgets.js';
 import { ClientError, notFound } from './errors.js';

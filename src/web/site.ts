@@ -1,7 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { addressMatcher, isLoopbackAddress } from '../auth/addresses.js';
 import { authModeOf } from '../auth/mode.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import { ClientError } from './errors.js';
 
 /**

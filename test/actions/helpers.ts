@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createCloudClient, type CloudClient } from '../../src/cloud/client.js';
-import { loadConfig, normaliseTagKey, type Config } from '../../src/config.js';
+import { loadConfig, type Config } from '../../src/config/index.js';
+import { normaliseTagKey } from '../../src/tags/normalise.js';
 import { bulkInsert } from '../../src/db/bulk.js';
 import type { Database } from '../../src/db/connection.js';
 import { gpuClusters, gpuClusterServers, gpuFlavors, instances, scopeKeyOf } from '../../src/db/schema.js';

@@ -8,7 +8,7 @@ import { IDLE_SORTS, queryIdleCandidates } from '../../src/read-models/idle-cand
 import { refreshCurrentInstances } from '../../src/costing/derive/current-instances.js';
 import { idleTagExtraction } from '../../src/read-models/idle-rules-sql.js';
 import { IDLE_RULES } from '../../src/read-models/idle-rules.js';
-import type { Config } from '../../src/config.js';
+import type { Config } from '../../src/config/index.js';
 import type { Row } from '../../src/reports/report.js';
 import type { Simulator } from '../../src/simulator/index.js';
 import { testDatabases } from '../helpers/databases.js';

@@ -11,7 +11,7 @@ import {
 } from '../../src/actions/index.js';
 import { sendWebhook } from '../../src/actions/notify.js';
 import type { CloudClient } from '../../src/cloud/client.js';
-import type { Config } from '../../src/config.js';
+import type { Config } from '../../src/config/index.js';
 import type { Database } from '../../src/db/connection.js';
 import { scheduledStopsReport } from '../../src/reports/idle-scheduled.js';
 import type { Simulator } from '../../src/simulator/index.js';

@@ -4,7 +4,7 @@ import { request, type Dispatcher } from 'undici';
 import { hashPassword } from '../../src/auth/password.js';
 import type { Limiter } from '../../src/limiter.js';
 import type { CloudClient } from '../../src/cloud/client.js';
-import type { Config } from '../../src/config.js';
+import type { Config } from '../../src/config/index.js';
 import type { Database } from '../../src/db/connection.js';
 import { createLogger } from '../../src/logger.js';
 import { auditReport } from '../../src/reports/audit.js';

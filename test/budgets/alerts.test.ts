@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evaluateBudgetAlerts } from '../../src/budgets/alerts.js';
-import { loadConfig, type Config } from '../../src/config.js';
+import { loadConfig, type Config } from '../../src/config/index.js';
 import type { Database } from '../../src/db/connection.js';
 import { createLogger } from '../../src/logger.js';
 import type { StoredMessage } from '../../src/notify/outbox.js';

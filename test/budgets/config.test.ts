@@ -1,6 +1,6 @@
 /** `budgets` in the configuration file: the shape of issue 14, validated with every problem named. */
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, type Config } from '../../src/config.js';
+import { ConfigError, loadConfig, type Config } from '../../src/config/index.js';
 
 function load(file: Record<string, unknown>): Config {
   return loadConfig({ CLOUDTALLY_CONFIG: '/etc/cloudtally.json' }, { readFile: () => JSON.stringify(file) });

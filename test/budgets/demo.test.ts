@@ -3,7 +3,7 @@
  * track (src/demo/budgets.ts). Two days of demo history up to a fixed now, over real HTTP.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { silentLogger } from '../../src/logger.js';
 import { startService, type RunningService } from '../../src/main.js';
 

@@ -7,7 +7,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser as Chromium, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Config } from '../../src/config.js';
+import type { Config } from '../../src/config/index.js';
 import type { Database } from '../../src/db/connection.js';
 import { createLogger } from '../../src/logger.js';
 import { auditReport } from '../../src/reports/audit.js';

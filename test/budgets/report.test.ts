@@ -11,7 +11,7 @@
  */
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import type { Database } from '../../src/db/connection.js';
 import type { ChartSpec, Row } from '../../src/reports/report.js';
 import { testDatabases } from '../helpers/databases.js';

@@ -1,6 +1,6 @@
 /** Shared set-up of the collection tests: a simulator, a client on it, a configuration, deps. */
 import { createCloudClient, type CloudClient } from '../../src/cloud/index.js';
-import { loadConfig, scopesFromManifest, type Config } from '../../src/config.js';
+import { loadConfig, scopesFromManifest, type Config } from '../../src/config/index.js';
 import type { Database } from '../../src/db/connection.js';
 import { silentLogger } from '../../src/logger.js';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';

@@ -11,7 +11,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CloudClient } from '../../src/cloud/index.js';
-import type { Config } from '../../src/config.js';
+import type { Config } from '../../src/config/index.js';
 import type { Database } from '../../src/db/connection.js';
 import { runCollection, type RunSummary } from '../../src/collect/index.js';
 import type { Simulator } from '../../src/simulator/index.js';

@@ -15,7 +15,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CloudClient } from '../../src/cloud/index.js';
 import { runCollection } from '../../src/collect/index.js';
-import type { Config } from '../../src/config.js';
+import type { Config } from '../../src/config/index.js';
 import { openDatabase, type Database } from '../../src/db/connection.js';
 import { migrateDatabase } from '../../src/db/migrate.js';
 import type { Row } from '../../src/reports/report.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/auth/password.js';
-import { ConfigError, describeConfig, loadConfig } from '../../src/config.js';
+import { ConfigError, describeConfig, loadConfig } from '../../src/config/index.js';
 
 const SECRET = 'a-session-secret-of-at-least-32-chars!';
 

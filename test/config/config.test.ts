@@ -8,10 +8,9 @@ import {
   DEFAULT_SCHEDULES,
   describeConfig,
   loadConfig,
-  normaliseTagKey,
-  normaliseTagValue,
   scopesFromManifest,
-} from '../../src/config.js';
+} from '../../src/config/index.js';
+import { normaliseTagKey, normaliseTagValue } from '../../src/tags/normalise.js';
 
 const API_KEY = 'ak-very-secret-0123456789';
 const DB_PASSWORD = 'db-pa55-word';

@@ -4,7 +4,7 @@
  * URL) kept out of errors and the loggable copy.
  */
 import { describe, expect, it } from 'vitest';
-import { ConfigError, describeConfig, loadConfig } from '../../src/config.js';
+import { ConfigError, describeConfig, loadConfig } from '../../src/config/index.js';
 import { allReports } from '../../src/reports/index.js';
 import type { ReportDefinition } from '../../src/reports/report.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, describeConfig, loadConfig } from '../../src/config.js';
+import { ConfigError, describeConfig, loadConfig } from '../../src/config/index.js';
 
 const TOKEN = 'scrape-token-0123456789abcdef';
 

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { request } from 'undici';
-import { ConfigError, describeConfig, loadConfig } from '../../src/config.js';
+import { ConfigError, describeConfig, loadConfig } from '../../src/config/index.js';
 import { openDatabase } from '../../src/db/connection.js';
 import { migrateDatabase } from '../../src/db/migrate.js';
 import { silentLogger } from '../../src/logger.js';

@@ -23,7 +23,7 @@ import { request } from 'undici';
 import { vi } from 'vitest';
 import type { CloudClient } from '../../src/cloud/index.js';
 import { runCollection } from '../../src/collect/index.js';
-import type { Config } from '../../src/config.js';
+import type { Config } from '../../src/config/index.js';
 import type { Database } from '../../src/db/connection.js';
 import { MIGRATIONS_FOLDER, migrateDatabase } from '../../src/db/migrate.js';
 import type { Simulator } from '../../src/simulator/index.js';

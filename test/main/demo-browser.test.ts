@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { silentLogger } from '../../src/logger.js';
 import { startService, type RunningService } from '../../src/main.js';
 import { drawnCharts, launchChromium, skipBrowserTests, watchedPage } from '../helpers/browser.js';

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { silentLogger } from '../../src/logger.js';
 import { startService, type RunningService } from '../../src/main.js';
 

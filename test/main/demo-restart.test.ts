@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collect } from '../../src/commands/collect.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { createLogger, silentLogger } from '../../src/logger.js';
 import { startService, type RunningService } from '../../src/main.js';
 import { launchChromium, skipBrowserTests, watchedPage } from '../helpers/browser.js';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { collect } from '../../src/commands/collect.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/logger.js';
 import { startService } from '../../src/main.js';
 

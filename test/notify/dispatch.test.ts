@@ -7,7 +7,7 @@
 import { createHmac } from 'node:crypto';
 import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadConfig, type Config } from '../../src/config.js';
+import { loadConfig, type Config } from '../../src/config/index.js';
 import type { Database } from '../../src/db/connection.js';
 import { silentLogger } from '../../src/logger.js';
 import { createDispatcher } from '../../src/notify/dispatcher.js';

@@ -3,7 +3,7 @@
  * the dispatcher on its interval and on demand (after a collection), and a clean stop.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import type { Database } from '../../src/db/connection.js';
 import { silentLogger } from '../../src/logger.js';
 import { enqueueMessage } from '../../src/notify/outbox.js';

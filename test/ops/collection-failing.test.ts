@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCloudClient, type CloudClient } from '../../src/cloud/index.js';
 import { createCollectionService, failingUnits, runCollection, type CollectionService } from '../../src/collect/index.js';
 import { failRun } from '../../src/collect/run-record.js';
-import type { Config } from '../../src/config.js';
+import type { Config } from '../../src/config/index.js';
 import type { Database } from '../../src/db/connection.js';
 import { silentLogger } from '../../src/logger.js';
 import { createMetrics, healthRouter, metricsRouter } from '../../src/ops/index.js';

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { listenHostFor } from '../../src/auth/mode.js';
 import { hashPassword } from '../../src/auth/password.js';
-import { ConfigError, DEFAULT_SCHEDULES, loadConfig } from '../../src/config.js';
+import { ConfigError, DEFAULT_SCHEDULES, loadConfig } from '../../src/config/index.js';
 import { collectionAllowanceMs } from '../../src/ops/allowance.js';
 import { allReports } from '../../src/reports/index.js';
 import type { ReportDefinition } from '../../src/reports/report.js';

@@ -12,7 +12,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCloudClient } from '../../src/cloud/index.js';
 import { runCollection } from '../../src/collect/index.js';
-import { describeConfig, loadConfig, type Config } from '../../src/config.js';
+import { describeConfig, loadConfig, type Config } from '../../src/config/index.js';
 import { openDatabase, type Database } from '../../src/db/connection.js';
 import { migrateDatabase } from '../../src/db/migrate.js';
 import { describeDatabaseTarget } from '../../src/db/url.js';

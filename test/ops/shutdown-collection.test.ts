@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCloudClient } from '../../src/cloud/index.js';
 import { Writable } from 'node:stream';
 import { createCollectionService, runCollectCommand, runLockName } from '../../src/collect/index.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { openDatabase, type Database } from '../../src/db/connection.js';
 import { shutdownService } from '../../src/ops/lifecycle.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';

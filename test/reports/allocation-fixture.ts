@@ -26,7 +26,7 @@ import { bulkInsert } from '../../src/db/bulk.js';
 import type { Database } from '../../src/db/connection.js';
 import { computeCostRollups } from '../../src/costing/derive/rollups.js';
 import { gpuFlavors, instances } from '../../src/db/schema.js';
-import { loadConfig, type Config } from '../../src/config.js';
+import { loadConfig, type Config } from '../../src/config/index.js';
 import { run, snapshot } from './periods-fixture.js';
 
 export const ALLOCATION_NOW = new Date('2025-03-02T00:00:00Z');

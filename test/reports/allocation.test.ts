@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, type Config } from '../../src/config.js';
+import { ConfigError, loadConfig, type Config } from '../../src/config/index.js';
 import type { Database } from '../../src/db/connection.js';
 import type { Row } from '../../src/reports/report.js';
 import { allocate } from '../../src/reports/shared/allocation.js';

@@ -29,7 +29,7 @@ import { foldSnapshot } from '../../src/db/versions.js';
 import { DEFAULT_CACHE_OPTIONS } from '../../src/reports/shared/cache.js';
 import { reportCache } from '../../src/reports/shared/define.js';
 import { gpuFlavors, instances } from '../../src/db/schema.js';
-import { loadConfig, type Config } from '../../src/config.js';
+import { loadConfig, type Config } from '../../src/config/index.js';
 import type { OutgoingMessage } from '../../src/notify/message.js';
 import { enqueueAnomalyAlerts } from '../../src/notify/anomaly-alerts.js';
 import { workAfterRun } from '../../src/notify/after-run.js';

@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { loadConfig, type Config } from '../../src/config.js';
+import { loadConfig, type Config } from '../../src/config/index.js';
 import type { Database } from '../../src/db/connection.js';
 import { silentLogger } from '../../src/logger.js';
 import { allReports } from '../../src/reports/index.js';

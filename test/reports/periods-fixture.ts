@@ -24,7 +24,7 @@ import type { Database } from '../../src/db/connection.js';
 import { refreshCostDaily } from '../../src/costing/derive/closed-days.js';
 import { computeCostRollups } from '../../src/costing/derive/rollups.js';
 import { gpuFlavors, instances, snapshots } from '../../src/db/schema.js';
-import { loadConfig, type Config } from '../../src/config.js';
+import { loadConfig, type Config } from '../../src/config/index.js';
 import { addDays } from '../../src/reports/shared/format.js';
 
 export const PERIODS_NOW = new Date('2025-03-10T12:00:00Z');

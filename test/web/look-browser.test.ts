@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/index.js';
 import { silentLogger } from '../../src/logger.js';
 import { startService, type RunningService } from '../../src/main.js';
 import { INVENTORY_KINDS } from '../../src/reports/inventory-kinds.js';

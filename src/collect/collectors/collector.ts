@@ -1,6 +1,6 @@
 /** What every collector implements, and what a run hands it. */
 import type { CloudClient } from '../../cloud/index.js';
-import type { Config } from '../../config.js';
+import type { Config } from '../../config/index.js';
 import type { Database } from '../../db/connection.js';
 import { scopeKeyOf, type RunError, type SnapshotKind } from '../../db/schema.js';
 import type { Logger } from '../../logger.js';

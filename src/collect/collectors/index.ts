@@ -1,5 +1,5 @@
 /** Every collector, by name, in dependency order. */
-import { COLLECTOR_NAMES } from '../../config.js';
+import { COLLECTOR_NAMES } from '../../config/index.js';
 import type { CollectorName } from '../types.js';
 import { clustersCollector } from './clusters.js';
 import type { Collector } from './collector.js';

@@ -16,7 +16,7 @@ import { flavorSnapshotSql, NO_VALUE, PRICED_KINDS, pricedResourcesSql, type Pri
 import type { Queryable } from '../../db/connection.js';
 import { UNTAGGED } from '../../db/schema.js';
 import { versionedTable, versionEndedIn, versionStartedIn } from '../../db/versions.js';
-import type { Config } from '../../config.js';
+import type { Config } from '../../config/index.js';
 import { absDecimal, addDecimal, compareDecimal, divideDecimal, subtractDecimal } from '../../read-models/decimal.js';
 import { diffSnapshotPairs, type ChangeKind, type ResourceChange } from '../changes.js';
 import { formatInstant, kindLabel } from './format.js';

@@ -1,5 +1,5 @@
 /** Month-to-date and day ranges for the reports, and how they describe the gap caps. */
-import type { Config } from '../../config.js';
+import type { Config } from '../../config/index.js';
 import { addDays, isoDay, monthBounds } from './format.js';
 
 /** How gaps are capped, for the reports' notes: "gaps longer than ... are capped". */

@@ -1,4 +1,4 @@
-import type { Config } from '../../config.js';
+import type { Config } from '../../config/index.js';
 import type { Database } from '../../db/connection.js';
 import type { ReportContext, ReportDefinition } from '../report.js';
 

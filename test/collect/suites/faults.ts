@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CloudClient } from '../../../src/cloud/index.js';
-import type { Config } from '../../../src/config.js';
+import type { Config } from '../../../src/config/index.js';
 import type { Database } from '../../../src/db/connection.js';
 import type { RunError } from '../../../src/db/schema.js';
 import { runCollectCommand, runCollection, runLockName, type CollectorDeps } from '../../../src/collect/index.js';

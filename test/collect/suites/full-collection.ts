@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CloudClient } from '../../../src/cloud/index.js';
-import { normaliseTagKey, type Config } from '../../../src/config.js';
+import type { Config } from '../../../src/config/index.js';
+import { normaliseTagKey } from '../../../src/tags/normalise.js';
 import type { Database } from '../../../src/db/connection.js';
 import { runCollection, type RunSummary } from '../../../src/collect/index.js';
 import type { Simulator } from '../../../src/simulator/index.js';

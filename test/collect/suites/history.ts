@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CloudClient } from '../../../src/cloud/index.js';
-import type { Config } from '../../../src/config.js';
+import type { Config } from '../../../src/config/index.js';
 import type { Database } from '../../../src/db/connection.js';
 import { refreshCostDaily } from '../../../src/costing/derive/closed-days.js';
 import { maxGapHoursForSchedules } from '../../../src/costing/gap-caps.js';

@@ -1,0 +1,43 @@
+/** When each collector runs, and how the cloud API client behaves. */
+import { z } from 'zod';
+import { COLLECTOR_NAMES, type ClientSettings, type CollectorName } from './types.js';
+import { cronExpression } from './validators.js';
+
+/** Inventory hourly; prices change rarely (every 6 h); free features daily. */
+export const DEFAULT_SCHEDULES: Readonly<Record<CollectorName, string>> = Object.freeze({
+  clusters: '0 * * * *',
+  instances: '0 * * * *',
+  ports: '0 * * * *',
+  keypairs: '0 * * * *',
+  flavors: '0 */6 * * *',
+  k8s_prices: '0 */6 * * *',
+  storage_keys: '0 * * * *',
+  image_tags: '0 * * * *',
+  free_features: '0 3 * * *',
+});
+
+export const SchedulesSchema = z.strictObject(
+  Object.fromEntries(COLLECTOR_NAMES.map((name) => [name, cronExpression.optional()])) as Record<
+    CollectorName,
+    z.ZodOptional<typeof cronExpression>
+  >,
+);
+
+export const ClientSchema = z.strictObject({
+  timeout_ms: z.int().min(100).max(600_000).default(30_000),
+  max_concurrency: z.int().min(1).max(256).default(8),
+  max_retries: z.int().min(0).max(20).default(4),
+});
+
+/** The default schedules, each replaced by the file's own where it has one. */
+export function scheduleSettings(raw: z.output<typeof SchedulesSchema>): Record<CollectorName, string> {
+  return { ...DEFAULT_SCHEDULES, ...definedEntries(raw) };
+}
+
+export function clientSettings(raw: z.output<typeof ClientSchema>): ClientSettings {
+  return { timeoutMs: raw.timeout_ms, maxConcurrency: raw.max_concurrency, maxRetries: raw.max_retries };
+}
+
+function definedEntries<T extends object>(obj: T): Partial<T> {
+  return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
