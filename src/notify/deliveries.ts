@@ -16,7 +16,7 @@ import { isPartial } from '../reports/shared/coverage.js';
 import type { Column, ReportDefinition, Row } from '../reports/report.js';
 import { deliveryMessageKey } from '../read-models/outbox.js';
 import { csvFilename, streamCsv } from '../web/csv.js';
-import { roundMoney } from '../web/money.js';
+import { roundMoney } from '../present/money.js';
 import { reportUrls, urlWith } from '../web/urls.js';
 import type { OutgoingMessage } from './message.js';
 import { enqueueMessage } from './outbox.js';

@@ -63,7 +63,7 @@ export interface Column {
   currencyKey?: string;
   /**
    * For money: an hourly price or rate, rounded for people to two digits more than the
-   * currency's minor unit (EUR 0.0040 per hour), see src/web/money.ts.
+   * currency's minor unit (EUR 0.0040 per hour), see src/present/money.ts.
    */
   hourly?: boolean;
   /** The row field that holds a link for this cell (drill-down), relative to the app root. */

@@ -18,8 +18,8 @@
  */
 import { DEFAULT_MINOR_UNIT, MINOR_UNITS } from '../read-models/minor-units.js';
 import type { CsvColumn, CsvOptions } from './csv.js';
-import { FORMULA_START_CODES } from './formula.js';
-import { HOURLY_EXTRA_DIGITS } from './money.js';
+import { FORMULA_START_CODES } from '../present/formula.js';
+import { HOURLY_EXTRA_DIGITS } from '../present/money.js';
 
 /** SQL text of a JavaScript string (trusted constants only). */
 const sqlString = (text: string) => `'${text.replace(/'/g, "''")}'`;

@@ -1,7 +1,7 @@
 import type { Column, ColumnKind, Row } from '../reports/report.js';
 import { isRegionColumn } from '../reports/shared/regions.js';
 import { diffText, diffView, isDiff, NONE, type DiffView } from './diff.js';
-import { decimalText, roundMoney } from './money.js';
+import { decimalText, roundMoney } from '../present/money.js';
 
 /*
  * Display formatting for HTML. Money and decimals arrive as exact decimal text; they are rounded
