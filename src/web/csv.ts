@@ -4,7 +4,7 @@ import type { Writable } from 'node:stream';
 import { stringify as stringifySync } from 'csv-stringify/sync';
 import type { Column, ExportSql, Row } from '../reports/report.js';
 import { csvCellSql, withCrlf } from './csv-sql.js';
-import { diffText, isDiff } from './diff.js';
+import { diffText, isDiff } from '../present/diff.js';
 import { FORMULA_START_CODES } from '../present/formula.js';
 import { roundMoney } from '../present/money.js';
 import type { RawQuery } from './query.js';

@@ -1,6 +1,6 @@
 import type { Column, ColumnKind, Row } from '../reports/report.js';
 import { isRegionColumn } from '../reports/shared/regions.js';
-import { diffText, diffView, isDiff, NONE, type DiffView } from './diff.js';
+import { diffText, diffView, isDiff, NONE, type DiffView } from '../present/diff.js';
 import { decimalText, roundMoney } from '../present/money.js';
 
 /*
