@@ -17,7 +17,7 @@ import type { Column, ReportDefinition, Row } from '../reports/report.js';
 import { deliveryMessageKey } from '../read-models/outbox.js';
 import { csvFilename, streamCsv } from '../web/csv.js';
 import { roundMoney } from '../present/money.js';
-import { reportUrls, urlWith } from '../web/urls.js';
+import { reportUrls, urlWith } from '../present/urls.js';
 import type { OutgoingMessage } from './message.js';
 import { enqueueMessage } from './outbox.js';
 

@@ -7,7 +7,7 @@ import { csvCellSql, withCrlf } from './csv-sql.js';
 import { diffText, isDiff } from '../present/diff.js';
 import { FORMULA_START_CODES } from '../present/formula.js';
 import { roundMoney } from '../present/money.js';
-import type { RawQuery } from './query.js';
+import type { RawQuery } from '../present/urls.js';
 import { boundedMemo } from '../memo.js';
 
 /*

@@ -1,3 +1,4 @@
+import { reportUrls, urlWith, type RawQuery } from '../present/urls.js';
 import type { ChartSpec, Column, FilterField, ReportDefinition, ReportOutput, ReportPage, SummaryItem } from '../reports/report.js';
 import { coverageNote, isPartial } from '../reports/shared/coverage.js';
 import { isRegionColumn } from '../reports/shared/regions.js';
@@ -6,8 +7,6 @@ import { chooseColumns, COLS_PARAM, columnsControlView, type ColumnChoice, type 
 import { formatCell, formatNumber, formatTimestamp, formatValue, type CellOptions, type CellView } from './format.js';
 import { jsonForScript } from './json.js';
 import { SECTIONS } from './layout.js';
-import type { RawQuery } from './query.js';
-import { reportUrls, urlWith } from './urls.js';
 
 /*
  * The data of a report page, ready for the templates: every URL built here (sort, paging, JSON,
