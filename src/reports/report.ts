@@ -1,7 +1,9 @@
 import type { z } from 'zod';
 import type { ColumnKind, PresentedColumn, Row } from '../present/column.js';
+import type { ExportSql } from '../present/csv-sql.js';
 
 export type { ColumnKind, Row } from '../present/column.js';
+export type { ExportSql } from '../present/csv-sql.js';
 export type { Diff, FieldChange, TagChange } from '../present/diff.js';
 
 /**
@@ -125,12 +127,6 @@ export interface ReportExport {
    * each row field (by column key), in the rows' order.
    */
   sql?: ExportSql;
-}
-
-export interface ExportSql {
-  query(select: (value: (key: string) => string) => string[]): { text: string; values: unknown[] };
-  /** The query's result as CSV written by the database, in pieces (a record may span two). */
-  csvCopy(text: string, values: readonly unknown[]): AsyncIterable<Buffer>;
 }
 
 /** What a report may read. Reports read the database only (never the cloud API). */

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { stringify } from 'csv-stringify/sync';
 import { describe, expect, it } from 'vitest';
-import { csvCell, csvColumns, csvFilename, contentDisposition, streamCsv } from '../../src/web/csv.js';
+import { csvCell, csvColumns, csvFilename, contentDisposition, streamCsv } from '../../src/present/csv.js';
 import { boundedMemo } from '../../src/memo.js';
 import { formatCell, formatDecimalText, formatMoney, formatPercent, formatValue, safeAppHref } from '../../src/web/format.js';
 import { jsonForScript } from '../../src/web/json.js';
