@@ -37,7 +37,7 @@ import { refreshCurrentInstances } from '../src/costing/derive/current-instances
 import { idleTagExtraction } from '../src/read-models/idle-rules-sql.js';
 import { inventoryExportQuery, inventoryReport } from '../src/reports/inventory.js';
 import { inlineParams } from '../src/db/sql-literal.js';
-import { csvColumns, csvQuery } from '../src/web/csv.js';
+import { csvColumns, csvQuery } from '../src/present/csv.js';
 import { DEFAULT_CACHE_OPTIONS } from '../src/reports/shared/cache.js';
 import { reportCache } from '../src/reports/shared/define.js';
 import { createWebApp } from '../src/web/app.js';

@@ -13,9 +13,9 @@ import type { Database, Queryable } from '../db/connection.js';
 import type { Logger } from '../logger.js';
 import type { OutgoingMessage } from '../notify/message.js';
 import { enqueueMessage } from '../notify/outbox.js';
+import { formatMoney } from '../present/format.js';
 import { activeBudgets, type Budget } from '../read-models/budgets.js';
 import { budgetContributors, budgetMonth, coversText, type BudgetContributor, type BudgetFigures } from '../reports/shared/budget-figures.js';
-import { formatMoney } from '../web/format.js';
 
 export type AlertMeasure = 'actual' | 'forecast';
 

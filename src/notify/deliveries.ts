@@ -2,7 +2,7 @@
  * Scheduled delivery of reports (`deliveries` in the configuration): each entry runs on its cron
  * schedule; each slot is claimed once across replicas through the collection's schedule claims
  * (schedule_claims, src/collect/coordinator.ts), rendered as the report's CSV by the web export's
- * own writer (src/web/csv.ts), and enqueued in the outbox under `delivery:<id>:<slot ISO>` (unique:
+ * own writer (src/present/csv.ts), and enqueued in the outbox under `delivery:<id>:<slot ISO>` (unique:
  * a slot is never enqueued twice, even if two replicas got past the claim). Email channels get
  * the CSV attached; webhooks get the link and a summary (row count, totals per currency).
  */
@@ -15,9 +15,9 @@ import type { Logger } from '../logger.js';
 import { isPartial } from '../reports/shared/coverage.js';
 import type { Column, ReportDefinition, Row } from '../reports/report.js';
 import { deliveryMessageKey } from '../read-models/outbox.js';
-import { csvFilename, streamCsv } from '../web/csv.js';
-import { roundMoney } from '../web/money.js';
-import { reportUrls, urlWith } from '../web/urls.js';
+import { csvFilename, streamCsv } from '../present/csv.js';
+import { roundMoney } from '../present/money.js';
+import { reportUrls, urlWith } from '../present/urls.js';
 import type { OutgoingMessage } from './message.js';
 import { enqueueMessage } from './outbox.js';
 

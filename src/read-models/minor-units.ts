@@ -1,4 +1,4 @@
-/** The minor unit (decimal places) of each currency: shared by the web's rounding and the reports' allocation. */
+/** The minor unit (decimal places) of each currency: shared by the rounding for people (present/money.ts) and the reports' allocation. */
 
 /** ISO 4217 minor units of the currencies that matter here; any other code has 2. */
 export const MINOR_UNITS: Readonly<Record<string, number>> = Object.freeze({

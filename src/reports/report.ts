@@ -1,71 +1,19 @@
 import type { z } from 'zod';
+import type { ColumnKind, PresentedColumn, Row } from '../present/column.js';
+import type { ExportSql } from '../present/csv-sql.js';
+
+export type { ColumnKind, Row } from '../present/column.js';
+export type { ExportSql } from '../present/csv-sql.js';
+export type { Diff, FieldChange, TagChange } from '../present/diff.js';
 
 /**
  * The contract between report queries (src/reports) and the web (src/web): a report is defined
  * once, and the same definition answers the HTML page, the JSON API and the CSV export with the
- * same parameters, so an export always reproduces the page it came from.
+ * same parameters, so an export always reproduces the page it came from. The kinds of value a
+ * cell holds, and the rest of what presentation reads of a column, are src/present's vocabulary.
  */
 
-export type ColumnKind =
-  | 'text'
-  | 'int'
-  /** Exact decimal text (from numeric) with a currency in `currencyKey`; rounded only for display. */
-  | 'money'
-  | 'decimal'
-  /**
-   * Already a percentage (67.31 means 67.31 %), as decimal text with two decimals computed in SQL
-   * (`round(100 * x / total, 2)`); every format shows the same number.
-   */
-  | 'percent'
-  /** ISO 8601 instant text. */
-  | 'timestamp'
-  /** ISO date text (YYYY-MM-DD). */
-  | 'date'
-  /** A flat object of tag key -> value; CSV writes it as JSON. */
-  | 'tags'
-  | 'bool'
-  | 'json'
-  /** A list of lines of text (string[]): a bulleted list in HTML, one line each in a CSV cell. */
-  | 'lines'
-  /**
-   * What changed in one resource ({ fields: FieldChange[], tags: TagChange[] }, see `Diff`): HTML
-   * draws a small old/new table with tag chips, CSV one readable line, JSON the structure.
-   */
-  | 'diff';
-
-/** One field of a resource that changed: its human label, the value before and after (as stored). */
-export interface FieldChange {
-  field: string;
-  label: string;
-  before: unknown;
-  after: unknown;
-}
-
-/** One tag that changed: added (no value before), removed (none after) or changed. */
-export interface TagChange {
-  key: string;
-  change: 'added' | 'removed' | 'changed';
-  before: string | null;
-  after: string | null;
-}
-
-/** The value of a `diff` column. */
-export interface Diff {
-  fields: FieldChange[];
-  tags: TagChange[];
-}
-
-export interface Column {
-  key: string;
-  label: string;
-  kind: ColumnKind;
-  /** For money: the row field that holds the ISO currency code. */
-  currencyKey?: string;
-  /**
-   * For money: an hourly price or rate, rounded for people to two digits more than the
-   * currency's minor unit (EUR 0.0040 per hour), see src/web/money.ts.
-   */
-  hourly?: boolean;
+export interface Column extends PresentedColumn {
   /** The row field that holds a link for this cell (drill-down), relative to the app root. */
   hrefKey?: string;
   /** Whether the report accepts `sort=<key>` for this column. */
@@ -82,8 +30,6 @@ export interface Column {
    */
   identifies?: boolean;
 }
-
-export type Row = Record<string, unknown>;
 
 export interface SummaryItem {
   label: string;
@@ -181,12 +127,6 @@ export interface ReportExport {
    * each row field (by column key), in the rows' order.
    */
   sql?: ExportSql;
-}
-
-export interface ExportSql {
-  query(select: (value: (key: string) => string) => string[]): { text: string; values: unknown[] };
-  /** The query's result as CSV written by the database, in pieces (a record may span two). */
-  csvCopy(text: string, values: readonly unknown[]): AsyncIterable<Buffer>;
 }
 
 /** What a report may read. Reports read the database only (never the cloud API). */

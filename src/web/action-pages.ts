@@ -18,12 +18,13 @@ import { AUDIT_RESULT_LABELS } from '../actions/audit.js';
 import type { SendOptions } from '../actions/notify.js';
 import type { Config } from '../config/index.js';
 import type { Queryable } from '../db/connection.js';
+import { formatMoney, formatTimestamp } from '../present/format.js';
+import { reportUrls } from '../present/urls.js';
 import { ClientError, invalidParameters } from './errors.js';
 import { setFlash } from './flash.js';
-import { formatMoney, formatTimestamp } from './format.js';
 import type { RenderPage } from './render.js';
+import { safeReturnPath, sameSitePreviousPage } from './return-path.js';
 import type { WebAuth } from './types.js';
-import { reportUrls, safeReturnPath, sameSitePreviousPage } from './urls.js';
 
 /*
  * The stop pages: confirmation (exact instances, status, cost saved, "cannot be undone"), the

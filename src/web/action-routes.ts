@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { setFlash } from './flash.js';
 import type { CollectResult } from './types.js';
-import { safeReturnPath } from './urls.js';
+import { safeReturnPath } from './return-path.js';
 
 export interface ActionRoutesDeps {
   collectNow?: () => Promise<CollectResult>;

@@ -16,7 +16,7 @@ import type { Logger } from '../logger.js';
 import { ClientError } from './errors.js';
 import { viewsDir } from './paths.js';
 import type { AuthLayoutView, WebAuth, WebAuthKit } from './types.js';
-import { safeReturnPath } from './urls.js';
+import { safeReturnPath } from './return-path.js';
 import { cookieName, securedByHttps } from './site.js';
 
 declare module 'express-serve-static-core' {

@@ -2,12 +2,12 @@ import { Router, type Request, type Response } from 'express';
 import { archiveBudget, BudgetNameTakenError, changeBudget, createBudget } from '../actions/budgets.js';
 import { BUDGET_GROUPINGS, BudgetSchema, normaliseBudget, type BudgetInput, type BudgetSettings, type Config } from '../config/index.js';
 import type { Database } from '../db/connection.js';
+import { reportUrls } from '../present/urls.js';
 import { appBudget, type Budget } from '../read-models/budgets.js';
 import { ClientError, notFound } from './errors.js';
 import { setFlash } from './flash.js';
 import type { RenderPage } from './render.js';
 import type { WebAuth } from './types.js';
-import { reportUrls } from './urls.js';
 
 /*
  * The budget editor for admins: new, change, archive. Viewers and operators read budgets in the

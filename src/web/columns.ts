@@ -1,7 +1,6 @@
+import { urlWith, type RawQuery } from '../present/urls.js';
 import type { Column } from '../reports/report.js';
 import type { FieldError } from './errors.js';
-import type { RawQuery } from './query.js';
-import { urlWith } from './urls.js';
 
 /*
  * Which columns an HTML table shows. Every report's default set leaves out its `secondary`

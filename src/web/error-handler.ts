@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
+import { reportUrls } from '../present/urls.js';
 import { asClientError, notFound, type ClientError } from './errors.js';
 import type { RenderPage } from './render.js';
-import { reportUrls } from './urls.js';
 
 /** API and CSV routes (and clients that ask for JSON) get JSON errors; pages get an HTML page. */
 function wantsJson(req: Request): boolean {

@@ -1,10 +1,10 @@
 import type { Request, Response } from 'express';
 import type { Logger } from '../logger.js';
+import { formatTimestamp } from '../present/format.js';
+import { reportUrls } from '../present/urls.js';
 import type { ReportDefinition } from '../reports/report.js';
 import { takeFlash, type Flash } from './flash.js';
-import { formatTimestamp } from './format.js';
 import type { AuthLayoutView, DataStatus } from './types.js';
-import { reportUrls } from './urls.js';
 
 /** What every page's layout shows: navigation, banners, flash, the collect button. */
 export interface LayoutView {

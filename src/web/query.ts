@@ -1,10 +1,8 @@
 import { z } from 'zod';
+import type { RawQuery } from '../present/urls.js';
 import type { ReportDefinition, ReportPage } from '../reports/report.js';
 import { parseCols, type ColumnChoice } from './columns.js';
 import { invalidParameters, type FieldError } from './errors.js';
-
-/** A query string as Express's simple parser gives it: each value a string, or an array when repeated. */
-export type RawQuery = Record<string, string | string[]>;
 
 export interface PagingLimits {
   defaultLimit: number;

@@ -4,14 +4,14 @@ import { oneDataVersion } from '../reports/shared/cache.js';
 import { isPartial } from '../reports/shared/coverage.js';
 import { regionIdsOf, regionNames } from '../reports/shared/regions.js';
 import type { Queryable } from '../db/connection.js';
-import { contentDisposition, csvFilename, streamCsv } from './csv.js';
+import { contentDisposition, csvFilename, streamCsv } from '../present/csv.js';
+import { reportUrls, type RawQuery } from '../present/urls.js';
 import { notFound } from './errors.js';
 import { toJson } from './json.js';
 import { SECTIONS } from './layout.js';
-import { API_PAGING, HTML_PAGING, parseReportQuery, toRawQuery, type RawQuery } from './query.js';
+import { API_PAGING, HTML_PAGING, parseReportQuery, toRawQuery } from './query.js';
 import { customViewTemplate, type RenderKeptPage, type RenderPage } from './render.js';
 import { buildReportView } from './report-view.js';
-import { reportUrls } from './urls.js';
 
 type AnyReport = ReportDefinition<unknown, unknown, unknown>;
 

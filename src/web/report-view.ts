@@ -1,13 +1,13 @@
+import { formatNumber, formatTimestamp } from '../present/format.js';
+import { reportUrls, urlWith, type RawQuery } from '../present/urls.js';
 import type { ChartSpec, Column, FilterField, ReportDefinition, ReportOutput, ReportPage, SummaryItem } from '../reports/report.js';
 import { coverageNote, isPartial } from '../reports/shared/coverage.js';
 import { isRegionColumn } from '../reports/shared/regions.js';
 import { TOTAL_LABEL } from '../reports/shared/totals.js';
+import { formatCell, formatValue, type CellOptions, type CellView } from './cells.js';
 import { chooseColumns, COLS_PARAM, columnsControlView, type ColumnChoice, type ColumnsControlView } from './columns.js';
-import { formatCell, formatNumber, formatTimestamp, formatValue, type CellOptions, type CellView } from './format.js';
 import { jsonForScript } from './json.js';
 import { SECTIONS } from './layout.js';
-import type { RawQuery } from './query.js';
-import { reportUrls, urlWith } from './urls.js';
 
 /*
  * The data of a report page, ready for the templates: every URL built here (sort, paging, JSON,

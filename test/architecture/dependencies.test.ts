@@ -2,6 +2,8 @@
  * The one-way flow of the architecture (README, "Architecture"), checked over the import
  * statements of src/: client -> collectors -> database -> reports -> web, actions back out through
  * the client, and read models shared by reports and actions that depend on the database only.
+ * Presentation (money, formats, CSV, URLs) is present/'s, which web, notify and budgets share and
+ * which depends on none of them.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -40,6 +42,9 @@ const FORBIDDEN: Record<string, string[]> = {
   reports: ['cloud', 'collect', 'web', 'actions', 'simulator'],
   actions: ['reports', 'web', 'collect'],
   web: ['cloud', 'collect', 'simulator'],
+  present: ['web', 'reports', 'collect', 'cloud', 'actions', 'notify', 'budgets', 'db'],
+  notify: ['web'],
+  budgets: ['web'],
 };
 
 /** Areas that may import only the listed areas (besides their own files). */

@@ -24,7 +24,7 @@ import type { Row } from '../../src/reports/report.js';
 import { tagHygieneReport, variantGroups } from '../../src/reports/tag-hygiene.js';
 import { trendReport } from '../../src/reports/trend.js';
 import { testDatabases } from '../helpers/databases.js';
-import { streamCsv } from '../../src/web/csv.js';
+import { streamCsv } from '../../src/present/csv.js';
 import { openKnownDataset, dec, exportRows, pick, run, summaryValue, type Ctx } from './helpers.js';
 
 describe.each(testDatabases())('reports on $name', ({ open }) => {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/connection.js';
 import { dataReports, operationsReports } from '../../src/reports/index.js';
 import type { Column, Row } from '../../src/reports/report.js';
-import { csvCell, csvColumns, csvRecord } from '../../src/web/csv.js';
+import { csvCell, csvColumns, csvRecord } from '../../src/present/csv.js';
 import { testDatabases } from '../helpers/databases.js';
 import { parseCsv } from '../web/fixtures.js';
 import { NOW, seedKnownDataset } from './fixture.js';

@@ -1,9 +1,10 @@
 import { Writable } from 'node:stream';
 import { stringify } from 'csv-stringify/sync';
 import { describe, expect, it } from 'vitest';
-import { csvCell, csvColumns, csvFilename, contentDisposition, streamCsv } from '../../src/web/csv.js';
+import { csvCell, csvColumns, csvFilename, contentDisposition, streamCsv } from '../../src/present/csv.js';
 import { boundedMemo } from '../../src/memo.js';
-import { formatCell, formatDecimalText, formatMoney, formatPercent, formatValue, safeAppHref } from '../../src/web/format.js';
+import { formatDecimalText, formatMoney, formatPercent } from '../../src/present/format.js';
+import { formatCell, formatValue, safeAppHref } from '../../src/web/cells.js';
 import { jsonForScript } from '../../src/web/json.js';
 import { shareCharts } from '../../src/reports/shared/summary.js';
 import type { ChartSpec } from '../../src/reports/report.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { percentOf } from '../../src/reports/shared/format.js';
-import { csvColumns, csvRecord } from '../../src/web/csv.js';
-import { MINOR_UNITS, minorUnit, moneyDigits, roundDecimal, roundMoney } from '../../src/web/money.js';
+import { csvColumns, csvRecord } from '../../src/present/csv.js';
+import { MINOR_UNITS, minorUnit, moneyDigits, roundDecimal, roundMoney } from '../../src/present/money.js';
 
 describe('rounding money to the currency (half away from zero, decimal text only)', () => {
   it('rounds x.xx5 away from zero, on both sides of zero', () => {

@@ -1,9 +1,29 @@
-import type { Diff, FieldChange, TagChange } from '../reports/report.js';
-
 /*
  * A `diff` cell (what changed in one resource) for people: each field as "label: old → new", tags
  * as added / removed / changed. Values are shown as the API gave them; none reads as "—".
  */
+
+/** One field of a resource that changed: its human label, the value before and after (as stored). */
+export interface FieldChange {
+  field: string;
+  label: string;
+  before: unknown;
+  after: unknown;
+}
+
+/** One tag that changed: added (no value before), removed (none after) or changed. */
+export interface TagChange {
+  key: string;
+  change: 'added' | 'removed' | 'changed';
+  before: string | null;
+  after: string | null;
+}
+
+/** The value of a `diff` column. */
+export interface Diff {
+  fields: FieldChange[];
+  tags: TagChange[];
+}
 
 export const NONE = '—';
 

@@ -2,12 +2,12 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Writable } from 'node:stream';
 import { stringify as stringifySync } from 'csv-stringify/sync';
-import type { Column, ExportSql, Row } from '../reports/report.js';
-import { csvCellSql, withCrlf } from './csv-sql.js';
+import type { ColumnKind, PresentedColumn, Row } from './column.js';
+import { csvCellSql, withCrlf, type ExportSql } from './csv-sql.js';
 import { diffText, isDiff } from './diff.js';
 import { FORMULA_START_CODES } from './formula.js';
 import { roundMoney } from './money.js';
-import type { RawQuery } from './query.js';
+import type { RawQuery } from './urls.js';
 import { boundedMemo } from '../memo.js';
 
 /*
@@ -97,7 +97,7 @@ function jsonbText(value: unknown): string {
 }
 
 /** The text of one cell, formula-safe. */
-export function csvCell(value: unknown, kind: Column['kind']): string {
+export function csvCell(value: unknown, kind: ColumnKind): string {
   if (value === null || value === undefined) return '';
   // A finite number in a numeric column is a plain number, kept as it is (negative ones too).
   if (typeof value === 'number' && NUMERIC_KINDS.has(kind)) return Number.isFinite(value) ? String(value) : '';
@@ -129,7 +129,7 @@ export function csvCell(value: unknown, kind: Column['kind']): string {
 export interface CsvColumn {
   header: string;
   key: string;
-  kind: Column['kind'];
+  kind: ColumnKind;
   /** For money: the row field holding the currency, and whether the amount is hourly. */
   currencyKey?: string;
   hourly?: boolean;
@@ -154,7 +154,7 @@ export function csvRecord(row: Row, columns: readonly CsvColumn[], options: CsvO
 }
 
 /** The report's columns plus a currency column after each money column that lacks one. */
-export function csvColumns(columns: readonly Column[]): CsvColumn[] {
+export function csvColumns(columns: readonly PresentedColumn[]): CsvColumn[] {
   const keys = new Set(columns.map((c) => c.key));
   const out: CsvColumn[] = [];
   for (const column of columns) {
@@ -223,7 +223,7 @@ function totalsAhead(columns: readonly CsvColumn[], options: CsvStreamOptions): 
 }
 
 /**
- * The CSV of a report whose rows the database writes (report.ts ExportSql): the header, then
+ * The CSV of a report whose rows the database writes (ExportSql, csv-sql.ts): the header, then
  * COPY's pieces with CRLF record ends, then the totals. The header waits for the first piece, so
  * a query that fails at once is an error response, not a cut file.
  */
@@ -283,7 +283,7 @@ export interface CsvStreamOptions extends CsvOptions {
  * the socket has taken the previous ones, so memory stays flat however many rows there are.
  * If the client goes away, the report's iterator is closed (its `finally` runs).
  */
-export async function streamCsv(out: Writable, columns: readonly Column[], rows: AsyncIterable<Row>, options: CsvStreamOptions = {}): Promise<void> {
+export async function streamCsv(out: Writable, columns: readonly PresentedColumn[], rows: AsyncIterable<Row>, options: CsvStreamOptions = {}): Promise<void> {
   const cells = csvColumns(columns);
   const query = options.sql ? csvQuery(cells, options.sql, options) : null;
   const chunks = options.sql && query ? copiedCsvChunks(cells, options.sql, query, options) : csvChunks(cells, rows, options);

@@ -21,6 +21,13 @@ import type { CsvColumn, CsvOptions } from './csv.js';
 import { FORMULA_START_CODES } from './formula.js';
 import { HOURLY_EXTRA_DIGITS } from './money.js';
 
+/** A report's rows as one SQL query, for the database to write the CSV (see ReportExport.sql). */
+export interface ExportSql {
+  query(select: (value: (key: string) => string) => string[]): { text: string; values: unknown[] };
+  /** The query's result as CSV written by the database, in pieces (a record may span two). */
+  csvCopy(text: string, values: readonly unknown[]): AsyncIterable<Buffer>;
+}
+
 /** SQL text of a JavaScript string (trusted constants only). */
 const sqlString = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
