@@ -16,7 +16,7 @@
  * COPY quotes exactly the cells csv-stringify quotes (comma, quote, CR, LF); it ends records with
  * LF, which withCrlf turns into the CRLF of RFC 4180.
  */
-import { DEFAULT_MINOR_UNIT, MINOR_UNITS } from '../read-models/minor-units.js';
+import { DEFAULT_MINOR_UNIT, MINOR_UNITS } from './minor-units.js';
 import type { CsvColumn, CsvOptions } from './csv.js';
 import { FORMULA_START_CODES } from './formula.js';
 import { HOURLY_EXTRA_DIGITS } from './money.js';

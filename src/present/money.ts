@@ -16,9 +16,9 @@
  * JSON is never rounded; `?exact=1` keeps the exact decimals in CSV too.
  */
 
-import { minorUnit } from '../read-models/minor-units.js';
+import { minorUnit } from './minor-units.js';
 
-export { DEFAULT_MINOR_UNIT, MINOR_UNITS, minorUnit } from '../read-models/minor-units.js';
+export { DEFAULT_MINOR_UNIT, MINOR_UNITS, minorUnit } from './minor-units.js';
 
 /** Extra digits for hourly prices and rates beyond the minor unit. */
 export const HOURLY_EXTRA_DIGITS = 2;

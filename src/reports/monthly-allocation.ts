@@ -6,7 +6,7 @@
 import type { AllocationRule } from '../allocation-config.js';
 import type { BucketCostRow } from '../costing/cost-over-time.js';
 import { compareDecimal } from '../read-models/decimal.js';
-import { minorUnit } from '../read-models/minor-units.js';
+import { minorUnit } from '../present/minor-units.js';
 import type { Column, Row } from './report.js';
 import { allocate } from './shared/allocation.js';
 import { dimensionLabel } from './shared/format.js';
