@@ -20,7 +20,7 @@
  *   - the ceiling: a plain `COPY instances_copy FROM STDIN` of the same rows (text format,
  *     streamed from a file the server produced with COPY TO STDOUT) into a table LIKE instances
  *     INCLUDING ALL (same primary key and GIN index), both through pg-copy-streams.
- * Targets (issue 3): ingest >= 0.5 x COPY; collection without ports < 10 s; with ports < 60 s;
+ * Targets: ingest >= 0.5 x COPY; collection without ports < 10 s; with ports < 60 s;
  * peak RSS < 400 MB.
  */
 import { spawn, type ChildProcess } from 'node:child_process';

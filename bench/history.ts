@@ -1,6 +1,6 @@
 /**
- * `npm run bench history [-- --instances 100000 --scopes 10 --days 30 --rounds 3 --collection-only]`: the history storage of
- * issue 15 (versions) on the local Postgres, each figure with the baseline it is compared with:
+ * `npm run bench history [-- --instances 100000 --scopes 10 --days 30 --rounds 3 --collection-only]`: the history storage
+ * (versions) on the local Postgres, each figure with the baseline it is compared with:
  *
  *  1. a collection of N instances with nothing changed, through the snapshot writer (COPY into
  *     the staging table page by page + the finalising transaction that folds into versions),

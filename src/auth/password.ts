@@ -102,7 +102,7 @@ export async function burnPasswordCheck(plain: string, like?: string): Promise<v
 
 /**
  * The password checks in flight: each scrypt check holds 128 x N x r bytes (64 MiB at the
- * defaults) and one of libuv's four threads for ~100 ms, so a burst of sign-ins (many addresses
+ * defaults) and one of libuv's four threads for the time of a scrypt, so a burst of sign-ins (many addresses
  * at once get past the per-address rate limit) queues rather than taking every thread and
  * hundreds of MB; beyond 32 waiting, the sign-in is refused at once (LimiterFullError).
  */

@@ -45,8 +45,8 @@ export function redactSecrets<T>(value: T): T {
 
 /**
  * Where a record keeps its raw object: a non-enumerable symbol property, invisible to JSON,
- * Object.keys, spread and equality checks. (A WeakMap did the same, but at 200,000 records per
- * collection its entries cost ~0.3 s of garbage collection.)
+ * Object.keys, spread and equality checks. (A WeakMap did the same, but its entries cost garbage
+ * collection time at hundreds of thousands of records per collection.)
  */
 const RAW = Symbol('cloudtally.raw');
 

@@ -188,7 +188,7 @@ async function analyseStaged(db: Queryable, kind: SnapshotKind, rows: number): P
   if (rows < ANALYSE_FROM_ROWS) return;
   // Only the key columns: the row count and the keys are what the plans need, and sampling the
   // wide jsonb columns (raw, tags) made this the slowest step of finalising an unchanged
-  // collection (0.4-0.5 s per 10,000-instance scope, more than the fold).
+  // collection, more than the fold.
   for (const table of VERSIONED_TABLES) {
     if (table.kind === kind) await db.execute(`ANALYZE "${table.staged}" (${['snapshot_id', ...table.ids].map((c) => `"${c}"`).join(', ')})`);
   }

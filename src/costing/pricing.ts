@@ -189,7 +189,7 @@ function flavorPrices(quantity: string, alsoKnownWhen?: string): string {
  * Why maps rather than joins: a resource's price is then a key lookup in its own snapshot's row,
  * so the plan no longer depends on estimates. Joined as subqueries over the versions views, the
  * catalogues were estimated at one row and every resource row scanned all of them in a nested
- * loop (100,000 instances: 1.1-1.7 s per join instead of milliseconds). Numbers keep their exact
+ * loop (seconds per join at 100,000 instances instead of milliseconds). Numbers keep their exact
  * numeric value through jsonb. OFFSET 0 computes all this once per snapshot, not per resource.
  */
 function snapshotsWithFlavors(snaps: string, kind: PricedKind): string {

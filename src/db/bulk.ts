@@ -8,7 +8,7 @@
  * - `INSERT INTO t (c1, c2, c3) SELECT u.c1::int, u.c2, u.c3
  *      FROM ROWS FROM (unnest($1::text[]), unnest($2::text[]), json_array_elements($3::json)) AS u(c1, c2, c3)`
  *   (bulkInsert): one parameter per column, whatever the row count, so the statement is tiny to
- *   build and parse (drizzle's insert().values() spends ~30 us per row building SQL), and it can
+ *   build and parse (drizzle's insert().values() builds SQL text per row), and it can
  *   skip colliding rows (ON CONFLICT DO NOTHING). Scalar columns travel as text[] and are cast by
  *   Postgres: numeric stays exact, timestamps are ISO strings, array columns are array literals
  *   (unnest would flatten a 2-D array). json(b) columns travel as one JSON array each: measured

@@ -1,5 +1,5 @@
 /**
- * Resource history as versions (issue 15; DATA-MODEL.md "History as versions"): a snapshot's rows
+ * Resource history as versions (DATA-MODEL.md "History as versions"): a snapshot's rows
  * are staged in <name>_staged while it is written, and its finalising transaction folds them into
  * <name>_versions: the scope's current versions that the snapshot lacks or holds with another
  * content are closed at its taken_at, and only new or changed rows are inserted. An unchanged
@@ -192,8 +192,8 @@ export async function foldSnapshot(tx: Queryable, target: FoldTarget): Promise<F
   let changed = 0;
   // Hash or merge joins whatever the estimates (a staging table's statistics describe whatever it
   // held when last analysed): the CTE is estimated at a row or two (the content comparison's
-  // selectivity is a guess), and a nested loop over it costs rows x rows (34 s for an unchanged
-  // 10,000-instance scope, against 0.1 s). The staged rows are read through the primary key
+  // selectivity is a guess), and a nested loop over it costs rows x rows (orders of magnitude
+  // slower for an unchanged scope; npm run bench history measures the fold). The staged rows are read through the primary key
   // (snapshot_id first): a sequential scan would also read the pages of every snapshot finalised
   // since the table was last vacuumed (deleted rows), which grew with each scope of a run.
   await withLocalSettings(tx, { enable_nestloop: 'off', enable_seqscan: 'off' }, async () => {

@@ -5,7 +5,7 @@ import { EXPIRY_PATTERN, isOffHoursNow, TAG_BLANKS, type IdleRuleId, type IdleRu
 /*
  * The idle rules as SQL, so that a list of every running instance is filtered, counted, totalled,
  * sorted and paged in the database: deciding them in Node meant reading and holding every running
- * instance (2 s at 100,000). Each rule is a boolean expression over the columns of the current
+ * instance (npm run bench reports measures the list). Each rule is a boolean expression over the columns of the current
  * instance rows aliased `x` (created_at, tags, security_group_ids, security_group_names,
  * cluster_task_status) that decides exactly what evaluateIdleRules (idle-rules.ts) decides; that
  * one still words the reasons of the rows shown. test/actions/idle-rules-sql.test.ts holds the two

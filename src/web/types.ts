@@ -61,7 +61,7 @@ export interface WebDeps {
   site?: SiteSettings;
   /**
    * What binds a CSRF token to its user. Defaults to an anonymous per-browser cookie id; the
-   * login sessions (issue 5) should pass their session id here.
+   * login sessions should pass their session id here.
    */
   csrfSessionIdentifier?: (req: Request) => string;
   /**

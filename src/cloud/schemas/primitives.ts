@@ -10,8 +10,8 @@ import { z } from 'zod';
  * Each tolerant primitive is ONE function that converts and validates at once (z.unknown +
  * transform that reports an issue), not a union of pipes nor a check plus a conversion: an
  * instance record has ~100 of them, and at 100,000 instances per collection every wrapper layer
- * costs ~1 us per field in parsing and garbage (measured: nested unions ~150 us per record, a
- * check plus a conversion ~11 us, this form ~7 us). `.optional()` keeps the field optional in the
+ * costs in parsing and garbage (nested unions were an order of magnitude slower per record than
+ * this form; npm run bench collect measures collection). `.optional()` keeps the field optional in the
  * input type the simulator serves.
  */
 type Scalar = string | number | boolean;
