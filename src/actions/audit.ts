@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/connection.js';
+import { queryRows, sql } from '../db/statement.js';
 
 /*
  * The audit log (table audit_log) is append-only: the database refuses UPDATE, DELETE and
@@ -26,23 +27,12 @@ export interface AuditEntry {
 
 /** Appends one row; returns its id. */
 export async function appendAudit(q: Queryable, entry: AuditEntry): Promise<number> {
-  const rows = await q.query<{ id: string }>(
-    `INSERT INTO audit_log (at, actor, role, action, instance_id, project_id, region_id, reason, dry_run, result, error, task_ids)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb) RETURNING id`,
-    [
-      entry.at.toISOString(),
-      entry.actor,
-      entry.role,
-      entry.action,
-      entry.instanceId,
-      entry.projectId,
-      entry.regionId,
-      entry.reason,
-      entry.dryRun,
-      entry.result,
-      entry.error,
-      JSON.stringify(entry.taskIds),
-    ],
+  const e = entry;
+  const rows = await queryRows<{ id: string }>(
+    q,
+    sql`INSERT INTO audit_log (at, actor, role, action, instance_id, project_id, region_id, reason, dry_run, result, error, task_ids)
+     VALUES (${e.at.toISOString()}, ${e.actor}, ${e.role}, ${e.action}, ${e.instanceId}, ${e.projectId}, ${e.regionId}, ${e.reason},
+       ${e.dryRun}, ${e.result}, ${e.error}, ${JSON.stringify(e.taskIds)}::jsonb) RETURNING id`,
   );
   return Number(rows[0]!.id);
 }

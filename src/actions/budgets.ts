@@ -5,6 +5,7 @@
  */
 import type { BudgetSettings } from '../config/index.js';
 import type { Database, Queryable } from '../db/connection.js';
+import { executeStatement, queryRows, sql } from '../db/statement.js';
 import { appBudget, type Budget } from '../read-models/budgets.js';
 import { AUDIT_ACTIONS, appendAudit, type AuditAction, type AuditResult } from './audit.js';
 
@@ -67,10 +68,12 @@ export async function createBudget(deps: BudgetWriteDeps, actor: BudgetActor, b:
   return deps.db
     .transaction(async (tx) => {
       await checkName(tx, deps, b.name, null);
-      const [row] = await tx.query<{ id: string }>(
-        `insert into budgets (name, by, value, currency, amount_per_month, thresholds, notify, created_at, created_by, updated_at, updated_by)
-         values ($1, $2, $3, $4, $5::numeric, $6::jsonb, $7::jsonb, $8, $9, $8, $9) returning id`,
-        [b.name, b.by, b.value, b.currency, b.amountPerMonth, JSON.stringify(b.thresholds), JSON.stringify(b.notify), deps.now.toISOString(), actor.name],
+      const at = deps.now.toISOString();
+      const [row] = await queryRows<{ id: string }>(
+        tx,
+        sql`insert into budgets (name, by, value, currency, amount_per_month, thresholds, notify, created_at, created_by, updated_at, updated_by)
+         values (${b.name}, ${b.by}, ${b.value}, ${b.currency}, ${b.amountPerMonth}::numeric, ${JSON.stringify(b.thresholds)}::jsonb,
+           ${JSON.stringify(b.notify)}::jsonb, ${at}, ${actor.name}, ${at}, ${actor.name}) returning id`,
       );
       const id = Number(row!.id);
       await audit(tx, deps, actor, AUDIT_ACTIONS.createBudget, 'budget_created', `budget #${id} "${b.name}": ${describe(b)}`);
@@ -89,9 +92,11 @@ export async function changeBudget(deps: BudgetWriteDeps, actor: BudgetActor, id
       const diff = changes(before, b);
       if (diff.length === 0) return before;
       await checkName(tx, deps, b.name, id);
-      await tx.query(
-        `update budgets set name = $2, by = $3, value = $4, currency = $5, amount_per_month = $6::numeric, thresholds = $7::jsonb, notify = $8::jsonb, updated_at = $9, updated_by = $10 where id = $1`,
-        [id, b.name, b.by, b.value, b.currency, b.amountPerMonth, JSON.stringify(b.thresholds), JSON.stringify(b.notify), deps.now.toISOString(), actor.name],
+      await executeStatement(
+        tx,
+        sql`update budgets set name = ${b.name}, by = ${b.by}, value = ${b.value}, currency = ${b.currency}, amount_per_month = ${b.amountPerMonth}::numeric,
+          thresholds = ${JSON.stringify(b.thresholds)}::jsonb, notify = ${JSON.stringify(b.notify)}::jsonb, updated_at = ${deps.now.toISOString()},
+          updated_by = ${actor.name} where id = ${id}`,
       );
       await audit(tx, deps, actor, AUDIT_ACTIONS.changeBudget, 'budget_changed', `budget #${id} "${before.name}": ${diff.join('; ')}`);
       return appBudget(tx, id);

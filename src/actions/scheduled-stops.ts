@@ -1,5 +1,6 @@
 import type { Config } from '../config/index.js';
 import type { Queryable } from '../db/connection.js';
+import { queryRows, sql } from '../db/statement.js';
 import type { ScheduledStopStatus, StopNotice } from '../db/schema.js';
 import type { Logger } from '../logger.js';
 import { AUDIT_ACTIONS, appendAudit } from './audit.js';
@@ -64,11 +65,13 @@ export async function scheduleStops(deps: ScheduledStopsDeps, request: ScheduleR
     }
     const ownerValue = item.tags[deps.config.ownerTagKey];
     const owner = typeof ownerValue === 'string' && ownerValue.trim() !== '' ? ownerValue.trim() : null;
-    const rows = await deps.db.query<ScheduledStopRow>(
-      `INSERT INTO scheduled_stops (instance_id, project_id, region_id, instance_name, owner, reason, created_by, created_by_role, created_at, due_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+    const { ref, name } = item;
+    const rows = await queryRows<ScheduledStopRow>(
+      deps.db,
+      sql`INSERT INTO scheduled_stops (instance_id, project_id, region_id, instance_name, owner, reason, created_by, created_by_role, created_at, due_at)
+       VALUES (${ref.instanceId}, ${ref.projectId}, ${ref.regionId}, ${name}, ${owner}, ${request.reason}, ${request.actor.name}, ${request.actor.role},
+         ${now.toISOString()}, ${dueAt.toISOString()})
        ON CONFLICT DO NOTHING RETURNING *`,
-      [item.ref.instanceId, item.ref.projectId, item.ref.regionId, item.name, owner, request.reason, request.actor.name, request.actor.role, now.toISOString(), dueAt.toISOString()],
     );
     const row = rows[0];
     if (!row) {

@@ -17,6 +17,7 @@ import { dimensionLabel, kindLabel } from './shared/format.js';
 import { invalidParameter } from './shared/params.js';
 import { addMonths, checkPeriodParams, monthsOf, periodField, resolvePeriod, type ResolvedPeriod } from './shared/period.js';
 import { latestSnapshots } from '../db/latest-snapshots.js';
+import { arrayParam, queryRows, sql, type SQL } from '../db/statement.js';
 import { freshnessNotes } from './shared/snapshots.js';
 import { bucketCostsFor } from '../costing/cost-over-time.js';
 import { gapCapText } from './shared/time.js';
@@ -77,13 +78,18 @@ function columns(r: Resolved): Column[] {
   ];
 }
 
-const CELLS = `cells as (
-    select * from unnest($1::text[], $2::text[], $3::text[], $4::numeric[], $5::numeric[], $6::numeric[], $7::numeric[])
-      as c(month, group_value, currency, cost, gpu_hours, gpu_cost, gpu_unknown_hours))`;
-
-function cellParams(r: Resolved): unknown[] {
+/**
+ * CTE `cells`: the cells already read (r.cells, also shown in the allocated view and the charts),
+ * paged and summed in SQL so that money is never added up in Node.
+ */
+function cellsCte(r: Resolved): SQL {
+  const column = (values: unknown[], type: string) => sql`${arrayParam(values)}::${sql.raw(type)}[]`;
   const c = r.cells;
-  return [c.map((x) => x.bucket), c.map((x) => x.group_value), c.map((x) => x.currency), c.map((x) => x.cost), c.map((x) => x.gpu_hours), c.map((x) => x.gpu_cost), c.map((x) => x.gpu_unknown_resource_hours)];
+  return sql`cells as (
+    select * from unnest(${column(c.map((x) => x.bucket), 'text')}, ${column(c.map((x) => x.group_value), 'text')}, ${column(c.map((x) => x.currency), 'text')},
+      ${column(c.map((x) => x.cost), 'numeric')}, ${column(c.map((x) => x.gpu_hours), 'numeric')}, ${column(c.map((x) => x.gpu_cost), 'numeric')},
+      ${column(c.map((x) => x.gpu_unknown_resource_hours), 'numeric')})
+      as c(month, group_value, currency, cost, gpu_hours, gpu_cost, gpu_unknown_hours))`;
 }
 
 
@@ -97,14 +103,14 @@ function rowOf(r: Resolved, group: string, currency: string, months: Record<stri
 
 async function fetchRows(ctx: ReportCtx, r: Resolved, limit: number, offset: number): Promise<{ rows: Row[]; total: number }> {
   const [found, names] = await Promise.all([
-    ctx.db.query<{ group_value: string; currency: string; months: Record<string, string>; total: string; total_rows: number }>(
-      `with ${CELLS}
+    queryRows<{ group_value: string; currency: string; months: Record<string, string>; total: string; total_rows: number }>(
+      ctx.db,
+      sql`with ${cellsCte(r)}
        select group_value, currency, jsonb_object_agg(month, trim_scale(cost)::text) as months, trim_scale(sum(cost))::text as total,
-         ${gpuAggregatesSql()}, count(*) over ()::int as total_rows
+         ${sql.raw(gpuAggregatesSql())}, count(*) over ()::int as total_rows
        from cells group by group_value, currency
        order by currency, sum(cost) desc, group_value
-       limit $8 offset $9`,
-      [...cellParams(r), limit, offset],
+       limit ${limit} offset ${offset}`,
     ),
     groupNames(ctx.db, r.dimension),
   ]);
@@ -114,14 +120,14 @@ async function fetchRows(ctx: ReportCtx, r: Resolved, limit: number, offset: num
 
 /** Per currency: each month and the whole period, summed in SQL over every group. */
 async function totals(ctx: ReportCtx, r: Resolved): Promise<Row[]> {
-  const found = await ctx.db.query<{ currency: string; months: Record<string, string>; total: string }>(
-    `with ${CELLS},
+  const found = await queryRows<{ currency: string; months: Record<string, string>; total: string }>(
+    ctx.db,
+    sql`with ${cellsCte(r)},
        per_month as (select currency, month, sum(cost) as cost from cells group by currency, month),
-       gpu as (select currency, ${gpuAggregatesSql()} from cells group by currency)
+       gpu as (select currency, ${sql.raw(gpuAggregatesSql())} from cells group by currency)
      select p.currency, jsonb_object_agg(p.month, trim_scale(p.cost)::text) as months, trim_scale(sum(p.cost))::text as total,
        min(g.gpu_hours) as gpu_hours, min(g.cost_per_gpu_hour) as cost_per_gpu_hour, min(g.gpu_unknown_hours) as gpu_unknown_hours
      from per_month p join gpu g on g.currency = p.currency group by p.currency order by p.currency`,
-    cellParams(r),
   );
   return found.map((f) => ({ ...rowOf(r, 'Total', f.currency, f.months, f.total, groupNameColumns(r.dimension).length > 0 ? { group_name: null } : {}), ...gpuCells(f) }));
 }

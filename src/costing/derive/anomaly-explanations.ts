@@ -5,6 +5,7 @@
  * explain and how is the report's (an ExplanationSource, read-only); storing it is done here.
  */
 import type { Queryable } from '../../db/connection.js';
+import { executeStatement, sql } from '../../db/statement.js';
 import type { PricedKind } from '../pricing.js';
 
 /** What happened to a resource, as far as the group's spend is concerned. */
@@ -75,12 +76,12 @@ export async function readStoredExplanation(q: Queryable, key: ExplanationKey, d
 
 /** Stores (or replaces) the explanation of `key`, computed from inputs `digest`. */
 async function writeStoredExplanation(q: Queryable, key: ExplanationKey, digest: string, explanation: Explanation, now: Date): Promise<void> {
-  await q.execute(
-    `insert into anomaly_explanations (dimension, group_value, currency, day, inputs, explanation, computed_at)
-     values ($1, $2, $3, $4::date, $5, $6::jsonb, $7)
+  await executeStatement(
+    q,
+    sql`insert into anomaly_explanations (dimension, group_value, currency, day, inputs, explanation, computed_at)
+     values (${key.dimension}, ${key.group}, ${key.currency}, ${key.day}::date, ${digest}, ${JSON.stringify(explanation)}::jsonb, ${now.toISOString()})
      on conflict (dimension, group_value, currency, day)
      do update set inputs = excluded.inputs, explanation = excluded.explanation, computed_at = excluded.computed_at`,
-    [key.dimension, key.group, key.currency, key.day, digest, JSON.stringify(explanation), now],
   );
 }
 

@@ -14,6 +14,7 @@ import { gapCapsFor } from '../../costing/gap-caps.js';
 import { pricePieces, type PricePiece } from '../../costing/price-pieces.js';
 import { flavorSnapshotSql, NO_VALUE, PRICED_KINDS, pricedResourcesSql, type PricedKind } from '../../costing/pricing.js';
 import type { Queryable } from '../../db/connection.js';
+import { arrayParam, queryRows, sql, type SQL } from '../../db/statement.js';
 import { UNTAGGED } from '../../db/schema.js';
 import { versionedTable, versionEndedIn, versionStartedIn } from '../../db/versions.js';
 import type { Config } from '../../config/index.js';
@@ -51,20 +52,24 @@ interface LineRow {
   explained: string;
 }
 
-/** The SQL text of a resource's group in dimension $4 (`project`, ..., `tag:<key>`), on priced resource rows `r`. */
-const GROUP_SQL = `case $4::text
-    when 'project' then coalesce(r.project_id::text, $8)
-    when 'region' then coalesce(r.region_id::text, $8)
+/** A resource's group in `dimension` (`project`, ..., `tag:<key>`), on priced resource rows `r`. */
+function groupSql(dimension: string): SQL {
+  return sql`case ${dimension}::text
+    when 'project' then coalesce(r.project_id::text, ${NO_VALUE}::text)
+    when 'region' then coalesce(r.region_id::text, ${NO_VALUE}::text)
     when 'kind' then r.kind
     when 'flavor' then r.flavor
     when 'state' then case when r.running then 'running' else 'stopped' end
-    else coalesce(r.tags ->> substr($4::text, 5), $7) end`;
+    else coalesce(r.tags ->> substr(${dimension}::text, 5), ${UNTAGGED}::text) end`;
+}
 
 
 const INSTANCE_VERSIONS = versionedTable('instances').versions;
 
-const LINES_SQL = `with pcs as (
-    select snapshot_id, sum(secs) as secs from unnest($1::int[], $2::numeric[]) as p(snapshot_id, secs) group by snapshot_id
+function linesSql(query: ExplainQuery, pieces: readonly PricePiece[], maxLines: number): SQL {
+  const dayStart = `${query.day}T00:00:00Z`;
+  return sql`with pcs as (
+    select snapshot_id, sum(secs) as secs from unnest(${arrayParam(pieces.map((p) => p.snapshot_id))}::int[], ${arrayParam(pieces.map((p) => p.secs))}::numeric[]) as p(snapshot_id, secs) group by snapshot_id
   ),
   day_snaps as (
     select s.id, s.kind, s.scope_key, s.project_id, s.region_id, s.taken_at, s.run_id, p.secs
@@ -76,7 +81,7 @@ const LINES_SQL = `with pcs as (
   ),
   pairs as (
     select c.*, (select b.id from snapshots b
-        where b.complete and b.kind = c.kind and b.scope_key = c.scope_key and b.taken_at < $3::timestamptz
+        where b.complete and b.kind = c.kind and b.scope_key = c.scope_key and b.taken_at < ${dayStart}::timestamptz
         order by b.taken_at desc, b.id desc limit 1) as before_id
     from scopes c
   ),
@@ -102,11 +107,11 @@ const LINES_SQL = `with pcs as (
     -- (The ends and the starts as two index ranges: as one OR over a span from a CTE, the planner
     -- walked every version of the scope.)
     select v.scope_key, v.instance_id
-    from inst_spans sp join ${INSTANCE_VERSIONS} v on v.scope_key = sp.scope_key and ${versionEndedIn('v', 'sp.t0', 'sp.t1')}
+    from inst_spans sp join ${sql.raw(INSTANCE_VERSIONS)} v on v.scope_key = sp.scope_key and ${sql.raw(versionEndedIn('v', 'sp.t0', 'sp.t1'))}
     where sp.versioned
     union
     select v.scope_key, v.instance_id
-    from inst_spans sp join ${INSTANCE_VERSIONS} v on v.scope_key = sp.scope_key and ${versionStartedIn('v', 'sp.t0', 'sp.t1')}
+    from inst_spans sp join ${sql.raw(INSTANCE_VERSIONS)} v on v.scope_key = sp.scope_key and ${sql.raw(versionStartedIn('v', 'sp.t0', 'sp.t1'))}
     where sp.versioned
     union
     -- Other scopes (rows still staged): in some snapshot, not as in the last one (by the primary
@@ -128,7 +133,7 @@ const LINES_SQL = `with pcs as (
     group by a.scope_key, i.instance_id
     having count(*) < (select n from snap_counts c where c.scope_key = a.scope_key)
   ),
-  flavor_snaps as (select distinct a.scope_key, ${flavorSnapshotSql('a')} as fid from all_snaps a where a.kind = 'instance'),
+  flavor_snaps as (select distinct a.scope_key, ${sql.raw(flavorSnapshotSql('a'))} as fid from all_snaps a where a.kind = 'instance'),
   repriced as (
     select f.scope_key, g.flavor_name, g.flavor_id
     from flavor_snaps f join gpu_flavors g on g.snapshot_id = f.fid
@@ -150,9 +155,9 @@ const LINES_SQL = `with pcs as (
   ),
   member as (
     select r.snapshot_id, r.kind, r.scope_key, r.resource_id, r.name, r.running, r.quantity, r.flavor, r.unit_price_per_hour,
-      (${GROUP_SQL}) = $5 and r.currency is not distinct from $6 as in_group,
-      case when (${GROUP_SQL}) = $5 and r.currency is not distinct from $6 then r.price_per_hour else 0 end as p
-    from (${pricedResourcesSql('all_snaps', PRICED_KINDS, { instanceIds: 'targets' })}) r
+      (${groupSql(query.dimension)}) = ${query.group}::text and r.currency is not distinct from ${query.currency}::text as in_group,
+      case when (${groupSql(query.dimension)}) = ${query.group}::text and r.currency is not distinct from ${query.currency}::text then r.price_per_hour else 0 end as p
+    from (${sql.raw(pricedResourcesSql('all_snaps', PRICED_KINDS, { instanceIds: 'targets' }))}) r
   ),
   day_cost as (
     select m.kind, m.scope_key, m.resource_id, sum(m.p * pc.secs) / 3600 as cost
@@ -191,7 +196,8 @@ const LINES_SQL = `with pcs as (
     total_lines, trim_scale(explained)::text as explained
   from relevant
   order by abs(impact) desc, kind, scope_key, resource_id
-  limit $9`;
+  limit ${maxLines}`;
+}
 
 const CHANGE_KINDS: Record<PricedKind, ChangeKind> = { instance: 'instances', cluster: 'clusters', k8s_price: 'k8s-prices' };
 
@@ -222,7 +228,7 @@ interface ExplanationInputs {
 /**
  * SQL ($1 the pieces' snapshot ids, $2 the day's start): the other snapshots an explanation reads,
  * as id arrays: the last complete one before the day in each (kind, scope) of the pieces, and the
- * flavor snapshots pricing those and the pieces' (LINES_SQL's pairs and flavor_snaps).
+ * flavor snapshots pricing those and the pieces' (linesSql's pairs and flavor_snaps).
  */
 const READ_BESIDES_SQL = `with day_snaps as (select id, kind, scope_key, taken_at, run_id from snapshots where id = any($1::int[])),
   befores as (
@@ -284,17 +290,7 @@ export async function prepareExplanation(q: Queryable, config: Config, now: Date
 const keyOf = (query: ExplainQuery): ExplanationKey => ({ dimension: query.dimension, group: query.group, currency: query.currency, day: query.day });
 
 async function explainPieces(q: Queryable, query: ExplainQuery, { pieces, maxLines }: ExplanationInputs): Promise<Explanation> {
-  const rows = await q.query<LineRow & Record<string, unknown>>(LINES_SQL, [
-    pieces.map((p) => p.snapshot_id),
-    pieces.map((p) => p.secs),
-    `${query.day}T00:00:00Z`,
-    query.dimension,
-    query.group,
-    query.currency,
-    UNTAGGED,
-    NO_VALUE,
-    maxLines,
-  ]);
+  const rows = await queryRows<LineRow & Record<string, unknown>>(q, linesSql(query, pieces, maxLines));
   const compared = await comparedSnapshots(q, rows);
   const diffs = await resourceDiffs(q, rows);
   const lines = rows.map((r) => lineOf(r, diffs.get(`${r.kind}|${r.scope_key}|${r.resource_id}`) ?? null, query.currency));

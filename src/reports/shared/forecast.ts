@@ -6,6 +6,7 @@
  */
 import type { DailyCostRow } from '../../costing/cost-over-time.js';
 import type { Queryable } from '../../db/connection.js';
+import { arrayParam, queryRows, sql } from '../../db/statement.js';
 import type { Coverage } from '../report.js';
 import { addDays, isoDay } from './format.js';
 import { monthToDate } from './time.js';
@@ -60,31 +61,31 @@ export async function monthForecasts(q: Queryable, days: readonly DailyCostRow[]
   const history = opts.historyEnough ? rows.filter((d) => d.day >= recent.fromDay && d.day <= recent.toDay) : [];
   const currencies = [...new Set([...(opts.currencies ?? []), ...inMonth.map((d) => d.currency!)])].sort();
   if (currencies.length === 0) return [];
-  return q.query<MonthForecast & Record<string, unknown>>(
-    `with mtd as (select currency, sum(cost) as cost from unnest($1::text[], $2::numeric[]) as d(currency, cost) group by currency),
-          per_day as (select currency, day, sum(cost) as cost from unnest($5::text[], $6::text[], $7::numeric[]) as h(currency, day, cost) group by currency, day),
+  const secondsLeft = sql`${month.secondsLeft}::numeric`;
+  const enough = sql`${opts.historyEnough}::boolean`;
+  return queryRows<MonthForecast & Record<string, unknown>>(
+    q,
+    sql`with mtd as (
+            select currency, sum(cost) as cost
+            from unnest(${arrayParam(inMonth.map((d) => d.currency))}::text[], ${arrayParam(inMonth.map((d) => d.cost))}::numeric[]) as d(currency, cost)
+            group by currency
+          ),
+          per_day as (
+            select currency, day, sum(cost) as cost
+            from unnest(${arrayParam(history.map((d) => d.currency))}::text[], ${arrayParam(history.map((d) => d.day))}::text[], ${arrayParam(history.map((d) => d.cost))}::numeric[]) as h(currency, day, cost)
+            group by currency, day
+          ),
           hist as (
-            select currency, sum(cost) / $8::int as mean, min(cost) as low, max(cost) as high, count(*) as n
+            select currency, sum(cost) / ${FORECAST_DAYS}::int as mean, min(cost) as low, max(cost) as high, count(*) as n
             from per_day group by currency
           )
      select c.currency, trim_scale(coalesce(m.cost, 0)) as month_to_date,
-       case when $9::boolean then trim_scale(round(coalesce(h.mean, 0), 10)) end as forecast_daily_mean,
-       case when $9::boolean then trim_scale(round(coalesce(m.cost, 0) + coalesce(h.mean, 0) * $3::numeric / 86400, 10)) end as forecast,
+       case when ${enough} then trim_scale(round(coalesce(h.mean, 0), 10)) end as forecast_daily_mean,
+       case when ${enough} then trim_scale(round(coalesce(m.cost, 0) + coalesce(h.mean, 0) * ${secondsLeft} / 86400, 10)) end as forecast,
        -- A day of the window without any cost of this currency cost 0 in it.
-       case when $9::boolean then trim_scale(round(coalesce(m.cost, 0) + (case when coalesce(h.n, 0) < $8::int then least(coalesce(h.low, 0), 0) else h.low end) * $3::numeric / 86400, 10)) end as forecast_low,
-       case when $9::boolean then trim_scale(round(coalesce(m.cost, 0) + coalesce(h.high, 0) * $3::numeric / 86400, 10)) end as forecast_high
-     from unnest($4::text[]) as c(currency) left join mtd m using (currency) left join hist h using (currency)
+       case when ${enough} then trim_scale(round(coalesce(m.cost, 0) + (case when coalesce(h.n, 0) < ${FORECAST_DAYS}::int then least(coalesce(h.low, 0), 0) else h.low end) * ${secondsLeft} / 86400, 10)) end as forecast_low,
+       case when ${enough} then trim_scale(round(coalesce(m.cost, 0) + coalesce(h.high, 0) * ${secondsLeft} / 86400, 10)) end as forecast_high
+     from unnest(${arrayParam(currencies)}::text[]) as c(currency) left join mtd m using (currency) left join hist h using (currency)
      order by c.currency`,
-    [
-      inMonth.map((d) => d.currency),
-      inMonth.map((d) => d.cost),
-      month.secondsLeft,
-      currencies,
-      history.map((d) => d.currency),
-      history.map((d) => d.day),
-      history.map((d) => d.cost),
-      FORECAST_DAYS,
-      opts.historyEnough,
-    ],
   );
 }
