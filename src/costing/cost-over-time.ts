@@ -38,11 +38,11 @@ export function effectiveRollupsSql(
       and not exists (select 1 from cost_rollups x where x.snapshot_id = r.snapshot_id and x.dimension = ${dimension}::text)`;
 }
 
-export interface DailyCostRow {
-  day: string;
+/** A group's figures over some days, exact decimal text. */
+export interface CostFigures {
   group_value: string;
   currency: string | null;
-  /** Price integrated over the day (exact decimal text); NULL for the rows without a currency. */
+  /** Price integrated over the days; NULL for the rows without a currency. */
   cost: string | null;
   resource_hours: string;
   unpriced_resource_hours: string;
@@ -52,6 +52,10 @@ export interface DailyCostRow {
   gpu_cost: string | null;
   /** Hours of running resources whose GPU count cannot be read. */
   gpu_unknown_resource_hours: string | null;
+}
+
+export interface DailyCostRow extends CostFigures {
+  day: string;
 }
 
 export interface DailyCostQuery extends CostOverTimeOptions {
@@ -79,20 +83,9 @@ export async function dailyCosts(q: Queryable, query: DailyCostQuery): Promise<D
 /** How costOverDays sums the days: per day (YYYY-MM-DD), per calendar month (YYYY-MM) or all together (''). */
 export type CostBucket = 'day' | 'month' | 'all';
 
-export interface BucketCostRow {
+export interface BucketCostRow extends CostFigures {
   /** The day, the month, or '' for the whole range. */
   bucket: string;
-  group_value: string;
-  currency: string | null;
-  cost: string | null;
-  resource_hours: string;
-  unpriced_resource_hours: string;
-  /** GPU-hours of the resources whose GPU count can be read; NULL when not counted on some day (before GPU counting). */
-  gpu_hours: string | null;
-  /** Cost of those resources (NULL for the rows without a currency). */
-  gpu_cost: string | null;
-  /** Hours of running resources whose GPU count cannot be read. */
-  gpu_unknown_resource_hours: string | null;
 }
 
 /**
