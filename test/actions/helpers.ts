@@ -1,5 +1,4 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createCloudClient, type CloudClient } from '../../src/cloud/client.js';
 import { loadConfig, type Config } from '../../src/config/index.js';
 import { normaliseTagKey } from '../../src/tags/normalise.js';
@@ -8,6 +7,7 @@ import type { Database } from '../../src/db/connection.js';
 import { gpuClusters, gpuClusterServers, gpuFlavors, instances, scopeKeyOf } from '../../src/db/schema.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import type { SimInstance } from '../../src/simulator/model.js';
+import { listenOnFreePort } from '../helpers/listen.js';
 
 /** The simulator's and the tests' "now": instance ages are relative to it. */
 export const SIM_NOW = new Date('2024-05-17T10:30:00Z');
@@ -191,12 +191,8 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       res.writeHead(status, { 'content-type': 'text/plain' }).end(status < 300 ? 'ok' : 'nope');
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/services/T000/B000/secret-token`;
-  receiver.close = () =>
-    new Promise<void>((resolve, reject) => {
-      server.closeAllConnections();
-      server.close((err) => (err ? reject(err) : resolve()));
-    });
+  const listening = await listenOnFreePort(server);
+  receiver.url = `${listening.url}/services/T000/B000/secret-token`;
+  receiver.close = listening.close;
   return receiver;
 }

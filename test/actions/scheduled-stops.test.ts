@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   cancelScheduledStop,
   getScheduledStop,
@@ -187,7 +187,7 @@ describe.each(testDatabases())('scheduled stops on $name', ({ open }) => {
     const { scheduled } = await scheduleStops(deps, { actor: OPERATOR, reason: 'soon', refs: [refOf(a!)], graceHours: 0, now: SIM_NOW });
     const scheduler = startDueStopsScheduler({ ...deps, logger: createLogger({ level: 'silent' }) }, { expression: '* * * * * *', now: () => new Date(SIM_NOW.getTime() + 1000) });
     try {
-      for (let i = 0; i < 100 && (await getScheduledStop(db, scheduled[0]!.id))!.status !== 'done'; i++) await new Promise((r) => setTimeout(r, 50));
+      await vi.waitFor(async () => expect((await getScheduledStop(db, scheduled[0]!.id))!.status).toBe('done'), { timeout: 5_000, interval: 50 });
     } finally {
       await scheduler.stop();
     }

@@ -1,5 +1,3 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { request, type Dispatcher } from 'undici';
 import { hashPassword } from '../../src/auth/password.js';
 import type { Limiter } from '../../src/limiter.js';
@@ -16,6 +14,7 @@ import { createWebAuth } from '../../src/web/auth.js';
 import { siteSettingsOf } from '../../src/web/site.js';
 import { SIM_NOW, testConfig } from '../actions/helpers.js';
 import { Jar } from '../helpers/cookies.js';
+import { listenOnFreePort } from '../helpers/listen.js';
 
 export const SESSION_SECRET = 'test-session-secret-0123456789abcdef';
 export const PASSWORDS = { alice: 'alice-viewer-pw', olivia: 'olivia-operator-pw', adam: 'adam-admin-pw' } as const;
@@ -61,15 +60,7 @@ export async function startActionsApp(options: { db: Database; config: Config; c
     actions: { db, client, config, now: () => SIM_NOW, notify: { backoffMs: 5 } },
     site: siteSettingsOf(config),
   });
-  const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
-  });
-  state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  state.close = () =>
-    new Promise<void>((resolve, reject) => {
-      server.closeAllConnections();
-      server.close((err) => (err ? reject(err) : resolve()));
-    });
+  ({ url: state.url, close: state.close } = await listenOnFreePort(app));
   return state;
 }
 

@@ -3,8 +3,6 @@
  * change written to the audit log; a viewer sees the budgets but is refused the editor (403);
  * bad input answers 422 with the form naming each problem and stores nothing.
  */
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Browser as Chromium, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config/index.js';
@@ -18,6 +16,7 @@ import { siteSettingsOf } from '../../src/web/site.js';
 import { Browser, configWithUsers, PASSWORDS } from '../auth/app.js';
 import { launchChromium, skipBrowserTests, watchedPage } from '../helpers/browser.js';
 import { testDatabases } from '../helpers/databases.js';
+import { listenOnFreePort } from '../helpers/listen.js';
 import { PERIODS_NOW, seedPeriods } from '../reports/periods-fixture.js';
 
 const CONFIG_BUDGET = { name: 'Everything in EUR', currency: 'EUR', amount_per_month: '5000' };
@@ -34,17 +33,8 @@ async function startApp(db: Database, config: Config): Promise<{ url: string; cl
     budgets: { db, config, now: () => PERIODS_NOW, channelNames: ['finance-mail', 'finance-hook'] },
     site: siteSettingsOf(config),
   });
-  const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
-  });
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  const { url, close } = await listenOnFreePort(app);
+  return { url, close };
 }
 
 interface AuditRow {

@@ -10,12 +10,13 @@
  * - project 2 is team web's USD spend (j1 is its only instance); the EUR total is team ml's.
  */
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import type { Database } from '../../src/db/connection.js';
 import type { ChartSpec, Row } from '../../src/reports/report.js';
 import { testDatabases } from '../helpers/databases.js';
-import { dec, pick, startReportsApp, type ReportsApp } from '../reports/helpers.js';
+import { appTest } from '../helpers/reports-app.js';
+import { dec, pick, type ReportsApp } from '../reports/helpers.js';
 import { PERIODS_NOW, seedPeriods } from '../reports/periods-fixture.js';
 import { parseCsv } from '../web/fixtures.js';
 
@@ -45,23 +46,20 @@ const config = loadConfig(
   },
 );
 
-describe.each(testDatabases())('budgets report on $name', ({ open }) => {
-  let db: Database;
+async function seed(db: Database): Promise<void> {
+  await seedPeriods(db);
+  // A budget made in the web app: project 2 in USD.
+  await db.query(`insert into budgets (name, by, value, currency, amount_per_month, created_by, updated_by) values ('Project two', 'project', '2', 'USD', 1000, 'ada', 'ada')`);
+  // An archived one is not shown.
+  await db.query(`insert into budgets (name, currency, amount_per_month, created_by, updated_by, archived_at, archived_by) values ('Old', 'EUR', 1, 'ada', 'ada', now(), 'ada')`);
+}
+
+describe.each(testDatabases())('budgets report on $name', (database) => {
   let app: ReportsApp;
 
-  beforeAll(async () => {
-    db = await open();
-    await seedPeriods(db);
-    // A budget made in the web app: project 2 in USD.
-    await db.query(`insert into budgets (name, by, value, currency, amount_per_month, created_by, updated_by) values ('Project two', 'project', '2', 'USD', 1000, 'ada', 'ada')`);
-    // An archived one is not shown.
-    await db.query(`insert into budgets (name, currency, amount_per_month, created_by, updated_by, archived_at, archived_by) values ('Old', 'EUR', 1, 'ada', 'ada', now(), 'ada')`);
-    app = await startReportsApp(() => ({ db, config, now: PERIODS_NOW }));
+  appTest.beforeAll(async ({ reportsApps }) => {
+    ({ app } = await reportsApps.open(database, { seed, config, now: PERIODS_NOW }));
   }, 120_000);
-  afterAll(async () => {
-    await app?.close();
-    await db?.close();
-  });
 
   async function get(path: string): Promise<{ status: number; text: string }> {
     const res = await request(`${app.base}${path}`);

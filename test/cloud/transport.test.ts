@@ -1,4 +1,4 @@
-import { createServer } from 'node:net';
+import { createServer } from 'node:http';
 import { inspect } from 'node:util';
 import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -14,6 +14,7 @@ import {
   type CloudClientOptions,
   type RequestEvent,
 } from '../../src/cloud/index.js';
+import { listenOnFreePort } from '../helpers/listen.js';
 import { delay, keypairList, sendJson, startTestServer, type Handler, type TestServer } from './helpers/test-server.js';
 
 const API_KEY = 'sk-TEST-KEY-zq81x7-DO-NOT-LEAK';
@@ -73,10 +74,8 @@ function renderings(err: unknown): string[] {
 }
 
 async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  const { port } = srv.address() as { port: number };
-  await new Promise<void>((resolve) => srv.close(() => resolve()));
+  const { port, close } = await listenOnFreePort(createServer());
+  await close();
   return port;
 }
 

@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { CloudClient } from '../../src/cloud/index.js';
 import type { Database } from '../../src/db/connection.js';
 import { createCollectionService, createPgRunCoordinator, runLockName, type CollectionService, type CollectorDeps } from '../../src/collect/index.js';
@@ -7,11 +7,12 @@ import { testDatabases } from '../helpers/databases.js';
 import { startTestSimulator, testClient, testConfig, testDeps } from './helpers.js';
 
 async function until(check: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+  await vi.waitFor(
+    async () => {
+      if (!(await check())) throw new Error(`timed out waiting for ${what}`);
+    },
+    { timeout: timeoutMs, interval: 25 },
+  );
 }
 
 describe.each(testDatabases())('the collection service ($name)', ({ open }) => {

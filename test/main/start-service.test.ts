@@ -1,5 +1,5 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +7,7 @@ import { loadConfig } from '../../src/config/index.js';
 import { silentLogger } from '../../src/logger.js';
 import { startService, type RunningService } from '../../src/main.js';
 import { spawnCli } from '../helpers/cli.js';
+import { listenOnFreePort } from '../helpers/listen.js';
 
 /**
  * `npm start` on embedded defaults, in-process: PGlite in memory, the built-in simulator with a
@@ -83,9 +84,8 @@ describe('startService on embedded defaults', () => {
 
 describe('npm start on a port that is taken', () => {
   it('exits 73 with one line naming host and port, before opening the database', async () => {
-    const taken = createServer();
-    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
-    const { port } = taken.address() as AddressInfo;
+    const taken = await listenOnFreePort(createServer());
+    const { port } = taken;
     const parent = mkdtempSync(join(tmpdir(), 'ct-port-taken-'));
     const dataDir = join(parent, 'data');
     try {
@@ -96,7 +96,7 @@ describe('npm start on a port that is taken', () => {
       expect(start.stderr()).toBe(`cloudtally: cannot listen on 127.0.0.1:${port}: the port is already in use (is cloudtally or another program running there?); set PORT or HOST\n`);
       expect(existsSync(dataDir)).toBe(false);
     } finally {
-      await new Promise((resolve) => taken.close(resolve));
+      await taken.close();
       rmSync(parent, { recursive: true, force: true });
     }
   }, 120_000);

@@ -5,7 +5,7 @@
  * its status in collection health.
  */
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig, type Config } from '../../src/config/index.js';
 import type { Database } from '../../src/db/connection.js';
 import { silentLogger } from '../../src/logger.js';
@@ -171,7 +171,7 @@ describe.each(testDatabases())('scheduled delivery on $name', ({ open }) => {
     const keys = () => db.query<{ key: string }>("select key from notify_messages where key like 'delivery:0:%' order by key");
     for (const s of services) s.start();
     try {
-      for (let i = 0; i < 200 && (await keys()).length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+      await vi.waitFor(async () => expect((await keys()).length).toBeGreaterThanOrEqual(2), { timeout: 20_000, interval: 100 });
     } finally {
       await Promise.all(services.map((s) => s.stop()));
     }

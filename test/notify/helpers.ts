@@ -5,6 +5,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
+import { listenOnFreePort } from '../helpers/listen.js';
 
 export interface ReceivedMail {
   from: string;
@@ -143,12 +144,8 @@ export async function startWebhookReceiver(plan: number[] = []): Promise<Webhook
       res.end(status === 200 ? 'ok' : 'try later');
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/finance?token=s3cr3t`;
-  receiver.close = () =>
-    new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    });
+  const listening = await listenOnFreePort(server);
+  receiver.url = `${listening.url}/hooks/finance?token=s3cr3t`;
+  receiver.close = listening.close;
   return receiver;
 }

@@ -2,7 +2,7 @@
  * The notification service as the composition root runs it: scheduled deliveries on their cron,
  * the dispatcher on its interval and on demand (after a collection), and a clean stop.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import type { Database } from '../../src/db/connection.js';
 import { silentLogger } from '../../src/logger.js';
@@ -16,11 +16,12 @@ import { startWebhookReceiver, type WebhookReceiver } from './helpers.js';
 const reports = allReports() as ReportDefinition<unknown, unknown, unknown>[];
 
 async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`gave up waiting for ${what}`);
+  await vi.waitFor(
+    async () => {
+      if (!(await check())) throw new Error(`gave up waiting for ${what}`);
+    },
+    { timeout: 30_000, interval: 100 },
+  );
 }
 
 describe.each(testDatabases())('notification service on $name', ({ open }) => {

@@ -3,8 +3,6 @@
  * and a metric, while the latest run of a scope failed; all gone once a later run succeeds.
  * Wired as main.ts wires them, over real HTTP, with the simulator refusing a wrong API key.
  */
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCloudClient, type CloudClient } from '../../src/cloud/index.js';
@@ -19,6 +17,7 @@ import type { Simulator } from '../../src/simulator/index.js';
 import { createWebApp } from '../../src/web/app.js';
 import { startTestSimulator, testConfig, testDeps } from '../collect/helpers.js';
 import { testDatabases } from '../helpers/databases.js';
+import { listenOnFreePort, type Listening } from '../helpers/listen.js';
 
 const HOUR = 3_600_000;
 
@@ -39,7 +38,7 @@ describe.each(testDatabases())('a failing collection ($name)', ({ open }) => {
   let wrong: CloudClient;
   let right: CloudClient;
   let current: CollectionService;
-  let server: Server;
+  let server: Listening;
   let base: string;
 
   beforeAll(async () => {
@@ -63,16 +62,11 @@ describe.each(testDatabases())('a failing collection ($name)', ({ open }) => {
     );
     app.use(metricsRouter(metrics, { access: 'open' }));
     app.use(createWebApp({ reports: allReports(), context: () => ({ db, config, now: new Date() }), logger: silentLogger(), demo: false, status: () => current.status() }));
-    server = await new Promise<Server>((resolve) => {
-      const s = app.listen(0, '127.0.0.1', () => resolve(s));
-    });
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    server = await listenOnFreePort(app);
+    base = server.url;
   });
   afterAll(async () => {
-    await new Promise<void>((resolve) => {
-      server?.closeAllConnections();
-      server?.close(() => resolve());
-    });
+    await server?.close();
     await current?.stop();
     await db?.close();
     await wrong?.close();

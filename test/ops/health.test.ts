@@ -1,5 +1,4 @@
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -11,21 +10,20 @@ import { MIGRATIONS_FOLDER, migrateDatabase } from '../../src/db/migrate.js';
 import { collectionAllowanceMs, longestGapMs } from '../../src/ops/allowance.js';
 import { createReadinessCheck, healthRouter, type HealthDeps } from '../../src/ops/health.js';
 import { testDatabases } from '../helpers/databases.js';
+import { listenOnFreePort } from '../helpers/listen.js';
 
 const HOUR = 3_600_000;
 
 async function serveHealth(deps: HealthDeps) {
   const app = express();
   app.use(healthRouter(deps));
-  const server = app.listen(0, '127.0.0.1');
-  await new Promise<void>((resolve) => server.once('listening', resolve));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const { url: base, close } = await listenOnFreePort(app);
   return {
     get: async (path: string) => {
       const res = await fetch(base + path);
       return { status: res.status, body: (await res.json()) as Record<string, any> };
     },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close,
   };
 }
 

@@ -1,5 +1,4 @@
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +11,7 @@ import { shutdownService } from '../../src/ops/lifecycle.js';
 import { StartupError, connectWithRetry, migrateOrFail, openMigratedDatabase } from '../../src/ops/startup.js';
 import { createReadinessCheck } from '../../src/ops/health.js';
 import { testDatabases } from '../helpers/databases.js';
+import { listenOnFreePort } from '../helpers/listen.js';
 import { memoryLogger } from './helpers.js';
 
 const tick = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -31,9 +31,8 @@ async function slowServer(): Promise<{ server: Server; url: string; entered: Pro
   app.get('/fast', (_req, res) => {
     res.send('fast');
   });
-  const server = app.listen(0, '127.0.0.1');
-  await new Promise<void>((resolve) => server.once('listening', resolve));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, entered: inside, release };
+  const { server, url } = await listenOnFreePort(app);
+  return { server, url, entered: inside, release };
 }
 
 describe('shutdownService', () => {

@@ -1,4 +1,3 @@
-import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCloudClient } from '../../src/cloud/index.js';
@@ -7,21 +6,12 @@ import { createMetrics, type Metrics } from '../../src/ops/metrics.js';
 import { metricsRouter } from '../../src/ops/metrics-route.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { testDatabases } from '../helpers/databases.js';
+import { listenOnFreePort } from '../helpers/listen.js';
 
 /** The value of one sample line, e.g. sample(text, 'cloudtally_collection_runs_total{status="partial"}'). */
 function sample(text: string, series: string): number | undefined {
   const line = text.split('\n').find((l) => l.startsWith(`${series} `));
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
-}
-
-async function serve(app: express.Express): Promise<{ url: string; close: () => Promise<void> }> {
-  const server = app.listen(0, '127.0.0.1');
-  await new Promise<void>((resolve) => server.once('listening', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () => new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve()))),
-  };
 }
 
 describe('metrics: collection runs', () => {
@@ -141,7 +131,7 @@ describe('metrics: HTTP requests by route pattern', () => {
     app.use(metrics.httpMiddleware());
     app.use(metricsRouter(metrics, { access: 'open' }));
     app.use(inner); // the web app is mounted as a sub-app, as the start command does
-    const server = await serve(app);
+    const server = await listenOnFreePort(app);
     try {
       for (const id of ['a', 'b', 'c']) expect((await fetch(`${server.url}/reports/${id}?x=${id}`)).status).toBe(200);
       expect((await fetch(`${server.url}/no/such/${Math.random()}`)).status).toBe(404);
@@ -169,7 +159,7 @@ describe('metrics: /metrics access', () => {
     app.use((_req, res) => {
       res.status(404).send('not found');
     });
-    const server = await serve(app);
+    const server = await listenOnFreePort(app);
     try {
       const res = await fetch(`${server.url}/metrics`, { headers });
       return { status: res.status, body: await res.text(), auth: res.headers.get('www-authenticate') };

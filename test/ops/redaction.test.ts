@@ -6,7 +6,6 @@
  * shutdown. Then the captured logs are searched for every secret involved.
  */
 import { randomBytes } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import express from 'express';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,6 +25,7 @@ import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { createWebApp } from '../../src/web/app.js';
 import { hashPassword } from '../../src/auth/password.js';
 import { startService } from '../../src/main.js';
+import { listenOnFreePort } from '../helpers/listen.js';
 import { memoryLogger } from './helpers.js';
 
 const API_KEY = `sim-key-${randomBytes(12).toString('hex')}`;
@@ -168,9 +168,7 @@ describe('log redaction over a full service flow', () => {
     app.use(healthRouter({ database, lastGoodCollectionAt: async () => summary.finishedAt, startedAt: new Date(), collectionMaxAgeMs: 3_600_000 }));
     app.use(metricsRouter(metrics, config.metrics));
     app.use(createWebApp({ reports: [], context: () => ({ db: database, config, now: new Date() }), logger, demo: false }));
-    const server = app.listen(0, '127.0.0.1');
-    await new Promise<void>((resolve) => server.once('listening', resolve));
-    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const { server, url: base } = await listenOnFreePort(app);
     const headers = { cookie: `ct_session=${SESSION_COOKIE}; other=1`, authorization: `Bearer ${BEARER}` };
     await fetch(`${base}/`, { headers });
     await fetch(`${base}/no-such-page`, { headers });

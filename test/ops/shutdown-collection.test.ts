@@ -8,7 +8,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createCloudClient } from '../../src/cloud/index.js';
 import { Writable } from 'node:stream';
 import { createCollectionService, runCollectCommand, runLockName } from '../../src/collect/index.js';
@@ -59,12 +59,13 @@ describe.each(testDatabases())('shutdown during a collection ($name)', ({ open }
     const { runId } = await service.collectNow('manual');
 
     // Wait until the run has finished some snapshots and is still going.
-    for (let i = 0; ; i++) {
-      const [row] = await database.query<{ n: string }>('SELECT count(*) AS n FROM snapshots WHERE run_id = $1 AND complete', [runId]);
-      if (Number(row!.n) > 0) break;
-      if (i > 1000) throw new Error('the collection wrote no snapshot');
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await vi.waitFor(
+      async () => {
+        const [row] = await database.query<{ n: string }>('SELECT count(*) AS n FROM snapshots WHERE run_id = $1 AND complete', [runId]);
+        if (Number(row!.n) === 0) throw new Error('the collection wrote no snapshot');
+      },
+      { timeout: 20_000, interval: 10 },
+    );
     expect((await service.status()).running).toBe(true);
 
     const report = await shutdownService({ collection: service, client }, { logger, deadlineMs: 20_000 });
@@ -126,10 +127,12 @@ describe.each(testDatabases())('shutdown during a collection ($name)', ({ open }
       expect(await database.query('SELECT id FROM snapshots WHERE NOT complete AND run_id = $1', [runId])).toEqual([]);
 
       // The late run ends by itself (its lock is let go) without changing what was recorded.
-      for (let i = 0; !(await database.withAdvisoryLock(runLockName(runId), async () => true, { wait: false })).acquired; i++) {
-        if (i > 600) throw new Error('the stopped run never ended');
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      await vi.waitFor(
+        async () => {
+          if (!(await database.withAdvisoryLock(runLockName(runId), async () => true, { wait: false })).acquired) throw new Error('the stopped run never ended');
+        },
+        { timeout: 40_000, interval: 50 },
+      );
       const [after] = await database.query<{ status: string }>('SELECT status FROM collection_runs WHERE id = $1', [runId]);
       expect(after!.status).toBe('failed');
       expect(await database.query('SELECT id FROM snapshots WHERE NOT complete AND run_id = $1', [runId])).toEqual([]);

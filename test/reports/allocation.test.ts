@@ -5,33 +5,26 @@
  */
 import fc from 'fast-check';
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, type Config } from '../../src/config/index.js';
-import type { Database } from '../../src/db/connection.js';
 import type { Row } from '../../src/reports/report.js';
 import { allocate } from '../../src/reports/shared/allocation.js';
 import { testDatabases } from '../helpers/databases.js';
 import { parseCsv } from '../web/fixtures.js';
 import { ALLOCATION_NOW, allocationConfig, seedAllocation } from './allocation-fixture.js';
-import { startReportsApp, type ReportsApp } from './helpers.js';
+import { appTest } from '../helpers/reports-app.js';
+import type { ReportsApp } from './helpers.js';
 
 const Q = '/api/reports/monthly?by=tag%3Ateam&period=2025-03&allocation=on';
 const cells = (rows: Row[]) => rows.map((r) => [r.group, r.currency, r.month, r.direct, r.allocated_in, r.allocated_out, r.total]);
 
-describe.each(testDatabases())('shared-cost allocation on $name', ({ open }) => {
-  let db: Database;
+describe.each(testDatabases())('shared-cost allocation on $name', (database) => {
   let app: ReportsApp;
   let config: Config;
 
-  beforeAll(async () => {
-    db = await open();
-    await seedAllocation(db);
-    app = await startReportsApp(() => ({ db, config, now: ALLOCATION_NOW }));
+  appTest.beforeAll(async ({ reportsApps }) => {
+    ({ app } = await reportsApps.open(database, { seed: seedAllocation, config: () => config, now: ALLOCATION_NOW }));
   }, 120_000);
-  afterAll(async () => {
-    await app?.close();
-    await db?.close();
-  });
 
   async function get(path: string): Promise<{ status: number; body: string }> {
     const res = await request(`${app.base}${path}`);

@@ -21,7 +21,7 @@
  * platform 58.80/day -> 82.80/day: on 05-18 +24.00 (+40.82 %), explained as a price change: +1.00/h x 24 h.
  */
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { bulkInsert } from '../../src/db/bulk.js';
 import type { Database } from '../../src/db/connection.js';
 import { computeCostRollups } from '../../src/costing/derive/rollups.js';
@@ -39,8 +39,9 @@ import { silentLogger } from '../../src/logger.js';
 import { enqueueMessage } from '../../src/notify/outbox.js';
 import { addDays } from '../../src/reports/shared/format.js';
 import { testDatabases } from '../helpers/databases.js';
+import { appTest } from '../helpers/reports-app.js';
 import { parseCsv } from '../web/fixtures.js';
-import { dec, startReportsApp, type ReportsApp } from './helpers.js';
+import { dec, type ReportsApp } from './helpers.js';
 import { instance, run, snapshot } from './periods-fixture.js';
 
 const NOW = new Date('2025-05-26T12:00:00Z');
@@ -106,7 +107,7 @@ async function get(app: ReportsApp, path: string): Promise<{ status: number; tex
   return { status: res.statusCode, text: await res.body.text() };
 }
 
-describe.each(testDatabases())('anomalies on $name', ({ open }) => {
+describe.each(testDatabases())('anomalies on $name', (database) => {
   let db: Database;
   let app: ReportsApp;
   const config = anomalyConfig({
@@ -114,15 +115,9 @@ describe.each(testDatabases())('anomalies on $name', ({ open }) => {
     anomalies: { alert_groupings: [{ by: 'tag:team', notify: ['finance-hook'] }] },
   });
 
-  beforeAll(async () => {
-    db = await open();
-    await seed(db);
-    app = await startReportsApp(() => ({ db, config, now: NOW }));
+  appTest.beforeAll(async ({ reportsApps }) => {
+    ({ db, app } = await reportsApps.open(database, { seed, config, now: NOW }));
   }, 120_000);
-  afterAll(async () => {
-    await app?.close();
-    await db?.close();
-  });
 
   const json = async (query: string): Promise<AnomalyJson> => {
     const res = await get(app, `/api/reports/anomalies?${query}`);

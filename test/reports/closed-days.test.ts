@@ -5,7 +5,7 @@
  * again with the new figure. Through the real web app over HTTP, on both databases.
  */
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { bulkInsert } from '../../src/db/bulk.js';
 import type { Database } from '../../src/db/connection.js';
 import { recomputeRollups } from '../../src/collect/recompute.js';
@@ -17,6 +17,7 @@ import { DEFAULT_CACHE_OPTIONS } from '../../src/reports/shared/cache.js';
 import { reportCache } from '../../src/reports/shared/define.js';
 import { addDays } from '../../src/reports/shared/format.js';
 import { testDatabases } from '../helpers/databases.js';
+import { appTest } from '../helpers/reports-app.js';
 import { seedKnownDataset } from './fixture.js';
 import { dec, startReportsApp, testConfig, type ReportsApp } from './helpers.js';
 import { A, FIRST_DAY, instance, PERIODS_NOW, periodsConfig, run, seedPeriods, snapshot } from './periods-fixture.js';
@@ -43,7 +44,7 @@ async function getAll(app: ReportsApp, paths: readonly string[]): Promise<Record
 const closedDays = async (db: Database) =>
   (await db.query<{ day: string }>(`select to_char(day, 'YYYY-MM-DD') as day from cost_daily_closed_days order by day`)).map((r) => r.day);
 
-describe.each(testDatabases())('closed days on $name', ({ open }) => {
+describe.each(testDatabases())('closed days on $name', (database) => {
   describe('periods fixture (daily snapshots, January sealed, 24 h cap)', () => {
     let db: Database;
     let app: ReportsApp;
@@ -60,15 +61,9 @@ describe.each(testDatabases())('closed days on $name', ({ open }) => {
       '/api/reports/focus?period=2025-02&limit=10000',
     ];
 
-    beforeAll(async () => {
-      db = await open();
-      await seedPeriods(db);
-      app = await startReportsApp(() => ({ db, config, now: PERIODS_NOW }));
+    appTest.beforeAll(async ({ reportsApps }) => {
+      ({ db, app } = await reportsApps.open(database, { seed: seedPeriods, config, now: PERIODS_NOW }));
     }, 120_000);
-    afterAll(async () => {
-      await app?.close();
-      await db?.close();
-    });
 
     const close = () => closeCompleteDays(db, { now: PERIODS_NOW, maxGapHours: gapCapsFor(config) });
     const mlFebruary = async () => {
@@ -142,16 +137,12 @@ describe.each(testDatabases())('closed days on $name', ({ open }) => {
     ];
 
     // Every request computes afresh: these tests change what a report reads without a new snapshot.
-    beforeAll(async () => {
+    appTest.beforeAll(async ({ reportsApps }) => {
       reportCache.configure({ ttlMs: 0 });
-      db = await open();
-      await seedPeriods(db);
-      app = await startReportsApp(() => ({ db, config, now: PERIODS_NOW }));
+      ({ db, app } = await reportsApps.open(database, { seed: seedPeriods, config, now: PERIODS_NOW }));
     }, 120_000);
-    afterAll(async () => {
+    afterAll(() => {
       reportCache.configure({ ttlMs: DEFAULT_CACHE_OPTIONS.ttlMs });
-      await app?.close();
-      await db?.close();
     });
 
     const close = () => closeCompleteDays(db, { now: PERIODS_NOW, maxGapHours: gapCapsFor(config) });
@@ -262,7 +253,7 @@ describe.each(testDatabases())('closed days on $name', ({ open }) => {
       // runs until now; its part after midnight is 03-11's, so 03-10 is complete.
       { now: '2025-03-11T00:30:00Z', closed: ['2025-03-09', '2025-03-10'] },
     ])('gives the same JSON for every report and grouping before and after closing at $now', async ({ now, closed }) => {
-      const db = await open();
+      const db = await database.open();
       const at = new Date(now);
       const app = await startReportsApp(() => ({ db, config, now: at }));
       try {

@@ -13,30 +13,24 @@
  *      web h100-1 24, 81.096 -> 3.379; total 72, 190.1832 -> 2.641433 (2.6414333...)
  */
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/connection.js';
 import type { Row } from '../../src/reports/report.js';
 import { testDatabases } from '../helpers/databases.js';
 import { parseCsv } from '../web/fixtures.js';
 import { ALLOCATION_NOW, allocationConfig, seedAllocation } from './allocation-fixture.js';
-import { startReportsApp, type ReportsApp } from './helpers.js';
+import { appTest } from '../helpers/reports-app.js';
+import type { ReportsApp } from './helpers.js';
 
 const gpu = (rows: Row[]) => rows.map((r) => [r.group, r.currency, r.gpu_hours, r.cost_per_gpu_hour, r.gpu_unknown_hours]);
 
-describe.each(testDatabases())('GPU-hours on $name', ({ open }) => {
+describe.each(testDatabases())('GPU-hours on $name', (database) => {
   let db: Database;
   let app: ReportsApp;
 
-  beforeAll(async () => {
-    db = await open();
-    await seedAllocation(db);
-    const config = allocationConfig([]);
-    app = await startReportsApp(() => ({ db, config, now: ALLOCATION_NOW }));
+  appTest.beforeAll(async ({ reportsApps }) => {
+    ({ db, app } = await reportsApps.open(database, { seed: seedAllocation, config: allocationConfig([]), now: ALLOCATION_NOW }));
   }, 120_000);
-  afterAll(async () => {
-    await app?.close();
-    await db?.close();
-  });
 
   async function get(path: string): Promise<{ status: number; body: string }> {
     const res = await request(`${app.base}${path}`);

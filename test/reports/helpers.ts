@@ -1,11 +1,10 @@
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import { loadConfig, type Config } from '../../src/config/index.js';
 import type { Database } from '../../src/db/connection.js';
 import { silentLogger } from '../../src/logger.js';
 import { allReports } from '../../src/reports/index.js';
 import type { ReportDefinition, ReportOutput, Row } from '../../src/reports/report.js';
 import { createWebApp } from '../../src/web/app.js';
+import { listenOnFreePort } from '../helpers/listen.js';
 import { NOW, seedKnownDataset } from './fixture.js';
 
 /** The configuration of the report tests: `Owner-Team` is an alias of `team`. */
@@ -68,19 +67,9 @@ export interface ReportsApp {
 /** The web app with every report over `context` (no sign-in, not demo), on a free loopback port. */
 export async function startReportsApp(context: () => Ctx): Promise<ReportsApp> {
   const app = createWebApp({ reports: allReports(), context, logger: silentLogger(), demo: false });
-  const server = await new Promise<Server>((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
-  });
   // The client (undici) drops an idle connection before the server does, never the other way:
   // on PGlite a long statement blocks this process's event loop, and with Node's 5 s default the
   // server could close an idle keep-alive socket just as the client reused it (ECONNRESET).
-  server.keepAliveTimeout = 60_000;
-  return {
-    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  const { url, close } = await listenOnFreePort(app, { keepAliveTimeout: 60_000 });
+  return { base: url, close };
 }

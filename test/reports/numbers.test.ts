@@ -14,14 +14,13 @@
  * web 0 (EUR); web 13.50 USD. The cost report lists the biggest spend first.
  */
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Database } from '../../src/db/connection.js';
+import { describe, expect, it } from 'vitest';
 import { dataReports, operationsReports } from '../../src/reports/index.js';
 import type { ChartSpec, Row } from '../../src/reports/report.js';
 import { testDatabases } from '../helpers/databases.js';
 import { parseCsv } from '../web/fixtures.js';
-import { NOW, seedKnownDataset } from './fixture.js';
-import { dec, startReportsApp, testConfig, type ReportsApp } from './helpers.js';
+import { appTest } from '../helpers/reports-app.js';
+import { dec, type ReportsApp } from './helpers.js';
 
 interface Json {
   rows: Row[];
@@ -29,19 +28,11 @@ interface Json {
   charts: ChartSpec[];
 }
 
-describe.each(testDatabases())('numbers for spreadsheets on $name', ({ open }) => {
-  let db: Database;
+describe.each(testDatabases())('numbers for spreadsheets on $name', (database) => {
   let app: ReportsApp;
 
-  beforeAll(async () => {
-    db = await open();
-    await seedKnownDataset(db);
-    const config = testConfig();
-    app = await startReportsApp(() => ({ db, config, now: NOW }));
-  });
-  afterAll(async () => {
-    await app?.close();
-    await db?.close();
+  appTest.beforeAll(async ({ reportsApps }) => {
+    ({ app } = await reportsApps.open(database));
   });
 
   async function text(path: string): Promise<{ status: number; body: string }> {

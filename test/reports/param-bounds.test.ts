@@ -6,16 +6,15 @@
  */
 import fc from 'fast-check';
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { Database } from '../../src/db/connection.js';
 import { allReports } from '../../src/reports/index.js';
 import type { ReportDefinition } from '../../src/reports/report.js';
 import type { FieldError } from '../../src/web/errors.js';
 import { API_PAGING, HTML_PAGING, innerSchema, parseFormat, parsePaging, WEB_PARAMS } from '../../src/web/query.js';
 import { testDatabases } from '../helpers/databases.js';
-import { NOW, seedKnownDataset } from './fixture.js';
-import { startReportsApp, testConfig, type ReportsApp } from './helpers.js';
+import { appTest } from '../helpers/reports-app.js';
+import type { ReportsApp } from './helpers.js';
 
 interface ParamInfo {
   name: string;
@@ -150,19 +149,11 @@ const parameterOf = (field: string) => field.split('.')[0]!;
 const SEED = 20250310;
 const RUNS_PER_REPORT = 30;
 
-describe.each(testDatabases())('report parameters at their bounds on $name', ({ open }) => {
-  let db: Database;
+describe.each(testDatabases())('report parameters at their bounds on $name', (database) => {
   let app: ReportsApp;
 
-  beforeAll(async () => {
-    db = await open();
-    await seedKnownDataset(db);
-    const config = testConfig();
-    app = await startReportsApp(() => ({ db, config, now: NOW }));
-  });
-  afterAll(async () => {
-    await app?.close();
-    await db?.close();
+  appTest.beforeAll(async ({ reportsApps }) => {
+    ({ app } = await reportsApps.open(database));
   });
 
   async function get(path: string) {

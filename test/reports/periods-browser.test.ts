@@ -3,30 +3,24 @@
  * period into the URL (so the view can be bookmarked) and the figures follow. Amounts by hand in
  * periods-fixture.ts.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
-import type { Database } from '../../src/db/connection.js';
 import { launchChromium, skipBrowserTests, watchedPage } from '../helpers/browser.js';
 import { testDatabases } from '../helpers/databases.js';
-import { startReportsApp, type ReportsApp } from './helpers.js';
+import { appTest } from '../helpers/reports-app.js';
+import type { ReportsApp } from './helpers.js';
 import { PERIODS_NOW, periodsConfig, seedPeriods } from './periods-fixture.js';
 
 describe.skipIf(skipBrowserTests)('the period picker in headless Chromium', () => {
-  let db: Database;
   let app: ReportsApp;
   let browser: Browser;
 
-  beforeAll(async () => {
-    db = await testDatabases()[0]!.open();
-    await seedPeriods(db);
-    const config = periodsConfig();
-    app = await startReportsApp(() => ({ db, config, now: PERIODS_NOW }));
+  appTest.beforeAll(async ({ reportsApps }) => {
+    ({ app } = await reportsApps.open(testDatabases()[0], { seed: seedPeriods, config: periodsConfig(), now: PERIODS_NOW }));
     browser = await launchChromium();
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
-    await app?.close();
-    await db?.close();
   });
 
   it('picks a month, a custom range and a quarter, each in the URL, with the figures of that period', async () => {

@@ -3,11 +3,11 @@
  * through the real web app over HTTP. Every figure is worked out by hand in periods-fixture.ts.
  */
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Database } from '../../src/db/connection.js';
+import { describe, expect, it } from 'vitest';
 import type { Coverage, Row } from '../../src/reports/report.js';
 import { testDatabases } from '../helpers/databases.js';
-import { dec, pick, startReportsApp, type ReportsApp } from './helpers.js';
+import { appTest } from '../helpers/reports-app.js';
+import { dec, pick, type ReportsApp } from './helpers.js';
 import { PERIODS_NOW, periodsConfig, seedPeriods } from './periods-fixture.js';
 
 interface Body {
@@ -21,20 +21,12 @@ interface Body {
   error?: { code: string; details?: Array<{ field: string; message: string }> };
 }
 
-describe.each(testDatabases())('reports over periods on $name', ({ open }) => {
-  let db: Database;
+describe.each(testDatabases())('reports over periods on $name', (database) => {
   let app: ReportsApp;
 
-  beforeAll(async () => {
-    db = await open();
-    await seedPeriods(db);
-    const config = periodsConfig();
-    app = await startReportsApp(() => ({ db, config, now: PERIODS_NOW }));
+  appTest.beforeAll(async ({ reportsApps }) => {
+    ({ app } = await reportsApps.open(database, { seed: seedPeriods, config: periodsConfig(), now: PERIODS_NOW }));
   }, 120_000);
-  afterAll(async () => {
-    await app?.close();
-    await db?.close();
-  });
 
   async function json(path: string): Promise<{ status: number; body: Body }> {
     const res = await request(`${app.base}${path}`);

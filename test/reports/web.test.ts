@@ -3,15 +3,13 @@
  * 200, and the CSV parsed back equals the JSON rows (same parameters, same rows, same order).
  */
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Database } from '../../src/db/connection.js';
+import { describe, expect, it } from 'vitest';
 import { dataReports, operationsReports } from '../../src/reports/index.js';
 import type { Column, Row } from '../../src/reports/report.js';
 import { csvCell, csvColumns, csvRecord } from '../../src/present/csv.js';
 import { testDatabases } from '../helpers/databases.js';
 import { parseCsv } from '../web/fixtures.js';
-import { NOW, seedKnownDataset } from './fixture.js';
-import { startReportsApp, testConfig, type ReportsApp } from './helpers.js';
+import { appTest } from '../helpers/reports-app.js';
 
 /** Parameters that give each report rows in the known dataset. */
 const QUERIES: Record<string, string> = {
@@ -26,21 +24,11 @@ const QUERIES: Record<string, string> = {
 /** Reports that need more history than the known dataset's day and a half (two weeks of baseline): tested over HTTP with their own fixture (anomalies.test.ts). */
 const NEEDS_HISTORY = new Set(['anomalies']);
 
-describe.each(testDatabases())('reports over HTTP on $name', ({ open }) => {
-  let db: Database;
-  let app: ReportsApp;
+describe.each(testDatabases())('reports over HTTP on $name', (database) => {
   let base: string;
 
-  beforeAll(async () => {
-    db = await open();
-    await seedKnownDataset(db);
-    const config = testConfig();
-    app = await startReportsApp(() => ({ db, config, now: NOW }));
-    base = app.base;
-  });
-  afterAll(async () => {
-    await app?.close();
-    await db?.close();
+  appTest.beforeAll(async ({ reportsApps }) => {
+    base = (await reportsApps.open(database)).app.base;
   });
 
   /** The body as UTF-8 text; `bom` says whether it started with a byte order mark (removed from body). */

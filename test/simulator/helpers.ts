@@ -1,4 +1,5 @@
 import { request } from 'undici';
+import { vi } from 'vitest';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
 
 /** A fixed "now" so generated times are the same in every run. */
@@ -47,15 +48,18 @@ export async function call(sim: Simulator, method: string, path: string, options
 
 export const get = (sim: Simulator, path: string, options?: CallOptions) => call(sim, 'GET', path, options);
 
-/** Polls a task until it leaves RUNNING (the delay in tests is tens of ms). */
+/** Polls a task until it leaves RUNNING (the delay in tests is tens of ms, at most half a second). */
 export async function waitForTask(sim: Simulator, taskId: string, field: 'status' | 'state' = 'status'): Promise<any> {
-  for (let i = 0; i < 200; i++) {
-    const answer = await get(sim, `/v1/tasks/${taskId}`);
-    if (answer.status !== 200) throw new Error(`task ${taskId}: status ${answer.status} ${answer.text}`);
-    if (answer.json[field] !== 'RUNNING') return answer.json;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`task ${taskId} still RUNNING`);
+  const answer = await vi.waitFor(
+    async () => {
+      const answer = await get(sim, `/v1/tasks/${taskId}`);
+      if (answer.status === 200 && answer.json[field] === 'RUNNING') throw new Error(`task ${taskId} still RUNNING`);
+      return answer;
+    },
+    { timeout: 5_000, interval: 10 },
+  );
+  if (answer.status !== 200) throw new Error(`task ${taskId}: status ${answer.status} ${answer.text}`);
+  return answer.json;
 }
 
 export function firstScope(sim: Simulator) {

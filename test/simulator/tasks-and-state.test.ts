@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ClusterListSchema, InstanceListSchema, TaskSchema } from '../../src/cloud/schemas/index.js';
 import type { Simulator } from '../../src/simulator/index.js';
 import { call, firstScope, get, start, waitForTask } from './helpers.js';
@@ -145,9 +145,13 @@ describe('simulator tasks', () => {
   it('effects appear in reads even when nobody polls the task', async () => {
     const { p, r } = scope();
     await startTask('POST', `/cloud/v1/ai/clusters/gpu/${p}/${r}`, clusterBody('tasks-unpolled'));
-    await new Promise((resolve) => setTimeout(resolve, TASK_DELAY_MS + 50));
-    const list = ClusterListSchema.parse((await get(sim, `/cloud/v2/ai/clusters/${p}/${r}`)).json);
-    expect(list.results.map((c) => c.cluster_name)).toContain('tasks-unpolled');
+    await vi.waitFor(
+      async () => {
+        const list = ClusterListSchema.parse((await get(sim, `/cloud/v2/ai/clusters/${p}/${r}`)).json);
+        expect(list.results.map((c) => c.cluster_name)).toContain('tasks-unpolled');
+      },
+      { timeout: TASK_DELAY_MS + 5_000, interval: 50 },
+    );
   });
 });
 

@@ -2,29 +2,28 @@
  * Requests refused by Node's HTTP parser (before Express) get a status and a readable reason,
  * not an empty body that a browser shows as a blank page.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:http';
 import { connect } from 'node:net';
 import express from 'express';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/logger.js';
 import { answerClientErrors } from '../../src/web/client-errors.js';
+import { listenOnFreePort, type Listening } from '../helpers/listen.js';
 
-let server: Server;
+let server: Listening;
 let port: number;
 
 beforeAll(async () => {
   const app = express();
   app.get('/reports/x', (_req, res) => void res.send('ok'));
-  server = createServer(app);
-  answerClientErrors(server, silentLogger());
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  port = (server.address() as AddressInfo).port;
+  const http = createServer(app);
+  answerClientErrors(http, silentLogger());
+  server = await listenOnFreePort(http);
+  port = server.port;
 });
 afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await server.close();
 });
 
 function raw(text: string): Promise<string> {

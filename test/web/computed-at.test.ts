@@ -3,30 +3,19 @@
  * page's "Figures as of" are the computation's time, not the (later) request's.
  */
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Database } from '../../src/db/connection.js';
+import { describe, expect, it } from 'vitest';
 import { testDatabases } from '../helpers/databases.js';
-import { NOW, seedKnownDataset } from '../reports/fixture.js';
-import { startReportsApp, testConfig, type ReportsApp } from '../reports/helpers.js';
+import { appTest } from '../helpers/reports-app.js';
+import { NOW } from '../reports/fixture.js';
 
 const [pglite] = testDatabases();
 
 describe('when cached figures were computed', () => {
-  let db: Database;
-  let app: ReportsApp;
   let base: string;
   let now = NOW;
 
-  beforeAll(async () => {
-    db = await pglite!.open();
-    await seedKnownDataset(db);
-    const config = testConfig();
-    app = await startReportsApp(() => ({ db, config, now }));
-    base = app.base;
-  });
-  afterAll(async () => {
-    await app?.close();
-    await db?.close();
+  appTest.beforeAll(async ({ reportsApps }) => {
+    base = (await reportsApps.open(pglite, { now: () => now })).app.base;
   });
 
   const json = async (path: string) => JSON.parse(await (await request(`${base}${path}`)).body.text()) as { generated_at: string };

@@ -7,7 +7,7 @@
  */
 import { Writable } from 'node:stream';
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/connection.js';
 import { INVENTORY_KINDS } from '../../src/reports/inventory-kinds.js';
 import { inventoryReport } from '../../src/reports/inventory.js';
@@ -15,8 +15,9 @@ import type { Row } from '../../src/reports/report.js';
 import { csvCellSql, withCrlf } from '../../src/present/csv-sql.js';
 import { csvRecord, streamCsv, type CsvColumn } from '../../src/present/csv.js';
 import { testDatabases } from '../helpers/databases.js';
-import { NOW, SCOPE_A, SCOPE_B, T1, T3, TP, seedKnownDataset, type Seeded } from '../reports/fixture.js';
-import { startReportsApp, testConfig, type ReportsApp } from '../reports/helpers.js';
+import { appTest } from '../helpers/reports-app.js';
+import { SCOPE_A, SCOPE_B, T1, T3, TP, seedKnownDataset } from '../reports/fixture.js';
+import type { Ctx, ReportsApp } from '../reports/helpers.js';
 
 async function* pieces(chunks: string[]): AsyncGenerator<Buffer> {
   for (const chunk of chunks) yield Buffer.from(chunk);
@@ -48,38 +49,34 @@ const postgres = testDatabases().filter((d) => d.name === 'postgres');
 describe.runIf(postgres.length > 0)('inventory CSV written by Postgres', () => {
   let db: Database;
   let app: ReportsApp;
-  let seeded: Seeded;
-  const config = testConfig();
-  const ctx = () => ({ db, config, now: NOW });
+  let ctx: () => Ctx;
 
-  beforeAll(async () => {
-    db = await postgres[0]!.open();
-    seeded = await seedKnownDataset(db);
-    const snapshot = (kind: string, scope: string, at: Date) => seeded.snapshots.get(`${kind}@${scope}@${at.toISOString()}`)!;
-    const latestA = snapshot('instance', SCOPE_A.scopeKey, T3);
-    await db.execute(
-      `update instances_staged set name = $2, tags = $3::jsonb where snapshot_id = $1 and instance_id = 'i4'`,
-      [latestA, '=1+2\n"quoted", end', JSON.stringify({ z: 'say "hi"\nthen', 10: 'ten', 2: 'two', a: '=SUM(A1)', 'tab\tkey': '\u0001' })],
-    );
-    await db.execute(`update instances_staged set name = '' where snapshot_id = $1 and instance_id = 'i3'`, [latestA]);
-    await db.execute(`update instances_staged set name = $2, tags = '{}'::jsonb where snapshot_id = $1 and instance_id = 'i5'`, [latestA, '@home, -1']);
-    // Scope B priced in yen with half a yen: rounded half away from zero to whole yen (hourly: 2 digits).
-    await db.execute(
-      `update gpu_flavors_staged set currency_code = 'jpy', price_per_hour = 333.125, price_per_month = 243181.5
-        where snapshot_id = $1 and flavor_name = 'g-a100'`,
-      [snapshot('flavor', SCOPE_B.scopeKey, new Date(TP.getTime() - 5 * 60_000))],
-    );
-    // i1 stopped through cloudtally after the latest snapshot: shown stopped, costing 0.
-    await db.execute(
-      `insert into audit_log (at, actor, role, action, instance_id, project_id, region_id, result)
-       values ($1, 'ops', 'operator', 'stop', 'i1', 1, 1, 'stopped')`,
-      [new Date(T3.getTime() + 10 * 60_000)],
-    );
-    app = await startReportsApp(ctx);
-  });
-  afterAll(async () => {
-    await app?.close();
-    await db?.close();
+  appTest.beforeAll(async ({ reportsApps }) => {
+    ({ db, app, context: ctx } = await reportsApps.open(postgres[0], {
+      seed: async (db) => {
+        const seeded = await seedKnownDataset(db);
+        const snapshot = (kind: string, scope: string, at: Date) => seeded.snapshots.get(`${kind}@${scope}@${at.toISOString()}`)!;
+        const latestA = snapshot('instance', SCOPE_A.scopeKey, T3);
+        await db.execute(
+          `update instances_staged set name = $2, tags = $3::jsonb where snapshot_id = $1 and instance_id = 'i4'`,
+          [latestA, '=1+2\n"quoted", end', JSON.stringify({ z: 'say "hi"\nthen', 10: 'ten', 2: 'two', a: '=SUM(A1)', 'tab\tkey': '\u0001' })],
+        );
+        await db.execute(`update instances_staged set name = '' where snapshot_id = $1 and instance_id = 'i3'`, [latestA]);
+        await db.execute(`update instances_staged set name = $2, tags = '{}'::jsonb where snapshot_id = $1 and instance_id = 'i5'`, [latestA, '@home, -1']);
+        // Scope B priced in yen with half a yen: rounded half away from zero to whole yen (hourly: 2 digits).
+        await db.execute(
+          `update gpu_flavors_staged set currency_code = 'jpy', price_per_hour = 333.125, price_per_month = 243181.5
+            where snapshot_id = $1 and flavor_name = 'g-a100'`,
+          [snapshot('flavor', SCOPE_B.scopeKey, new Date(TP.getTime() - 5 * 60_000))],
+        );
+        // i1 stopped through cloudtally after the latest snapshot: shown stopped, costing 0.
+        await db.execute(
+          `insert into audit_log (at, actor, role, action, instance_id, project_id, region_id, result)
+           values ($1, 'ops', 'operator', 'stop', 'i1', 1, 1, 'stopped')`,
+          [new Date(T3.getTime() + 10 * 60_000)],
+        );
+      },
+    }));
   });
 
   async function csvOf(query: Record<string, string>, written: 'database' | 'node'): Promise<string> {

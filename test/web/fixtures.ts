@@ -1,9 +1,8 @@
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import { z } from 'zod';
 import { createLogger } from '../../src/logger.js';
 import type { ChartSpec, Column, ReportDefinition, ReportOutput, Row } from '../../src/reports/report.js';
 import { createWebApp, type CollectResult, type DataStatus, type WebDeps } from '../../src/web/app.js';
+import { listenOnFreePort } from '../helpers/listen.js';
 
 /** Fake reports over in-memory rows, to drive the web layer the way real reports will. */
 
@@ -221,15 +220,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
             return { runId: 42, status: 'running' };
           }),
   });
-  const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
-  });
-  state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  state.close = () =>
-    new Promise<void>((resolve, reject) => {
-      server.closeAllConnections();
-      server.close((err) => (err ? reject(err) : resolve()));
-    });
+  ({ url: state.url, close: state.close } = await listenOnFreePort(app));
   return state;
 }
 

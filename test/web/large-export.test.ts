@@ -1,6 +1,6 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { request } from 'undici';
 import { BIG_ROWS, bigExportProgress, startTestServer, type TestServer } from './fixtures.js';
 
@@ -76,7 +76,7 @@ describe('a 100,000-row CSV export', () => {
       controller.abort();
       break;
     }
-    for (let i = 0; i < 50 && !bigExportProgress.closed; i++) await new Promise((r) => setTimeout(r, 10));
+    await vi.waitFor(() => expect(bigExportProgress.closed).toBe(true), { timeout: 2_000, interval: 10 });
     expect(bigExportProgress.closed).toBe(true);
     expect(bigExportProgress.produced).toBeLessThan(BIG_ROWS);
   });

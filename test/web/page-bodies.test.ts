@@ -3,8 +3,6 @@
  * the report cache holds its result reuses the body, yet a new data version renders anew, and
  * each role and user gets its own page.
  */
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config/index.js';
@@ -16,6 +14,7 @@ import { createWebAuth } from '../../src/web/auth.js';
 import { siteSettingsOf } from '../../src/web/site.js';
 import { Browser, configWithUsers, PASSWORDS } from '../auth/app.js';
 import { testDatabases } from '../helpers/databases.js';
+import { listenOnFreePort } from '../helpers/listen.js';
 import { NOW, seedKnownDataset, T3 } from '../reports/fixture.js';
 import { startReportsApp, testConfig, type ReportsApp } from '../reports/helpers.js';
 
@@ -76,11 +75,8 @@ for (const target of testDatabases()) {
         auth: createWebAuth({ config, db, logger: silentLogger() }),
         site: siteSettingsOf(config),
       });
-      const server = await new Promise<Server>((resolve) => {
-        const s = app.listen(0, '127.0.0.1', () => resolve(s));
-      });
-      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-      apps.push({ base, close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))) });
+      const { url: base, close } = await listenOnFreePort(app);
+      apps.push({ base, close });
 
       const pages: Record<string, string> = {};
       for (const [name, password] of [['adam', PASSWORDS.adam], ['alice', PASSWORDS.alice], ['olivia', PASSWORDS.olivia]] as const) {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { request } from 'undici';
 import { COST_COLUMNS, COST_ROWS, parseCsv, startTestServer, type TestServer } from './fixtures.js';
 import type { DataStatus } from '../../src/web/types.js';
@@ -346,8 +346,11 @@ describe('CSV', () => {
       const res = await request(`${server.url}/api/reports/failing.csv`);
       await res.body.text();
     }).rejects.toThrow();
-    await new Promise((r) => setTimeout(r, 20));
-    const entry = server.logs.find((l) => l.msg === 'response failed after it started; connection closed');
+    const entry = await vi.waitFor(() => {
+      const logged = server.logs.find((l) => l.msg === 'response failed after it started; connection closed');
+      if (!logged) throw new Error('the failed response was not logged');
+      return logged;
+    });
     expect((entry?.err as { message?: string } | undefined)?.message).toBe('cursor lost mid-export');
   });
 });

@@ -3,15 +3,14 @@ import type { Browser, Page } from 'playwright-core';
 import { appendAudit } from '../../src/actions/audit.js';
 import { scheduleStops } from '../../src/actions/scheduled-stops.js';
 import { loadConfig } from '../../src/config/index.js';
-import type { Database } from '../../src/db/connection.js';
 import { silentLogger } from '../../src/logger.js';
 import { startService, type RunningService } from '../../src/main.js';
 import { INVENTORY_KINDS } from '../../src/reports/inventory-kinds.js';
 import { allReports } from '../../src/reports/index.js';
 import { launchChromium, skipBrowserTests, watchedPage } from '../helpers/browser.js';
 import { testDatabases } from '../helpers/databases.js';
-import { NOW, seedKnownDataset } from '../reports/fixture.js';
-import { startReportsApp, testConfig, type ReportsApp } from '../reports/helpers.js';
+import { appTest } from '../helpers/reports-app.js';
+import type { ReportsApp } from '../reports/helpers.js';
 
 /*
  * Tables in headless Chromium (issue 16 items 1 and 3): every report and every inventory kind of
@@ -210,21 +209,15 @@ describe.skipIf(skipBrowserTests)('tables of the demo in headless Chromium', () 
 });
 
 describe.skipIf(skipBrowserTests)('the changes diff in headless Chromium', () => {
-  let db: Database;
   let app: ReportsApp;
   let browser: Browser;
 
-  beforeAll(async () => {
-    db = await testDatabases()[0]!.open();
-    await seedKnownDataset(db);
-    const config = testConfig();
-    app = await startReportsApp(() => ({ db, config, now: NOW }));
+  appTest.beforeAll(async ({ reportsApps }) => {
+    ({ app } = await reportsApps.open(testDatabases()[0]));
     browser = await launchChromium();
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
-    await app?.close();
-    await db?.close();
   });
 
   it('shows each changed field with its old and new value, and tag changes as chips', async () => {

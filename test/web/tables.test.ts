@@ -4,26 +4,17 @@
  * region names, and the changes report's field-by-field diff in JSON, CSV and HTML.
  */
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Database } from '../../src/db/connection.js';
+import { describe, expect, it } from 'vitest';
 import { testDatabases } from '../helpers/databases.js';
 import { parseCsv } from './fixtures.js';
-import { NOW, seedKnownDataset } from '../reports/fixture.js';
-import { startReportsApp, testConfig, type ReportsApp } from '../reports/helpers.js';
+import { appTest } from '../helpers/reports-app.js';
+import type { ReportsApp } from '../reports/helpers.js';
 
-describe.each(testDatabases())('tables over HTTP on $name', ({ open }) => {
-  let db: Database;
+describe.each(testDatabases())('tables over HTTP on $name', (database) => {
   let app: ReportsApp;
 
-  beforeAll(async () => {
-    db = await open();
-    await seedKnownDataset(db);
-    const config = testConfig();
-    app = await startReportsApp(() => ({ db, config, now: NOW }));
-  });
-  afterAll(async () => {
-    await app?.close();
-    await db?.close();
+  appTest.beforeAll(async ({ reportsApps }) => {
+    ({ app } = await reportsApps.open(database));
   });
 
   async function get(path: string) {

@@ -1,5 +1,5 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnFreePort } from '../../helpers/listen.js';
 
 export interface RecordedRequest {
   method: string;
@@ -49,17 +49,12 @@ export async function startTestServer(handler: Handler): Promise<TestServer> {
       });
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const { url, close } = await listenOnFreePort(server);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     requests,
     maxInFlight: () => maxInFlight,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.closeAllConnections();
-        server.close((err) => (err ? reject(err) : resolve()));
-      }),
+    close,
   };
 }
 
