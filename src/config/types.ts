@@ -78,9 +78,14 @@ export type DatabaseSettings = { driver: 'pg'; url: string } | { driver: 'pglite
 export type SimulatorSettings = Omit<SimulatorOptions, 'now'>;
 
 export interface ClientSettings {
+  /** One attempt of a request, the whole body included. */
   timeoutMs: number;
   maxConcurrency: number;
   maxRetries: number;
+  /** Largest list answer (one page) read, in bytes. */
+  maxPageBytes: number;
+  /** Largest other answer (a record, a task, an error body) read, in bytes. */
+  maxRecordBytes: number;
 }
 
 // ---- Users, roles and actions ---------------------------------------------------------------
