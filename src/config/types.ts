@@ -225,6 +225,8 @@ export interface OutboxSettings {
   intervalSeconds: number;
   /** A pending message whose next attempt is this late counts as overdue in collection health and metrics. */
   overdueAfterMinutes: number;
+  /** Bytes an SMTP server may send during one message before the attempt is cut short. */
+  maxSmtpAnswerBytes: number;
 }
 
 /** A report sent on a schedule: rendered as CSV, enqueued for its channels once per slot. */

@@ -92,7 +92,7 @@ describe('loadConfig defaults', () => {
       notifications: null,
       channels: [],
       smtp: null,
-      outbox: { maxAttempts: 8, firstRetrySeconds: 30, maxRetrySeconds: 3600, timeoutMs: 10_000, intervalSeconds: 15, overdueAfterMinutes: 30 },
+      outbox: { maxAttempts: 8, firstRetrySeconds: 30, maxRetrySeconds: 3600, timeoutMs: 10_000, intervalSeconds: 15, overdueAfterMinutes: 30, maxSmtpAnswerBytes: 65_536 },
       deliveries: [],
       stopGraceHours: 24,
       ownerTagKey: 'owner',
