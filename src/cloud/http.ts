@@ -309,7 +309,9 @@ export class Transport {
       const status = response.statusCode;
       const [limitBytes, limitName] = page && isSuccess(status) ? [maxPageBytes, 'client.max_page_bytes'] : [maxRecordBytes, 'client.max_record_bytes'];
       bodyBytes = 0;
-      const read = await readBody(response.body, response.headers['content-length'], limitBytes, EXCERPT_LENGTH * 4 + this.secret.key.length, (n) => (bodyBytes = n));
+      // The head must hold what excerpt() looks at in characters of up to 4 bytes, a key included, to scrub it.
+      const headBytes = 4 * (EXCERPT_LENGTH * 2 + this.secret.key.length);
+      const read = await readBody(response.body, response.headers['content-length'], limitBytes, headBytes, (n) => (bodyBytes = n));
       if (read.complete) return { kind: 'response', status, headers: response.headers, text: read.text };
       // An error answer is judged by its status; its start is all an error message quotes.
       if (!isSuccess(status)) return { kind: 'response', status, headers: response.headers, text: read.head };
