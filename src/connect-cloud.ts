@@ -44,6 +44,8 @@ export function simulatorScopes(config: Config, manifest: CollectionScopes): Col
 export async function connectCloud(config: Config, logger: Logger, options: ConnectOptions = {}): Promise<CloudConnection> {
   const clientOptions = {
     timeoutMs: config.client.timeoutMs,
+    maxPageBytes: config.client.maxPageBytes,
+    maxRecordBytes: config.client.maxRecordBytes,
     maxConcurrency: config.client.maxConcurrency,
     retry: { maxAttempts: config.client.maxRetries + 1 },
     logger: logger.child({ component: 'cloud' }),

@@ -49,6 +49,19 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   return pino(settings);
 }
 
+/** Examples a log line shows of a list, and the longest text of one example. */
+export const LOG_LIST_EXAMPLES = 5;
+const LOG_EXAMPLE_CHARS = 200;
+
+/**
+ * A list as it goes into a log line: how many, and the first few (texts cut short); never the
+ * whole list, which may hold anything the cloud or a client sent.
+ */
+export function listSample<T>(items: readonly T[], max = LOG_LIST_EXAMPLES): { count: number; examples: T[] } {
+  const cut = (item: T): T => (typeof item === 'string' && item.length > LOG_EXAMPLE_CHARS ? (`${item.slice(0, LOG_EXAMPLE_CHARS)}...` as T) : item);
+  return { count: items.length, examples: items.slice(0, max).map(cut) };
+}
+
 /** A logger that drops everything, for library defaults and quiet tests. */
 export function silentLogger(): Logger {
   return pino({ level: 'silent' });

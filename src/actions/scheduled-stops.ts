@@ -2,7 +2,7 @@ import type { Config } from '../config/index.js';
 import type { Queryable } from '../db/connection.js';
 import { queryRows, sql } from '../db/statement.js';
 import type { ScheduledStopStatus, StopNotice } from '../db/schema.js';
-import type { Logger } from '../logger.js';
+import { listSample, type Logger } from '../logger.js';
 import { AUDIT_ACTIONS, appendAudit } from './audit.js';
 import { sendWebhook, type SendOptions } from './notify.js';
 import { formatInstanceRef, type InstanceRef } from '../read-models/refs.js';
@@ -122,7 +122,7 @@ async function notifyGroups(deps: ScheduledStopsDeps, stops: readonly ScheduledS
   for (const [owner, group] of groupByOwner(stops)) {
     const sent = await sendWebhook(deps.config.notifications, text(owner, group), deps.notify);
     const notice: StopNotice = { event, at: new Date().toISOString(), status: sent.status, attempts: sent.attempts, error: sent.error };
-    if (sent.status === 'failed') deps.logger?.warn({ event, stops: group.map((s) => s.id), error: sent.error }, 'scheduled-stop notice failed');
+    if (sent.status === 'failed') deps.logger?.warn({ event, stops: listSample(group.map((s) => s.id)), error: sent.error }, 'scheduled-stop notice failed');
     await recordNotice(deps.db, group.map((s) => s.id), notice);
     notices.push(notice);
   }

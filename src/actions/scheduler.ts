@@ -1,5 +1,5 @@
 import cron from 'node-cron';
-import type { Logger } from '../logger.js';
+import { listSample, type Logger } from '../logger.js';
 import { runDueStops, type RunDueStopsDeps } from './scheduled-stops.js';
 
 /** Every minute: a due stop runs at most a minute late. */
@@ -21,7 +21,7 @@ export function startDueStopsScheduler(deps: RunDueStopsDeps & { logger: Logger 
     if (running) return;
     running = runDueStops(deps, now())
       .then((result) => {
-        if (result.stops.length > 0) deps.logger.info({ stops: result.stops.map((s) => ({ id: s.id, status: s.status, result: s.result })) }, 'due scheduled stops performed');
+        if (result.stops.length > 0) deps.logger.info({ stops: listSample(result.stops.map((s) => ({ id: s.id, status: s.status, result: s.result }))) }, 'due scheduled stops performed');
       })
       .catch((err: unknown) => deps.logger.error({ err }, 'running due scheduled stops failed'))
       .finally(() => {

@@ -19,6 +19,13 @@ export interface CloudClientOptions {
   apiKey: string;
   /** Per-attempt timeout, from sending to the end of the body. Default 30000. */
   timeoutMs?: number;
+  /**
+   * Largest body of a list answer (one page) that is read, in bytes; a larger one fails its
+   * request with CloudResponseTooLargeError, unread beyond the limit. Default 64 MiB.
+   */
+  maxPageBytes?: number;
+  /** The same for any other answer (a record, a task, an error body). Default 1 MiB. */
+  maxRecordBytes?: number;
   /** At most this many requests of this client in flight at once (task polls included). Default 8. */
   maxConcurrency?: number;
   retry?: {
@@ -59,6 +66,10 @@ export interface CloudClient
   close(): Promise<void>;
 }
 
+const MiB = 1024 * 1024;
+export const DEFAULT_MAX_PAGE_BYTES = 64 * MiB;
+export const DEFAULT_MAX_RECORD_BYTES = MiB;
+
 const positiveInt = z.int({ error: 'must be an integer' }).min(1, 'must be at least 1');
 const nonNegativeInt = z.int({ error: 'must be an integer' }).min(0, 'must be at least 0');
 
@@ -71,6 +82,8 @@ const OptionsSchema = z.object({
     .min(1, 'must not be empty')
     .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces'),
   timeoutMs: positiveInt.default(30_000),
+  maxPageBytes: positiveInt.default(DEFAULT_MAX_PAGE_BYTES),
+  maxRecordBytes: positiveInt.default(DEFAULT_MAX_RECORD_BYTES),
   maxConcurrency: positiveInt.default(8),
   retry: z
     .strictObject({
@@ -100,6 +113,8 @@ export function createCloudClient(options: CloudClientOptions): CloudClient {
     baseUrl: settings.baseUrl,
     apiKey: settings.apiKey,
     timeoutMs: settings.timeoutMs,
+    maxPageBytes: settings.maxPageBytes,
+    maxRecordBytes: settings.maxRecordBytes,
     maxConcurrency: settings.maxConcurrency,
     retry: settings.retry,
     logger: logger ?? silentLogger,

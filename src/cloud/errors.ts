@@ -128,6 +128,20 @@ export class CloudResponseError extends CloudError {
   }
 }
 
+/**
+ * A 2xx answer whose body passed the client's size limit for its kind of answer (a list page or
+ * any other): reading stopped there, nothing of it was used.
+ */
+export class CloudResponseTooLargeError extends CloudResponseError {
+  readonly limitBytes: number;
+
+  constructor(id: RequestIdentity, details: { status: number; limitBytes: number; limitName: string; excerpt: string }) {
+    const problem = `larger than the limit of ${details.limitBytes} bytes (${details.limitName}); reading stopped there`;
+    super(id, { status: details.status, problems: [{ field: '(body)', message: problem }], excerpt: details.excerpt });
+    this.limitBytes = details.limitBytes;
+  }
+}
+
 /** A request (every attempt of it) or a task wait took longer than allowed. */
 export class CloudTimeoutError extends CloudError {
   readonly timeoutMs: number;
@@ -135,9 +149,9 @@ export class CloudTimeoutError extends CloudError {
   /** For task waits: the latest record of every task (some not final). */
   readonly tasks: Task[] | undefined;
 
-  constructor(id: RequestIdentity, details: { timeoutMs: number; attempts: number; what?: string; tasks?: Task[] }) {
+  constructor(id: RequestIdentity, details: { timeoutMs: number; attempts: number; what?: string; detail?: string; tasks?: Task[] }) {
     const tries = details.attempts > 1 ? ` (${details.attempts} attempts)` : '';
-    super(`${details.what ?? 'timed out'} after ${details.timeoutMs} ms${tries}`, id);
+    super(`${details.what ?? 'timed out'} after ${details.timeoutMs} ms${tries}${details.detail ? `: ${details.detail}` : ''}`, id);
     this.timeoutMs = details.timeoutMs;
     this.attempts = details.attempts;
     this.tasks = details.tasks;

@@ -6,6 +6,7 @@ import {
   CloudApiError,
   CloudNetworkError,
   CloudResponseError,
+  CloudResponseTooLargeError,
   CloudTimeoutError,
   oneLine,
   type RequestIdentity,
@@ -43,7 +44,12 @@ export interface RequestEvent {
 export interface TransportOptions {
   baseUrl: string;
   apiKey: string;
+  /** Time for one attempt, from sending to the last byte of the body. */
   timeoutMs: number;
+  /** Largest body of a list answer (one page) read; a larger one fails the request unread. */
+  maxPageBytes: number;
+  /** Largest body of any other answer (a record, a task, an error) read. */
+  maxRecordBytes: number;
   maxConcurrency: number;
   retry: RetrySettings;
   logger: CloudLogger;
@@ -62,14 +68,65 @@ export interface Call<T> {
   body?: unknown;
   /** True when sending the request twice has the same effect as once: then it is retried on any transient failure. */
   idempotent: boolean;
+  /** A list answer (one page), which may be as large as maxPageBytes; any other answer: maxRecordBytes. */
+  page?: boolean;
   /** Turns the answer's JSON (secrets already redacted) into the result; absent for answers without a body. */
   decode?: (json: unknown) => DecodeResult<T>;
 }
 
 type AttemptResult =
   | { kind: 'response'; status: number; headers: Record<string, string | string[] | undefined>; text: string }
-  | { kind: 'timeout' }
+  /** A 2xx body over the limit: only its start was read. */
+  | { kind: 'too_large'; status: number; limitBytes: number; limitName: string; head: string }
+  /** `bodyBytes`: what had arrived of the body when time ran out (null: no answer yet). */
+  | { kind: 'timeout'; bodyBytes: number | null }
   | { kind: 'network'; code: string; detail: string; cause: unknown };
+
+type BodyRead = { complete: true; text: string } | { complete: false; head: string };
+
+/**
+ * Reads a body until its end or until more than `limit` bytes came (or a Content-Length says
+ * they will): then it stops, destroys the body (the connection is not reused) and keeps only
+ * the first `headBytes`, for an excerpt. `onBytes` is told the count as chunks arrive.
+ */
+async function readBody(
+  body: Dispatcher.ResponseData['body'],
+  contentLength: string | string[] | undefined,
+  limit: number,
+  headBytes: number,
+  onBytes: (bytes: number) => void,
+): Promise<BodyRead> {
+  const declared = typeof contentLength === 'string' && /^\d+$/.test(contentLength) ? Number(contentLength) : null;
+  const stopAfter = declared !== null && declared > limit ? headBytes : limit;
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    chunks.push(chunk);
+    bytes += chunk.length;
+    onBytes(bytes);
+    if (bytes > stopAfter) {
+      body.destroy();
+      return { complete: false, head: utf8(chunks, headBytes) };
+    }
+  }
+  if (stopAfter !== limit) return { complete: false, head: utf8(chunks, headBytes) };
+  return { complete: true, text: utf8(chunks, bytes) };
+}
+
+/** The first `bytes` of the chunks as UTF-8 text, without a byte order mark (as undici's text()). */
+function utf8(chunks: readonly Buffer[], bytes: number): string {
+  const taken: Buffer[] = [];
+  let length = 0;
+  for (const chunk of chunks) {
+    if (length >= bytes) break;
+    const part = length + chunk.length > bytes ? chunk.subarray(0, bytes - length) : chunk;
+    taken.push(part);
+    length += part.length;
+  }
+  const buffer = taken.length === 1 ? taken[0]! : Buffer.concat(taken, length);
+  const start = buffer.length >= 3 && buffer[0] === 0xef && buffer[1] === 0xbb && buffer[2] === 0xbf ? 3 : 0;
+  return buffer.toString('utf8', start);
+}
 
 /** Failures that prove the request never reached the server, so even a create may be sent again. */
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'EAI_AGAIN']);
@@ -161,12 +218,12 @@ export class Transport {
         : await this.limiter.run(async () => {
             const started = performance.now();
             try {
-              return await this.attemptOnce(route, this.prefix + apiPath, bodyText);
+              return await this.attemptOnce(route, this.prefix + apiPath, bodyText, call.page === true);
             } finally {
               durationMs = performance.now() - started;
             }
           });
-      const status = result.kind === 'response' ? result.status : null;
+      const status = result.kind === 'response' || result.kind === 'too_large' ? result.status : null;
       const event = (outcome: RequestEvent['outcome']) =>
         this.report({ method: route.method, endpoint: id.endpoint, path: apiPath, status, durationMs, attempt, outcome });
 
@@ -212,6 +269,9 @@ export class Transport {
       case 'response':
         // 429 means the server refused to process the request: safe to repeat even for creates.
         return result.status === 429 || (idempotent && RETRY_STATUSES.has(result.status));
+      case 'too_large':
+        // The same request gets the same answer: asking again only reads it again.
+        return false;
       case 'timeout':
         return idempotent;
       case 'network':
@@ -219,8 +279,8 @@ export class Transport {
     }
   }
 
-  private async attemptOnce(route: Route, fullPath: string, bodyText: string | undefined): Promise<AttemptResult> {
-    const { timeoutMs } = this.options;
+  private async attemptOnce(route: Route, fullPath: string, bodyText: string | undefined, page: boolean): Promise<AttemptResult> {
+    const { timeoutMs, maxPageBytes, maxRecordBytes } = this.options;
     const controller = new AbortController();
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -233,6 +293,7 @@ export class Transport {
       'user-agent': 'cloudtally',
     };
     if (bodyText !== undefined) headers['content-type'] = 'application/json';
+    let bodyBytes: number | null = null;
     try {
       const response = await this.dispatcher.request({
         origin: this.origin,
@@ -244,11 +305,20 @@ export class Transport {
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
       });
-      const text = await response.body.text();
-      return { kind: 'response', status: response.statusCode, headers: response.headers, text };
+      // The timer above still runs: it bounds the body's reading too (a trickle that never ends).
+      const status = response.statusCode;
+      const [limitBytes, limitName] = page && isSuccess(status) ? [maxPageBytes, 'client.max_page_bytes'] : [maxRecordBytes, 'client.max_record_bytes'];
+      bodyBytes = 0;
+      // The head must hold what excerpt() looks at in characters of up to 4 bytes, a key included, to scrub it.
+      const headBytes = 4 * (EXCERPT_LENGTH * 2 + this.secret.key.length);
+      const read = await readBody(response.body, response.headers['content-length'], limitBytes, headBytes, (n) => (bodyBytes = n));
+      if (read.complete) return { kind: 'response', status, headers: response.headers, text: read.text };
+      // An error answer is judged by its status; its start is all an error message quotes.
+      if (!isSuccess(status)) return { kind: 'response', status, headers: response.headers, text: read.head };
+      return { kind: 'too_large', status, limitBytes, limitName, head: read.head };
     } catch (err) {
       const code = errorCode(err);
-      if (timedOut || TIMEOUT_CODES.has(code)) return { kind: 'timeout' };
+      if (timedOut || TIMEOUT_CODES.has(code)) return { kind: 'timeout', bodyBytes };
       const message = err instanceof Error ? err.message : String(err);
       return { kind: 'network', code, detail: this.scrub(oneLine(message)).slice(0, EXCERPT_LENGTH), cause: err };
     } finally {
@@ -281,7 +351,15 @@ export class Transport {
   ): Error {
     switch (result.kind) {
       case 'timeout':
-        return new CloudTimeoutError(id, { timeoutMs: this.options.timeoutMs, attempts });
+        if (result.bodyBytes === null) return new CloudTimeoutError(id, { timeoutMs: this.options.timeoutMs, attempts });
+        return new CloudTimeoutError(id, {
+          timeoutMs: this.options.timeoutMs,
+          attempts,
+          what: 'timed out reading the body',
+          detail: `${result.bodyBytes} bytes had arrived; an answer must arrive whole within client.timeout_ms`,
+        });
+      case 'too_large':
+        return new CloudResponseTooLargeError(id, { status: result.status, limitBytes: result.limitBytes, limitName: result.limitName, excerpt: this.excerpt(result.head) });
       case 'network': {
         const unsure = !idempotent && !NOT_SENT_CODES.has(result.code) && !FATAL_CODES.has(result.code);
         const detail = unsure ? `${result.detail}; the request may have been processed, so it was not resent` : result.detail;

@@ -9,6 +9,7 @@ export {
   CloudApiError,
   CloudValidationError,
   CloudResponseError,
+  CloudResponseTooLargeError,
   CloudTimeoutError,
   CloudNetworkError,
   CloudTaskError,

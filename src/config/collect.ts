@@ -23,10 +23,21 @@ export const SchedulesSchema = z.strictObject(
   >,
 );
 
+const MiB = 1024 * 1024;
+
 export const ClientSchema = z.strictObject({
+  /** One attempt, from sending to the body's last byte: also the bound of a body that trickles. */
   timeout_ms: z.int().min(100).max(600_000).default(30_000),
   max_concurrency: z.int().min(1).max(256).default(8),
   max_retries: z.int().min(0).max(20).default(4),
+  /**
+   * Largest list answer (one page) read. The largest list of the API is the instances of one
+   * security group, which is not paged: 64 MiB holds about 50,000 instances of the simulator's
+   * size (1.3 KB each). Capped at 256 MiB: a JavaScript string cannot be much longer.
+   */
+  max_page_bytes: z.int().min(1024).max(256 * MiB).default(64 * MiB),
+  /** Largest other answer read: one record, a task, a price, an error body. */
+  max_record_bytes: z.int().min(1024).max(64 * MiB).default(MiB),
 });
 
 /** The default schedules, each replaced by the file's own where it has one. */
@@ -35,7 +46,13 @@ export function scheduleSettings(raw: z.output<typeof SchedulesSchema>): Record<
 }
 
 export function clientSettings(raw: z.output<typeof ClientSchema>): ClientSettings {
-  return { timeoutMs: raw.timeout_ms, maxConcurrency: raw.max_concurrency, maxRetries: raw.max_retries };
+  return {
+    timeoutMs: raw.timeout_ms,
+    maxConcurrency: raw.max_concurrency,
+    maxRetries: raw.max_retries,
+    maxPageBytes: raw.max_page_bytes,
+    maxRecordBytes: raw.max_record_bytes,
+  };
 }
 
 function definedEntries<T extends object>(obj: T): Partial<T> {

@@ -32,7 +32,7 @@ export const FileSchema = z.strictObject({
   budgets: z.array(BudgetSchema).optional(),
   anomalies: AnomaliesSchema.prefault({}),
   allocation: AllocationRulesSchema.optional(),
-  client: ClientSchema.default({ timeout_ms: 30_000, max_concurrency: 8, max_retries: 4 }),
+  client: ClientSchema.prefault({}),
   collect_on_start: z.boolean().default(true),
   users: z.array(UserSchema).default([]),
   auth: AuthSchema.prefault({}),

@@ -43,6 +43,12 @@ export const OutboxSchema = z
     timeout_ms: z.int().min(100).max(120_000).default(10_000),
     interval_seconds: z.number().min(1).max(3600).default(15),
     overdue_after_minutes: z.number().min(1).max(7 * 24 * 60).default(30),
+    /**
+     * Bytes an SMTP server may send during one message (greeting, replies, TLS handshake): its
+     * replies are a few hundred bytes and a certificate chain a few KB; 64 KiB leaves room for
+     * hundreds of recipients' replies.
+     */
+    max_smtp_answer_bytes: z.int().min(4096).max(16 * 1024 * 1024).default(64 * 1024),
   })
   .superRefine((o, ctx) => {
     if (o.max_retry_seconds < o.first_retry_seconds) ctx.addIssue({ code: 'custom', path: ['max_retry_seconds'], message: 'must be at least first_retry_seconds' });
@@ -100,6 +106,7 @@ export function outboxSettings(o: z.output<typeof OutboxSchema>): OutboxSettings
     timeoutMs: o.timeout_ms,
     intervalSeconds: o.interval_seconds,
     overdueAfterMinutes: o.overdue_after_minutes,
+    maxSmtpAnswerBytes: o.max_smtp_answer_bytes,
   };
 }
 

@@ -78,9 +78,14 @@ export type DatabaseSettings = { driver: 'pg'; url: string } | { driver: 'pglite
 export type SimulatorSettings = Omit<SimulatorOptions, 'now'>;
 
 export interface ClientSettings {
+  /** One attempt of a request, the whole body included. */
   timeoutMs: number;
   maxConcurrency: number;
   maxRetries: number;
+  /** Largest list answer (one page) read, in bytes. */
+  maxPageBytes: number;
+  /** Largest other answer (a record, a task, an error body) read, in bytes. */
+  maxRecordBytes: number;
 }
 
 // ---- Users, roles and actions ---------------------------------------------------------------
@@ -220,6 +225,8 @@ export interface OutboxSettings {
   intervalSeconds: number;
   /** A pending message whose next attempt is this late counts as overdue in collection health and metrics. */
   overdueAfterMinutes: number;
+  /** Bytes an SMTP server may send during one message before the attempt is cut short. */
+  maxSmtpAnswerBytes: number;
 }
 
 /** A report sent on a schedule: rendered as CSV, enqueued for its channels once per slot. */

@@ -8,7 +8,7 @@
  */
 import type { Config } from '../config/index.js';
 import type { Database, Queryable } from '../db/connection.js';
-import type { Logger } from '../logger.js';
+import { listSample, type Logger } from '../logger.js';
 import { explainRow, lastCompleteDay, scanAnomalies } from '../reports/anomalies.js';
 import { addDays, dimensionLabel } from '../reports/shared/format.js';
 import type { ReportCtx } from '../reports/shared/types.js';
@@ -83,7 +83,7 @@ export async function runAnomalyAlerts(deps: { db: Database; config: Config; log
   if (deps.config.anomalies.alerts.length === 0) return [];
   try {
     const keys = await enqueueAnomalyAlerts({ db: deps.db, config: deps.config, now: deps.now }, enqueueMessage);
-    if (keys.length > 0) deps.logger.info({ component: 'anomalies', alerts: keys.length, keys }, 'anomaly alerts enqueued');
+    if (keys.length > 0) deps.logger.info({ component: 'anomalies', alerts: keys.length, keys: listSample(keys) }, 'anomaly alerts enqueued');
     return keys;
   } catch (err) {
     deps.logger.error({ err, component: 'anomalies' }, 'checking spend anomalies for alerts failed');

@@ -44,8 +44,8 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const claimant = deps.claimant ?? `dispatch-${process.pid}-${randomBytes(4).toString('hex')}`;
   const log = deps.logger.child({ component: 'notify' });
   const channels = new Map<string, DeepReadonly<ChannelSettings>>(deps.config.channels.map((c) => [c.name, c]));
-  const mailer: Mailer | null = deps.config.smtp ? createMailer(deps.config.smtp, outbox.timeoutMs) : null;
-  // A claim outlives the longest attempt (an SMTP conversation is several timed steps).
+  const mailer: Mailer | null = deps.config.smtp ? createMailer(deps.config.smtp, { timeoutMs: outbox.timeoutMs, maxAnswerBytes: outbox.maxSmtpAnswerBytes }) : null;
+  // A claim outlives the longest attempt (an SMTP conversation: CONVERSATION_STEPS x timeoutMs).
   const leaseMs = Math.max(5 * 60_000, 6 * outbox.timeoutMs);
 
   async function send(delivery: ClaimedDelivery, now: Date): Promise<PostResult> {

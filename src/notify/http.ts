@@ -4,7 +4,7 @@
  * errors name only its host. Whether and when to try again is the caller's decision: `retryable`
  * says whether another attempt could succeed (network errors, timeouts, 429 and 5xx).
  */
-import { request } from 'undici';
+import { request, type Dispatcher } from 'undici';
 
 export interface PostResult {
   ok: boolean;
@@ -13,6 +13,31 @@ export interface PostResult {
   retryable: boolean;
   /** Why it failed (host only, never the URL); null when ok. */
   error: string | null;
+}
+
+/** Bytes of a webhook's answer that are read: only its first 200 characters are ever used. */
+export const ANSWER_READ_BYTES = 4096;
+
+/**
+ * The start of an answer's body, at most `maxBytes`; the rest is never read (the body is
+ * destroyed, and its connection with it). A body that breaks off gives what had arrived: the
+ * status has already said how the request went.
+ */
+export async function answerStart(body: Dispatcher.ResponseData['body'], maxBytes = ANSWER_READ_BYTES): Promise<string> {
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  try {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      chunks.push(chunk);
+      bytes += chunk.length;
+      if (bytes >= maxBytes) break;
+    }
+  } catch {
+    // what had arrived is enough
+  } finally {
+    body.destroy();
+  }
+  return Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8');
 }
 
 export function hostOf(url: string): string {
@@ -32,7 +57,7 @@ export async function postJson(url: string, body: string, options: { timeoutMs: 
       body,
       signal: AbortSignal.timeout(options.timeoutMs),
     });
-    const answer = (await res.body.text()).slice(0, 200).replace(/\s+/g, ' ').trim();
+    const answer = (await answerStart(res.body)).slice(0, 200).replace(/\s+/g, ' ').trim();
     if (res.statusCode >= 200 && res.statusCode < 300) return { ok: true, status: res.statusCode, retryable: false, error: null };
     return {
       ok: false,

@@ -5,9 +5,9 @@
  * JavaScript and formatting it again.
  *
  * Every rule is csv.ts's, cell for cell (a test compares both writers' files byte for byte):
- * - formula injection: a text cell starting with = + - @ TAB or CR gets a leading apostrophe;
- *   numeric cells are left alone only when they are a plain number (of an SQL number's texts,
- *   only -Infinity is not);
+ * - formula injection: a text cell starting with = + - @ TAB or CR, or a full-width ＝ ＋ － ＠,
+ *   gets a leading apostrophe; numeric cells are left alone only when they are a plain number (of
+ *   an SQL number's texts, only -Infinity is not);
  * - money rounded half away from zero to the currency's minor unit (hourly: two digits more),
  *   with the digits padded; Postgres's numeric round() is that rule, exactly;
  * - timestamps as ISO 8601 UTC with milliseconds (JavaScript's toISOString), booleans as

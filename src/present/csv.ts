@@ -17,10 +17,11 @@ import { boundedMemo } from '../memo.js';
  * - Header row = column labels, as the report wrote them (tag keys with dots, slashes, spaces or
  *   non-ASCII included). Rows are written as arrays, never through csv-stringify's `columns`
  *   option, which would read a key like `cost.center` as a nested path.
- * - Formula injection: any cell (header included) starting with = + - @ TAB or CR gets a leading
- *   apostrophe, so spreadsheets show it as text. The one exception: a plain number (e.g. `-12.5`)
- *   in a numeric column (int, decimal, money, percent) stays as it is, so negative amounts remain
- *   numbers in the spreadsheet; a numeric column holding anything else is neutralised too.
+ * - Formula injection: any cell (header included) starting with = + - @ TAB or CR, or a full-width
+ *   ＝ ＋ － ＠, gets a leading apostrophe, so spreadsheets show it as text. The one exception: a
+ *   plain number (e.g. `-12.5`) in a numeric column (int, decimal, money, percent) stays as it is,
+ *   so negative amounts remain numbers in the spreadsheet; a numeric column holding anything else
+ *   is neutralised too.
  * - Money is rounded to its currency's minor unit (hourly amounts: two digits more) by the one
  *   rule of money.ts, written as a plain number with a dot and no thousands separators, so
  *   Excel and Sheets read it as a number; with `exact` (the `?exact=1` parameter) it is written

@@ -22,6 +22,7 @@ import { formatMoney, formatTimestamp } from '../present/format.js';
 import { reportUrls } from '../present/urls.js';
 import { ClientError, invalidParameters } from './errors.js';
 import { setFlash } from './flash.js';
+import { readForm } from './form.js';
 import type { RenderPage } from './render.js';
 import { safeReturnPath, sameSitePreviousPage } from './return-path.js';
 import type { WebAuth } from './types.js';
@@ -96,8 +97,10 @@ function outcomeView(outcome: StopOutcome) {
   return { ...itemView(outcome), result: outcome.result, resultLabel: AUDIT_RESULT_LABELS[outcome.result], message: outcome.message, error: outcome.error, taskIds: outcome.taskIds, auditId: outcome.auditId };
 }
 
-function body(req: Request): Record<string, unknown> {
-  return (req.body ?? {}) as Record<string, unknown>;
+/** The stop forms' fields: the ticked instances, and one value of each of the others. */
+function stopForm(req: Request) {
+  const get = req.method === 'GET';
+  return readForm(get ? req.query : req.body, { single: ['reason', 'confirm', 'dry_run', 'grace_hours', 'return_to'], lists: ['instance'] }, get ? 'query' : 'body');
 }
 
 function wantsJson(req: Request): boolean {
@@ -140,18 +143,18 @@ export function actionPages(deps: MountDeps): Router {
   };
 
   const confirm = async (req: Request, res: Response) => {
-    const source = req.method === 'GET' ? (req.query as Record<string, unknown>) : body(req);
+    const form = stopForm(req);
     // A report's "Stop…" link carries no return path: back to the report it was followed from.
     const previous = sameSitePreviousPage(req);
-    const returnTo = safeReturnPath(source.return_to) ?? (previous?.startsWith('/reports/') ? previous : null) ?? IDLE_REPORT;
-    const formReturn = req.method === 'POST' ? safeReturnPath(source.return_to) : null;
-    if (formReturn && !wantsJson(req) && (source.instance === undefined || source.instance === '')) {
+    const returnTo = safeReturnPath(form.return_to) ?? (previous?.startsWith('/reports/') ? previous : null) ?? IDLE_REPORT;
+    const formReturn = req.method === 'POST' ? safeReturnPath(form.return_to) : null;
+    if (formReturn && !wantsJson(req) && form.instance.every((v) => v === '')) {
       // "Stop selected…" with nothing ticked: back to the report, saying so, rather than a bare 400 page.
       setFlash(res, { kind: 'error', text: 'Nothing was stopped: tick at least one instance, then choose "Stop selected…".' }, deps.secureCookies);
       res.redirect(303, formReturn);
       return;
     }
-    const refs = refsFrom(source.instance);
+    const refs = refsFrom(form.instance);
     await renderConfirm(req, res, refs, { returnTo });
   };
   // GET too, so an inventory row can link to the confirmation of its instance; it changes nothing.
@@ -160,11 +163,11 @@ export function actionPages(deps: MountDeps): Router {
 
   /** The reason, or a re-rendered confirmation page saying it is needed. */
   const reasonOr400 = async (req: Request, res: Response, refs: InstanceRef[]): Promise<string | null> => {
-    const b = body(req);
-    const reason = typeof b.reason === 'string' ? b.reason.trim().replace(/\s+/g, ' ') : '';
-    const returnTo = safeReturnPath(b.return_to) ?? IDLE_REPORT;
+    const form = stopForm(req);
+    const reason = form.reason.trim().replace(/\s+/g, ' ');
+    const returnTo = safeReturnPath(form.return_to) ?? IDLE_REPORT;
     let error: string | null = null;
-    if (b.confirm !== 'yes') error = 'Nothing was done: confirm on this page first.';
+    if (form.confirm !== 'yes') error = 'Nothing was done: confirm on this page first.';
     else if (reason.length < 3) error = 'Nothing was done: give a reason (at least 3 characters); it is kept in the audit log.';
     else if (reason.length > REASON_MAX) error = `Nothing was done: the reason must be at most ${REASON_MAX} characters.`;
     if (!error) return reason;
@@ -174,10 +177,10 @@ export function actionPages(deps: MountDeps): Router {
   };
 
   /** The confirmation form's "Dry run" box, which covers every button of the form. */
-  const isDryRun = (req: Request) => ['on', 'yes', 'true', '1'].includes(String(body(req).dry_run ?? ''));
+  const isDryRun = (req: Request) => ['on', 'yes', 'true', '1'].includes(stopForm(req).dry_run);
 
   router.post('/actions/stop', operator, async (req, res) => {
-    const refs = refsFrom(body(req).instance);
+    const refs = refsFrom(stopForm(req).instance);
     const reason = await reasonOr400(req, res, refs);
     if (reason === null) return;
     const dryRun = isDryRun(req);
@@ -205,24 +208,24 @@ export function actionPages(deps: MountDeps): Router {
         savings: totalsView(batch.savings),
         reason,
         auditHref: `${reportUrls('audit').html}?action=stop&actor=${encodeURIComponent(actorOf(res).name)}`,
-        returnTo: safeReturnPath(body(req).return_to) ?? IDLE_REPORT,
+        returnTo: safeReturnPath(stopForm(req).return_to) ?? IDLE_REPORT,
       },
       { currentReport: 'idle' },
     );
   });
 
   router.post('/actions/stop/schedule', operator, async (req, res) => {
-    const refs = refsFrom(body(req).instance);
+    const refs = refsFrom(stopForm(req).instance);
     const reason = await reasonOr400(req, res, refs);
     if (reason === null) return;
     if (isDryRun(req)) {
       // Scheduling writes a stop that will happen: with "Dry run" ticked, nothing may be written.
       const error = 'Nothing was done: "Dry run" is ticked, and a dry run cannot schedule a stop. Untick it to schedule the stop, or use "Stop now" to see what a stop would do.';
       if (wantsJson(req)) throw new ClientError(400, 'dry_run_cannot_schedule', error);
-      await renderConfirm(req, res, refs, { error, reason, returnTo: safeReturnPath(body(req).return_to) ?? IDLE_REPORT, status: 400 });
+      await renderConfirm(req, res, refs, { error, reason, returnTo: safeReturnPath(stopForm(req).return_to) ?? IDLE_REPORT, status: 400 });
       return;
     }
-    const graceText = String(body(req).grace_hours ?? '').trim();
+    const graceText = stopForm(req).grace_hours.trim();
     let graceHours = deps.config.stopGraceHours;
     if (graceText !== '') {
       graceHours = Number(graceText);
@@ -258,7 +261,7 @@ export function actionPages(deps: MountDeps): Router {
   router.post('/actions/scheduled/:id/cancel', operator, async (req, res) => {
     const id = /^\d{1,9}$/.test(String(req.params.id)) ? Number(req.params.id) : NaN;
     if (!Number.isSafeInteger(id)) throw invalidParameters([{ field: 'id', message: 'must be a scheduled stop id' }]);
-    const back = safeReturnPath(body(req).return_to) ?? SCHEDULED_REPORT;
+    const back = safeReturnPath(readForm(req.body, { single: ['return_to'] }).return_to) ?? SCHEDULED_REPORT;
     const scheduleDeps = { db: deps.db, config: deps.config, logger: res.locals.log, notify: deps.notify };
     const { cancelled, stop } = await cancelScheduledStop(scheduleDeps, { id, actor: actorOf(res), now: now() });
     if (!stop) throw new ClientError(404, 'not_found', `No scheduled stop #${id}.`);

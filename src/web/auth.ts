@@ -14,6 +14,7 @@ import type { Config } from '../config/index.js';
 import type { Queryable } from '../db/connection.js';
 import type { Logger } from '../logger.js';
 import { ClientError } from './errors.js';
+import { readForm } from './form.js';
 import { viewsDir } from './paths.js';
 import type { AuthLayoutView, WebAuth, WebAuthKit } from './types.js';
 import { safeReturnPath } from './return-path.js';
@@ -186,10 +187,10 @@ export function createWebAuth(deps: WebAuthDeps): WebAuth {
     });
 
     router.post('/login', async (req, res) => {
-      const body = (req.body ?? {}) as Record<string, unknown>;
-      const username = typeof body.username === 'string' ? body.username.trim().slice(0, 100) : '';
-      const password = typeof body.password === 'string' ? body.password.slice(0, 1024) : '';
-      const nextPath = safeReturnPath(body.next) ?? '/';
+      const form = readForm(req.body, { single: ['username', 'password', 'next'] });
+      const username = form.username.trim().slice(0, 100);
+      const password = form.password.slice(0, 1024);
+      const nextPath = safeReturnPath(form.next) ?? '/';
       if (!mode.passwords) return loginPage(req, res, 400, { error: 'Password sign-in is not enabled here.', next: nextPath });
       if (!username || !password) return loginPage(req, res, 400, { error: 'Enter your user name and password.', username, next: nextPath });
 

@@ -6,6 +6,7 @@ import { reportUrls } from '../present/urls.js';
 import { appBudget, type Budget } from '../read-models/budgets.js';
 import { ClientError, notFound } from './errors.js';
 import { setFlash } from './flash.js';
+import { readForm } from './form.js';
 import type { RenderPage } from './render.js';
 import type { WebAuth } from './types.js';
 
@@ -69,24 +70,16 @@ interface FieldProblem {
   message: string;
 }
 
-const text = (v: unknown) => (typeof v === 'string' ? v : '');
 const list = (v: string) =>
   v
     .split(/[,\s]+/)
     .map((s) => s.trim())
     .filter((s) => s !== '');
 
-function formOf(body: Record<string, unknown>): FormValues {
-  return {
-    name: text(body.name),
-    by: text(body.by),
-    tag_key: text(body.tag_key),
-    value: text(body.value),
-    currency: text(body.currency),
-    amount_per_month: text(body.amount_per_month),
-    thresholds: text(body.thresholds),
-    notify: text(body.notify),
-  };
+/** The posted form; thresholds and channels may come in several fields (each a list itself). */
+function formOf(body: unknown): FormValues {
+  const form = readForm(body, { single: ['name', 'by', 'tag_key', 'value', 'currency', 'amount_per_month'], lists: ['thresholds', 'notify'] });
+  return { ...form, thresholds: form.thresholds.join(', '), notify: form.notify.join(', ') };
 }
 
 function formFromBudget(b: Budget): FormValues {
@@ -202,7 +195,7 @@ export function budgetPages(deps: MountDeps): Router {
   });
 
   router.post('/budgets', admin, async (req, res) => {
-    const form = formOf((req.body ?? {}) as Record<string, unknown>);
+    const form = formOf(req.body);
     const view = { title: 'New budget', action: '/budgets', submit: 'Create budget', form };
     const parsed = checkChannels(parseForm(form, deps.config));
     if ('problems' in parsed) return refuse(req, res, parsed.problems, view);
@@ -227,7 +220,7 @@ export function budgetPages(deps: MountDeps): Router {
 
   router.post('/budgets/:id', admin, async (req, res) => {
     const id = idOf(req);
-    const form = formOf((req.body ?? {}) as Record<string, unknown>);
+    const form = formOf(req.body);
     const parsed = checkChannels(parseForm(form, deps.config));
     if ('problems' in parsed) return refuse(req, res, parsed.problems, editView(id, form));
     try {

@@ -1,4 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
+import { listSample } from '../logger.js';
 import { reportUrls } from '../present/urls.js';
 import { asClientError, notFound, type ClientError } from './errors.js';
 import type { RenderPage } from './render.js';
@@ -33,7 +34,7 @@ export function errorHandler(render: RenderPage) {
     const clientError: ClientError | null = asClientError(err);
     const status = clientError?.status ?? 500;
     if (!clientError) log.error({ err, method: req.method, url: req.originalUrl }, 'unexpected error');
-    else if (status !== 404) log.info({ status, code: clientError.code, errors: clientError.errors.length ? clientError.errors : undefined }, clientError.message);
+    else if (status !== 404) log.info({ status, code: clientError.code, errors: clientError.errors.length ? listSample(clientError.errors) : undefined }, clientError.message);
 
     const code = clientError?.code ?? 'internal_error';
     const message = clientError?.message ?? `Internal error; quote request id ${requestId} when reporting it.`;

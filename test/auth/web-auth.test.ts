@@ -204,6 +204,24 @@ describe.each(testDatabases())('sign-in and roles on $name', ({ open }) => {
     expect(dry.body).toContain('Dry run: nothing was changed');
   });
 
+  it('refuses a stop form that sends dry_run, confirm or reason twice (400), stopping nothing', async () => {
+    const operator = new Browser(app.url);
+    await operator.login('olivia', PASSWORDS.olivia);
+    await operator.get('/reports/idle');
+    const refs = twoRefs();
+    const before = await auditCount();
+    sim.clearRequestLog();
+    const repeated: Array<Record<string, string[]>> = [{ dry_run: ['on', 'on'] }, { confirm: ['yes', 'yes'] }, { reason: ['idle', 'since March'] }];
+    for (const twice of repeated) {
+      const answer = await operator.post('/actions/stop', { instance: refs, reason: 'check first', confirm: 'yes', ...twice });
+      expect(answer.status, JSON.stringify(twice)).toBe(400);
+      expect(answer.body).toContain(`${Object.keys(twice)[0]} was sent 2 times; it takes one value`);
+    }
+    expect(stopPosts()).toEqual([]);
+    expect(await auditCount()).toBe(before);
+    expect((await operator.post('/login', { username: ['olivia', 'adam'], password: PASSWORDS.olivia })).status).toBe(400);
+  });
+
   it('lets an operator confirm, dry-run and stop, and shows each result and the audit entries', async () => {
     const operator = new Browser(app.url);
     await operator.login('olivia', PASSWORDS.olivia);

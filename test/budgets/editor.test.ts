@@ -205,4 +205,33 @@ describe.each(testDatabases())('the budget editor on $name', ({ open }) => {
     expect((await admin.post('/budgets/999999/archive', {})).status).toBe(404);
     expect((await admin.get('/budgets/config:Everything%20in%20EUR/edit')).status).toBe(404);
   });
+
+  it('takes every channel of a form that sends notify twice, and refuses a single field sent twice (400)', async () => {
+    const admin = new Browser(app.url);
+    await admin.login('adam', PASSWORDS.adam);
+    await admin.get('/reports/budgets');
+    const notifyOf = async (name: string) =>
+      (await db.query<{ notify: string[] }>(`select notify from budgets where name = $1`, [name]))[0]?.notify;
+
+    const created = await admin.post('/budgets', { name: 'Two channels', currency: 'EUR', amount_per_month: '100', notify: ['finance-mail', 'finance-hook'] });
+    expect(created.status).toBe(303);
+    expect(await notifyOf('Two channels')).toEqual(['finance-mail', 'finance-hook']);
+    // An unknown channel among several is still named, not dropped.
+    const unknown = await admin.post('/budgets', { name: 'Pager', currency: 'EUR', amount_per_month: '100', notify: ['finance-mail', 'pager'] }, { headers: { accept: 'application/json' } });
+    expect(unknown.status).toBe(422);
+    expect(unknown.body).toContain('names no configured channel: pager');
+
+    const twice = await admin.post('/budgets', { name: ['A', 'B'], currency: 'EUR', amount_per_month: ['100', '200'] }, { headers: { accept: 'application/json' } });
+    expect(twice.status).toBe(400);
+    expect(JSON.parse(twice.body)).toMatchObject({
+      errors: [
+        { field: 'body.name', message: 'name was sent 2 times; it takes one value' },
+        { field: 'body.amount_per_month', message: 'amount_per_month was sent 2 times; it takes one value' },
+      ],
+    });
+    const page = await admin.post('/budgets', { name: 'C', currency: ['EUR', 'USD'], amount_per_month: '100' });
+    expect(page.status).toBe(400);
+    expect(page.body).toContain('currency was sent 2 times; it takes one value');
+    expect(await db.query(`select name from budgets where name in ('A', 'B', 'C', 'Pager')`)).toEqual([]);
+  });
 });

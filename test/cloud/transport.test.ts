@@ -7,6 +7,7 @@ import {
   CloudError,
   CloudNetworkError,
   CloudResponseError,
+  CloudResponseTooLargeError,
   CloudTimeoutError,
   CloudValidationError,
   createCloudClient,
@@ -391,6 +392,81 @@ describe('response bodies', () => {
     const err = (await caught(client.createStorageKey({ key: 'k', name: 'n' }))) as CloudApiError;
     expect(err.status).toBe(502);
     expect(err.bodyExcerpt).toBe('Bad Gateway from the proxy');
+  });
+});
+
+describe('size and time bounds of an answer', () => {
+  /** Writes `total` bytes of a keypair list's start and spaces as fast as the client takes them. */
+  const endless = (total: number, contentLength: boolean) => async (_req: unknown, res: import('node:http').ServerResponse) => {
+    res.writeHead(200, { 'content-type': 'application/json', ...(contentLength ? { 'content-length': String(total) } : {}) });
+    const chunk = Buffer.alloc(64 * 1024, 0x20);
+    let sent = 0;
+    res.write(`{"count": 1, "results": [ ${API_KEY} `);
+    while (sent < total && !res.destroyed) {
+      if (!res.write(chunk)) await new Promise((resolve) => res.once('drain', resolve).once('close', resolve));
+      sent += chunk.length;
+    }
+    res.end();
+  };
+
+  for (const contentLength of [false, true]) {
+    it(`stops reading a page past max_page_bytes and fails it once, naming method, path and limit (${contentLength ? 'Content-Length' : 'chunked'})`, async () => {
+      const { client, server, events } = await setup(endless(64 * 1024 * 1024, contentLength), { maxPageBytes: 1024 * 1024 });
+      const started = Date.now();
+      const err = await caught(client.listKeypairs(1, 2));
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(err).toBeInstanceOf(CloudResponseTooLargeError);
+      expect(err).toBeInstanceOf(CloudResponseError);
+      expect((err as CloudResponseTooLargeError).limitBytes).toBe(1024 * 1024);
+      expect((err as Error).message).toMatch(
+        /^listKeypairs: GET \/cloud\/v1\/keypairs\/1\/2 answered 200 with an unusable body: \(body\): larger than the limit of 1048576 bytes \(client\.max_page_bytes\); reading stopped there; body starts "\{\\"count\\": 1, \\"results\\": \[ \[redacted\]/,
+      );
+      expect((err as Error).message.length).toBeLessThan(600);
+      for (const text of renderings(err)) expect(text).not.toContain(API_KEY);
+      // The same request gets the same answer: not asked again.
+      expect(server.requests).toHaveLength(1);
+      expect(events.map((e) => e.outcome)).toEqual(['error']);
+    });
+  }
+
+  it('bounds any other answer by max_record_bytes, and an error answer is judged by its status', async () => {
+    const { client } = await setup(
+      (req, res) => {
+        if (req.url.startsWith('/v1/tasks/')) return void endless(4 * 1024 * 1024, false)(req, res);
+        res.writeHead(503, { 'content-type': 'text/plain' });
+        res.end('x'.repeat(4 * 1024 * 1024));
+      },
+      { maxPageBytes: 8 * 1024 * 1024, maxRecordBytes: 64 * 1024, retry: { maxAttempts: 1 } },
+    );
+    const task = await caught(client.getTask('3a1b2c3d-0000-4000-8000-000000000001'));
+    expect(task).toBeInstanceOf(CloudResponseTooLargeError);
+    expect((task as Error).message).toContain('larger than the limit of 65536 bytes (client.max_record_bytes)');
+    const failed = await caught(client.listKeypairs(1, 2));
+    expect(failed).toBeInstanceOf(CloudApiError);
+    expect((failed as CloudApiError).status).toBe(503);
+    expect((failed as CloudApiError).bodyExcerpt).toHaveLength(200);
+  });
+
+  it('ends a body that trickles forever at the attempt timeout, saying how much had arrived', async () => {
+    const { client, server } = await setup(
+      async (_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('{"count": 1, "results": [');
+        while (!res.destroyed) {
+          res.write(' ');
+          await delay(20);
+        }
+      },
+      { timeoutMs: 500, retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 5 } },
+    );
+    const started = Date.now();
+    const err = await caught(client.listKeypairs(1, 2));
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(err).toBeInstanceOf(CloudTimeoutError);
+    expect((err as Error).message).toMatch(
+      /^listKeypairs: GET \/cloud\/v1\/keypairs\/1\/2 timed out reading the body after 500 ms \(2 attempts\): \d+ bytes had arrived; an answer must arrive whole within client\.timeout_ms$/,
+    );
+    expect(server.requests).toHaveLength(2);
   });
 });
 

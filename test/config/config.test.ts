@@ -83,7 +83,7 @@ describe('loadConfig defaults', () => {
       anomalies: { groupings: ['tag:team', 'project'], baselineDays: 14, minBaselineDays: 7, madMultiplier: '3', minChange: { default: '10', byCurrency: {} }, minChangePercent: '20', alerts: [] },
       // The demo's shared-cost rule (docs/allocation.md).
       allocation: [{ dimension: 'tag:team', source: '(untagged)', method: 'proportional', shares: null }],
-      client: { timeoutMs: 30_000, maxConcurrency: 8, maxRetries: 4 },
+      client: { timeoutMs: 30_000, maxConcurrency: 8, maxRetries: 4, maxPageBytes: 64 * 1024 * 1024, maxRecordBytes: 1024 * 1024 },
       collectOnStart: true,
       // Users, sign-in and actions (issue 5; detailed in actions.test.ts).
       users: [],
@@ -92,7 +92,7 @@ describe('loadConfig defaults', () => {
       notifications: null,
       channels: [],
       smtp: null,
-      outbox: { maxAttempts: 8, firstRetrySeconds: 30, maxRetrySeconds: 3600, timeoutMs: 10_000, intervalSeconds: 15, overdueAfterMinutes: 30 },
+      outbox: { maxAttempts: 8, firstRetrySeconds: 30, maxRetrySeconds: 3600, timeoutMs: 10_000, intervalSeconds: 15, overdueAfterMinutes: 30, maxSmtpAnswerBytes: 65_536 },
       deliveries: [],
       stopGraceHours: 24,
       ownerTagKey: 'owner',
@@ -213,13 +213,17 @@ describe('loadConfig file', () => {
       {},
       {
         schedules: { instances: '*/15 * * * *', flavors: '@hourly' },
-        client: { timeout_ms: 5000, max_concurrency: 2 },
+        client: { timeout_ms: 5000, max_concurrency: 2, max_page_bytes: 8_388_608 },
         tag_aliases: { Team: 'team', 'owner-team': 'Team', 'Cost Center': 'cost.center' },
         tag_key_case: 'lower',
       },
     );
     expect(config.schedules).toEqual({ ...DEFAULT_SCHEDULES, instances: '*/15 * * * *', flavors: '@hourly' });
-    expect(config.client).toEqual({ timeoutMs: 5000, maxConcurrency: 2, maxRetries: 4 });
+    expect(config.client).toEqual({ timeoutMs: 5000, maxConcurrency: 2, maxRetries: 4, maxPageBytes: 8_388_608, maxRecordBytes: 1_048_576 });
+    expect(problemsOf(() => load({}, { client: { max_page_bytes: 100, max_record_bytes: 2 ** 40 } })).map((p) => p.path)).toEqual([
+      'client.max_page_bytes',
+      'client.max_record_bytes',
+    ]);
     expect(config.tagAliases).toEqual({ team: 'team', 'owner-team': 'team', 'cost center': 'cost.center' });
   });
 

@@ -38,7 +38,7 @@ describe('notification channels and scheduled deliveries', () => {
     expect(config.channels).toEqual([]);
     expect(config.smtp).toBeNull();
     expect(config.deliveries).toEqual([]);
-    expect(config.outbox).toEqual({ maxAttempts: 8, firstRetrySeconds: 30, maxRetrySeconds: 3600, timeoutMs: 10_000, intervalSeconds: 15, overdueAfterMinutes: 30 });
+    expect(config.outbox).toEqual({ maxAttempts: 8, firstRetrySeconds: 30, maxRetrySeconds: 3600, timeoutMs: 10_000, intervalSeconds: 15, overdueAfterMinutes: 30, maxSmtpAnswerBytes: 65_536 });
   });
 
   it('reads the issue\'s example: channels, SMTP, sender and a monthly delivery', () => {

@@ -7,7 +7,7 @@
  */
 import { Writable } from 'node:stream';
 import { request } from 'undici';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/connection.js';
 import { INVENTORY_KINDS } from '../../src/reports/inventory-kinds.js';
 import { inventoryReport } from '../../src/reports/inventory.js';
@@ -44,6 +44,26 @@ describe('withCrlf', () => {
   });
 });
 
+describe.each(testDatabases())('full-width formula starts ($name)', ({ open }) => {
+  let db: Database;
+  beforeAll(async () => {
+    db = await open();
+  });
+  afterAll(async () => {
+    await db?.close();
+  });
+
+  it('get the apostrophe from both writers, like their ASCII forms', async () => {
+    const columns: CsvColumn[] = [{ header: 't', key: 'name', kind: 'text' }];
+    const names = ['＝SUM(A1)', '＋1', '－1', '＠x', '=1', 'a＝b', '１'];
+    const cells = columns.map((c) => csvCellSql(c, (key) => `v.${key}`, { exact: false }));
+    const rows = await db.query<Record<string, string | null>>(`select ${cells.map((c, i) => `${c} as c${i}`).join(', ')} from unnest($1::text[]) as v(name)`, [names]);
+    const fromNode = names.map((name) => csvRecord({ name }, columns, { exact: false }));
+    expect(fromNode.map((cells) => cells[0])).toEqual(["'＝SUM(A1)", "'＋1", "'－1", "'＠x", "'=1", 'a＝b', '１']);
+    expect(rows.map((r) => columns.map((_, i) => r[`c${i}`] ?? ''))).toEqual(fromNode);
+  });
+});
+
 const postgres = testDatabases().filter((d) => d.name === 'postgres');
 
 describe.runIf(postgres.length > 0)('inventory CSV written by Postgres', () => {
@@ -63,6 +83,11 @@ describe.runIf(postgres.length > 0)('inventory CSV written by Postgres', () => {
         );
         await db.execute(`update instances_staged set name = '' where snapshot_id = $1 and instance_id = 'i3'`, [latestA]);
         await db.execute(`update instances_staged set name = $2, tags = '{}'::jsonb where snapshot_id = $1 and instance_id = 'i5'`, [latestA, '@home, -1']);
+        // Full-width formula starts, which spreadsheets in East Asian locales read as formulas.
+        await db.execute(`update instances_staged set name = '＝SUM(A1)' where instance_id = 'i2'`);
+        await db.execute(`update instances_staged set name = '＋1' where instance_id = 'i7'`);
+        await db.execute(`update instances_staged set name = '－1' where instance_id = 'j2'`);
+        await db.execute(`update keypairs_staged set fingerprint = '＠cc:dd' where keypair_id = 'kp-2'`);
         // Scope B priced in yen with half a yen: rounded half away from zero to whole yen (hourly: 2 digits).
         await db.execute(
           `update gpu_flavors_staged set currency_code = 'jpy', price_per_hour = 333.125, price_per_month = 243181.5
@@ -126,6 +151,10 @@ describe.runIf(postgres.length > 0)('inventory CSV written by Postgres', () => {
     expect(text).toContain(`"'=1+2\n""quoted"", end"`);
     expect(text).toContain(`"{""2"": ""two"", ""a"": ""=SUM(A1)"", ""z"": ""say \\""hi\\""\\nthen"", ""10"": ""ten"", ""tab\\tkey"": ""\\u0001""}"`);
     expect(text).toContain(`i5,"'@home, -1"`);
+    expect(text).toContain(`i2,'＝SUM(A1),`);
+    expect(text).toContain(`i7,'＋1,`);
+    expect(text).toContain(`j2,'－1,`);
+    expect(await csvOf({ kind: 'keypairs' }, 'database')).toContain(`,'＠cc:dd,`);
     // Yen: 333.125 an hour to 2 digits (333.13), 243181.5 a month to whole yen (243182).
     expect(text).toMatch(/\r\nj1,web-1,2,2,ACTIVE,true,g-a100,333\.13,243182,deploy,JPY,/);
     // i1 was stopped through cloudtally since the snapshot: SHUTOFF, not running, 0.

@@ -48,6 +48,7 @@ export function clusterApi(transport: Transport): ClusterApi {
     input.done();
     return transport.send({
       operation: 'listGpuClusters',
+      page: true,
       route,
       params,
       query: q,
@@ -96,6 +97,7 @@ export function clusterApi(transport: Transport): ClusterApi {
       input.done();
       return transport.send({
         operation: 'listGpuFlavors',
+        page: true,
         route,
         params,
         query: q,

@@ -63,6 +63,7 @@ export function imagesAndKeysApi(transport: Transport): ImagesAndKeysApi {
     input.done();
     return transport.send({
       operation: 'listStorageKeys',
+      page: true,
       route,
       query: q,
       idempotent: true,
@@ -79,6 +80,7 @@ export function imagesAndKeysApi(transport: Transport): ImagesAndKeysApi {
       input.done();
       return transport.send({
         operation: 'getImageTags',
+        page: true,
         route,
         params: { ...scope, image_id: image },
         idempotent: true,
@@ -93,6 +95,7 @@ export function imagesAndKeysApi(transport: Transport): ImagesAndKeysApi {
       input.done();
       return transport.send({
         operation: 'listKeypairs',
+        page: true,
         route,
         params,
         idempotent: true,

@@ -36,6 +36,7 @@ export function instanceApi(transport: Transport): InstanceApi {
       input.done();
       return transport.send({
         operation: 'listInstancesBySecurityGroup',
+        page: true,
         route,
         params: { ...scope, group_id: group },
         idempotent: true,
@@ -68,6 +69,7 @@ export function instanceApi(transport: Transport): InstanceApi {
       input.done();
       return transport.send({
         operation: 'listInstancePorts',
+        page: true,
         route,
         params: { ...scope, instance_id: instance },
         idempotent: true,

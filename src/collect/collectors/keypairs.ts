@@ -1,5 +1,6 @@
 /** Project keypairs, identified by NAME within a scope (legacy answers put the name in the id). */
 import { keypairs } from '../../db/schema.js';
+import { listSample } from '../../logger.js';
 import { keypairName, mapKeypair, type KeypairRow } from '../mappers.js';
 import { rowContext, scopeOf, scopeUnits, type Collector } from './collector.js';
 
@@ -22,7 +23,7 @@ export const keypairsCollector: Collector = {
         else byName.set(name, mapKeypair(keypair, rc));
       }
       if (duplicates.length > 0) {
-        ctx.logger.warn({ scope: unit.scopeKey, names: duplicates }, 'keypair names listed more than once; the first of each was kept');
+        ctx.logger.warn({ scope: unit.scopeKey, duplicates: listSample(duplicates) }, 'keypair names listed more than once; the first of each was kept');
       }
       await writer.insert(keypairs, [...byName.values()], { onConflictDoNothing: true });
     });
