@@ -1,18 +1,24 @@
 /**
  * A database that is down or restarting, as the web layer sees it: the errors pg, pg-pool, PGlite
  * and drizzle throw then are answered 503 with Retry-After and `database_unavailable` (pages, JSON,
- * CSV before its first byte, "Collect now"); every other error stays a 500.
+ * CSV before its first byte, "Collect now"); every other error stays a 500. A CSV export whose
+ * rows fail after its first byte ends with a line saying it is incomplete, after its last whole
+ * row, and the transfer is cut. The real outage (a private Postgres cluster stopped under load)
+ * is test/web/database-outage.test.ts.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer, type AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
 import { PGlite } from '@electric-sql/pglite';
 import { DrizzleQueryError } from 'drizzle-orm/errors';
 import pg from 'pg';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { ReportDefinition } from '../../src/reports/report.js';
+import { withCrlf } from '../../src/present/csv-sql.js';
+import { INCOMPLETE_EXPORT_LINE, streamCsv } from '../../src/present/csv.js';
+import type { ReportDefinition, Row } from '../../src/reports/report.js';
 import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../../src/web/errors.js';
 import { Jar } from '../helpers/cookies.js';
 import { startTestServer, type TestServer } from './fixtures.js';
@@ -216,5 +222,111 @@ describe('answers while the database is unavailable', () => {
     } finally {
       collectFailure = null;
     }
+  });
+});
+
+/** The whole body as far as it came, and whether the transfer ended cleanly. */
+async function download(path: string): Promise<{ status: number; text: string; error: unknown }> {
+  const res = await request(`${server.url}${path}`);
+  const parts: Buffer[] = [];
+  let error: unknown = null;
+  try {
+    for await (const chunk of res.body) parts.push(chunk as Buffer);
+  } catch (err) {
+    error = err;
+  }
+  return { status: res.statusCode, text: Buffer.concat(parts).toString('utf8'), error };
+}
+
+describe('a CSV export that loses its database half-way', () => {
+  it('ends with a line saying it is incomplete after its last whole row, and the transfer fails', async () => {
+    for (const after of [1, 5, 3000]) {
+      const { status, text, error } = await download(`/api/reports/outage.csv?fail=terminated&after=${after}`);
+      expect(status).toBe(200);
+      // The client sees a failed transfer (no clean end of the chunked body), never a whole file.
+      expect(error, `after ${after}`).toBeInstanceOf(Error);
+      const lines = text.replace(/^\uFEFF/, '').split('\r\n');
+      expect(lines.at(-1)).toBe('');
+      expect(lines.at(-2)).toBe(`# export incomplete: the database connection was lost after ${after} row${after === 1 ? '' : 's'}`);
+      // Header + every row before it, each whole.
+      expect(lines.length).toBe(after + 3);
+      expect(lines.slice(1, -2).every((line, i) => line === `${i + 1},${`row ${i + 1} `.padEnd(100, 'x')}`)).toBe(true);
+    }
+    await new Promise((r) => setTimeout(r, 20));
+    expect(server.logs.some((l) => l.msg === 'database unavailable during the response; connection closed')).toBe(true);
+  });
+
+  it('says "the export failed" with the request id when the cause is not the database', async () => {
+    const res = await request(`${server.url}/api/reports/outage.csv?fail=plain&after=2`, { headers: { 'x-request-id': 'req-csv-plain' } });
+    const parts: Buffer[] = [];
+    await expect(
+      (async () => {
+        for await (const chunk of res.body) parts.push(chunk as Buffer);
+      })(),
+    ).rejects.toThrow();
+    expect(Buffer.concat(parts).toString('utf8')).toMatch(/\r\n# export incomplete: the export failed \(request id req-csv-plain\) after 2 rows\r\n$/);
+  });
+});
+
+describe('streamCsv and withCrlf when the rows fail', () => {
+  const columns = [{ key: 'a', label: 'A', kind: 'text' as const }];
+  const sink = () => {
+    const chunks: Buffer[] = [];
+    const out = new Writable({ write: (chunk: Buffer, _enc, done) => (chunks.push(Buffer.from(chunk)), done()) });
+    return { out, text: () => Buffer.concat(chunks).toString('utf8') };
+  };
+
+  it('writes nothing and throws when the rows fail before the first one', async () => {
+    const { out, text } = sink();
+    const rows = (async function* (): AsyncGenerator<Row> {
+      throw new Error('gone');
+    })();
+    await expect(streamCsv(out, columns, rows)).rejects.toThrow('gone');
+    expect(text()).toBe('');
+    expect(out.writableEnded).toBe(false);
+  });
+
+  it('leaves the output unended after the incomplete line, and ends a whole export', async () => {
+    const failing = sink();
+    const rows = (async function* (): AsyncGenerator<Row> {
+      yield { a: 'one' };
+      yield { a: 'two' };
+      throw new Error('gone');
+    })();
+    await expect(streamCsv(failing.out, columns, rows, { failureReason: () => 'the database connection was lost' })).rejects.toThrow('gone');
+    expect(failing.text()).toBe('\uFEFFA\r\none\r\ntwo\r\n# export incomplete: the database connection was lost after 2 rows\r\n');
+    expect(failing.out.writableEnded).toBe(false);
+
+    const whole = sink();
+    await streamCsv(whole.out, columns, (async function* () {
+      yield { a: 'one' };
+    })());
+    expect(whole.text()).toBe('\uFEFFA\r\none\r\n');
+    expect(whole.out.writableEnded).toBe(true);
+  });
+
+  it('counts the rows COPY wrote and passes on whole records only, however the pieces are cut', async () => {
+    const copied = 'a,"x\ny",1\n"say ""hi""\n, then","",\nlast,z\n';
+    for (let cut = 1; cut < copied.length; cut++) {
+      const progress = { rows: 0 };
+      const out: string[] = [];
+      const cutShort = (async function* () {
+        yield Buffer.from(copied.slice(0, cut));
+        throw new Error('gone');
+      })();
+      await expect(
+        (async () => {
+          for await (const piece of withCrlf(cutShort, progress)) out.push(piece.toString());
+        })(),
+      ).rejects.toThrow('gone');
+      // Records ended by an LF outside quotes before the cut: those are the rows passed on.
+      const expected = ['a,"x\ny",1\r\n', '"say ""hi""\n, then","",\r\n', 'last,z\r\n'].filter((_, i) => [9, 33, 40][i]! < cut);
+      expect(out.join(''), `cut at ${cut}`).toBe(expected.join(''));
+      expect(progress.rows, `cut at ${cut}`).toBe(expected.length);
+    }
+  });
+
+  it('names the marker for programs that read it', () => {
+    expect(INCOMPLETE_EXPORT_LINE).toBe('# export incomplete:');
   });
 });
