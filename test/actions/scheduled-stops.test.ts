@@ -35,7 +35,7 @@ describe.each(testDatabases())('scheduled stops on $name', ({ open }) => {
   beforeEach(async () => {
     [db, sim, hook] = await Promise.all([open(), startTestSimulator(), startWebhookReceiver()]);
     client = clientOf(sim);
-    config = testConfig({ notifications: { webhook_url: hook.url, timeout_ms: 500, retries: 2, app_url: 'https://cloudtally.example.com/' } });
+    config = testConfig({ notifications: { webhook_url: hook.url, timeout_ms: 500, retries: 2, app_url: 'https://cloudtally.example.com/', allow_private_network: true } });
     await seedFromSimulator(db, sim, config);
     deps = { db, client, config, notify: { backoffMs: 5 } };
   });

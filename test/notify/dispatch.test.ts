@@ -29,8 +29,8 @@ function configFor(smtp: SmtpReceiver, hook: WebhookReceiver, outbox: Record<str
       readFile: () =>
         JSON.stringify({
           channels: [
-            { name: 'finance-hook', type: 'webhook', url: hook.url, secret_env: 'FINANCE_HOOK_SECRET' },
-            { name: 'finance-mail', type: 'email', to: ['finance@example.com', 'cfo@example.com'] },
+            { name: 'finance-hook', type: 'webhook', url: hook.url, secret_env: 'FINANCE_HOOK_SECRET', allow_private_network: true },
+            { name: 'finance-mail', type: 'email', to: ['finance@example.com', 'cfo@example.com'], allow_private_network: true },
           ],
           outbox: { first_retry_seconds: 30, max_retry_seconds: 3600, max_attempts: 4, ...outbox },
         }),
@@ -210,7 +210,7 @@ describe.each(testDatabases())('notification dispatch on $name', ({ open }) => {
     await smtp.close();
     const config = loadConfig(
       { CLOUDTALLY_CONFIG: 'c.json', CLOUDTALLY_SMTP_URL: `smtp://alerts:pa55word@${new URL(smtp.url).host}` },
-      { readFile: () => JSON.stringify({ channels: [{ name: 'finance-mail', type: 'email', to: ['finance@example.com'] }], outbox: { timeout_ms: 2000 } }) },
+      { readFile: () => JSON.stringify({ channels: [{ name: 'finance-mail', type: 'email', to: ['finance@example.com'], allow_private_network: true }], outbox: { timeout_ms: 2000 } }) },
     );
     const dispatcher = createDispatcher({ db, config, logger: silentLogger() });
     await enqueueMessage(db, { ...alert, channels: ['finance-mail'] });
