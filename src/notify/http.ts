@@ -3,8 +3,15 @@
  * src/actions/notify.ts, notification channels in webhook.ts). The URL usually holds a token, so
  * errors name only its host. Whether and when to try again is the caller's decision: `retryable`
  * says whether another attempt could succeed (network errors, timeouts, 429 and 5xx).
+ *
+ * The destination must be a public address unless the caller allows private networks
+ * (destination.ts). What a destination answers is never kept: an error names its status and the
+ * length of its body, which is read and dropped, because the error is stored, logged and shown
+ * (outbox, collection health, the scheduled-stops report), and a destination that is an internal
+ * service would otherwise have its error pages read back through cloudtally.
  */
 import { request } from 'undici';
+import { destinationDispatcher, type Resolver } from './destination.js';
 
 export interface PostResult {
   ok: boolean;
@@ -23,7 +30,41 @@ export function hostOf(url: string): string {
   }
 }
 
-export async function postJson(url: string, body: string, options: { timeoutMs: number; headers?: Record<string, string> }): Promise<PostResult> {
+export interface PostOptions {
+  timeoutMs: number;
+  headers?: Record<string, string>;
+  /** The channel's `allow_private_network`: a private, loopback, link-local ... address may be called. */
+  allowPrivateNetwork: boolean;
+  /** How names are resolved (tests); default the system's resolver. */
+  resolve?: Resolver;
+}
+
+/** A body is counted up to this many bytes, then the rest is dropped unread. */
+const MAX_COUNTED_BODY_BYTES = 64 * 1024;
+
+/**
+ * What an error says of an answer's body (`what`: "body", "answer"): "no body", "body of 512
+ * bytes not kept", "body of more than 65536 bytes not kept".
+ */
+export function droppedBodyText(bytes: number, more = false, what = 'body'): string {
+  if (bytes === 0 && !more) return `no ${what}`;
+  return `${what} of ${more ? 'more than ' : ''}${bytes} byte${bytes === 1 && !more ? '' : 's'} not kept`;
+}
+
+/** Reads and drops an answer's body, counting its bytes (at most MAX_COUNTED_BODY_BYTES are read). */
+async function bodyLength(body: AsyncIterable<Buffer> & { destroy(): unknown }): Promise<{ bytes: number; more: boolean }> {
+  let bytes = 0;
+  for await (const chunk of body) {
+    bytes += chunk.length;
+    if (bytes > MAX_COUNTED_BODY_BYTES) {
+      body.destroy();
+      return { bytes: MAX_COUNTED_BODY_BYTES, more: true };
+    }
+  }
+  return { bytes, more: false };
+}
+
+export async function postJson(url: string, body: string, options: PostOptions): Promise<PostResult> {
   const host = hostOf(url);
   try {
     const res = await request(url, {
@@ -31,17 +72,22 @@ export async function postJson(url: string, body: string, options: { timeoutMs: 
       headers: { 'content-type': 'application/json', ...options.headers },
       body,
       signal: AbortSignal.timeout(options.timeoutMs),
+      dispatcher: destinationDispatcher({ allowPrivateNetwork: options.allowPrivateNetwork, resolve: options.resolve }),
     });
-    const answer = (await res.body.text()).slice(0, 200).replace(/\s+/g, ' ').trim();
+    const length = await bodyLength(res.body);
     if (res.statusCode >= 200 && res.statusCode < 300) return { ok: true, status: res.statusCode, retryable: false, error: null };
     return {
       ok: false,
       status: res.statusCode,
       retryable: res.statusCode === 429 || res.statusCode >= 500,
-      error: `webhook at ${host} answered ${res.statusCode}${answer ? `: ${answer}` : ''}`,
+      error: `webhook at ${host} answered ${res.statusCode}, ${droppedBodyText(length.bytes, length.more)}`,
     };
   } catch (err) {
     const e = err as Error & { code?: string };
+    if (e.code === 'EPRIVATEDESTINATION') {
+      // Refused before anything was sent; it will not change by trying again.
+      return { ok: false, status: null, retryable: false, error: `webhook at ${host} refused: ${e.message}` };
+    }
     const error =
       e.name === 'TimeoutError' || e.name === 'AbortError'
         ? `webhook at ${host} did not answer within ${options.timeoutMs} ms`
