@@ -24,8 +24,8 @@ import { parseCsv } from './fixtures.js';
 const skipReason = privatePostgresUnavailable();
 if (skipReason) console.warn(`test/web/database-outage.test.ts skipped: ${skipReason}`);
 
-/** Each collected instance (and its ports) is copied this many times: CSV files of ~15 MB each. */
-const COPIES = 200;
+/** Each collected instance (and its ports) is copied this many times: CSV files of ~20 MB each. */
+const COPIES = 300;
 const RETRY_AFTER = String(DATABASE_RETRY_AFTER_SECONDS);
 
 describe.skipIf(skipReason !== null)('a database outage: the private Postgres cluster stopped and started under load', () => {
