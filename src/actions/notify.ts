@@ -1,5 +1,6 @@
 import type { NotificationSettings } from '../config/index.js';
 import type { DeepReadonly } from '../config/index.js';
+import type { Resolver } from '../notify/destination.js';
 import { postJson } from '../notify/http.js';
 
 /*
@@ -17,6 +18,8 @@ export interface WebhookResult {
 export interface SendOptions {
   /** First pause between attempts (doubles each time, at most 5 s). Default 500 ms. */
   backoffMs?: number;
+  /** How the webhook's host name is resolved (tests); default the system's resolver. */
+  resolve?: Resolver;
 }
 
 export async function sendWebhook(settings: DeepReadonly<NotificationSettings> | null, text: string, options: SendOptions = {}): Promise<WebhookResult> {
@@ -26,7 +29,7 @@ export async function sendWebhook(settings: DeepReadonly<NotificationSettings> |
   const backoff = options.backoffMs ?? 500;
   let lastError = '';
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-    const result = await postJson(settings.webhookUrl, body, { timeoutMs: settings.timeoutMs });
+    const result = await postJson(settings.webhookUrl, body, { timeoutMs: settings.timeoutMs, allowPrivateNetwork: settings.allowPrivateNetwork, resolve: options.resolve });
     if (result.ok) return { status: 'sent', attempts: attempt, error: null };
     lastError = result.error ?? '';
     const retry = result.retryable;

@@ -1,6 +1,7 @@
 /** The actions on instances: the idle rules, scheduled stops and their notices by webhook. */
 import { z } from 'zod';
 import { normaliseTagKey, type TagRules } from '../tags/normalise.js';
+import { literalPrivateHost, privateDestinationProblem } from './destinations.js';
 import type { ConfigProblem } from './problems.js';
 import type { IdleRulesSettings, NotificationSettings } from './types.js';
 import { hasProtocol, nonEmptyName } from './validators.js';
@@ -48,6 +49,8 @@ export const NotificationsSchema = z.strictObject({
     .transform((s) => s.replace(/\/+$/, ''))
     .nullable()
     .default(null),
+  // Private, loopback, link-local ... webhook addresses are refused without it (config/destinations.ts).
+  allow_private_network: z.boolean().default(false),
 });
 
 /** The notices' webhook: CLOUDTALLY_WEBHOOK_URL or the file's `notifications`; none without either. */
@@ -57,7 +60,15 @@ export function notificationSettings(
   problems: ConfigProblem[],
 ): NotificationSettings | null {
   const webhookUrl = envWebhookUrl ?? raw?.webhook_url;
-  if (webhookUrl) return { webhookUrl, timeoutMs: raw?.timeout_ms ?? 5_000, retries: raw?.retries ?? 2, appUrl: raw?.app_url ?? null };
+  if (webhookUrl) {
+    const allowPrivateNetwork = raw?.allow_private_network ?? false;
+    const kind = allowPrivateNetwork ? null : literalPrivateHost(webhookUrl);
+    if (kind) {
+      const path = envWebhookUrl !== undefined ? 'CLOUDTALLY_WEBHOOK_URL' : 'notifications.webhook_url';
+      problems.push({ path, message: privateDestinationProblem('its host', kind, '"notifications"') });
+    }
+    return { webhookUrl, timeoutMs: raw?.timeout_ms ?? 5_000, retries: raw?.retries ?? 2, appUrl: raw?.app_url ?? null, allowPrivateNetwork };
+  }
   if (raw) problems.push({ path: 'notifications.webhook_url', message: 'is required (or set CLOUDTALLY_WEBHOOK_URL); use "notifications": null for none' });
   return null;
 }

@@ -2,6 +2,7 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import type { Env } from './env.js';
+import { literalPrivateHost, privateDestinationProblem } from './destinations.js';
 import type { ConfigProblem } from './problems.js';
 import type { ChannelSettings, OutboxSettings, SmtpSettings } from './types.js';
 import { hasProtocol, isMailAddress } from './validators.js';
@@ -23,6 +24,8 @@ export const ChannelSchema = z.discriminatedUnion(
         .string()
         .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be the name of an environment variable (letters, digits, _)' })
         .optional(),
+      // Private, loopback, link-local ... destinations are refused without it (config/destinations.ts).
+      allow_private_network: z.boolean().default(false),
     }),
     z.strictObject({
       name: channelName,
@@ -30,6 +33,8 @@ export const ChannelSchema = z.discriminatedUnion(
       to: z
         .array(z.string().trim().refine(isMailAddress, { error: 'must be a mail address' }))
         .min(1, { error: 'must list at least one address' }),
+      // Whether this channel's mail may go through an SMTP server at a non-public address.
+      allow_private_network: z.boolean().default(false),
     }),
   ],
   { error: 'must have "type": "webhook" or "email"' },
@@ -86,15 +91,19 @@ export function channelSettings(
       if (!smtp && !smtpInvalid) {
         problems.push({ path: `channels[${i}]`, message: `is an email channel, which needs CLOUDTALLY_SMTP_URL (smtp:// or smtps://)` });
       }
-      return { name: c.name, type: 'email', to: [...new Set(c.to)] };
+      const smtpKind = smtp && !c.allow_private_network ? literalPrivateHost(smtp.url) : null;
+      if (smtpKind) problems.push({ path: `channels[${i}]`, message: privateDestinationProblem('sends mail through CLOUDTALLY_SMTP_URL, whose host', smtpKind) });
+      return { name: c.name, type: 'email', to: [...new Set(c.to)], allowPrivateNetwork: c.allow_private_network };
     }
+    const urlKind = c.allow_private_network ? null : literalPrivateHost(c.url);
+    if (urlKind) problems.push({ path: `channels[${i}].url`, message: privateDestinationProblem('the host', urlKind) });
     let secret: string | null = null;
     if (c.secret_env !== undefined) {
       const value = env[c.secret_env]?.trim();
       if (!value) problems.push({ path: `channels[${i}].secret_env`, message: `names ${c.secret_env}, which is not set (or empty)` });
       else secret = value;
     }
-    return { name: c.name, type: 'webhook', url: c.url, secretEnv: c.secret_env ?? null, secret };
+    return { name: c.name, type: 'webhook', url: c.url, secretEnv: c.secret_env ?? null, secret, allowPrivateNetwork: c.allow_private_network };
   });
 }
 

@@ -178,6 +178,8 @@ export interface NotificationSettings {
   retries: number;
   /** Address of this app, for links in the messages (null: no links). */
   appUrl: string | null;
+  /** `notifications.allow_private_network`: the webhook may be at a private, loopback, link-local ... address. */
+  allowPrivateNetwork: boolean;
 }
 
 // ---- Notification channels and scheduled deliveries ------------------------------------------
@@ -192,6 +194,8 @@ export interface WebhookChannel {
   secretEnv: string | null;
   /** Its value (a secret). */
   secret: string | null;
+  /** `allow_private_network`: the URL may reach a private, loopback, link-local ... address. */
+  allowPrivateNetwork: boolean;
 }
 
 /** An email channel: mail through the operator's SMTP server (CLOUDTALLY_SMTP_URL). */
@@ -199,6 +203,8 @@ export interface EmailChannel {
   name: string;
   type: 'email';
   to: string[];
+  /** `allow_private_network`: this channel's mail may go through an SMTP server at a non-public address. */
+  allowPrivateNetwork: boolean;
 }
 
 export type ChannelSettings = WebhookChannel | EmailChannel;

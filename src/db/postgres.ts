@@ -86,7 +86,7 @@ export async function openPostgres(url: string, options: OpenDatabaseOptions): P
     },
     copyFrom: async (into, data) => {
       if (client instanceof pg.Pool) {
-        const connection = await client.connect();
+        const connection = await checkOut(client);
         let broken = false;
         try {
           return await copyPg(connection, into, data);
@@ -108,7 +108,7 @@ export async function openPostgres(url: string, options: OpenDatabaseOptions): P
     ...session(pool),
 
     async transaction(fn) {
-      const client = await pool.connect();
+      const client = await checkOut(pool);
       let broken = false;
       try {
         await client.query('BEGIN');
@@ -130,7 +130,7 @@ export async function openPostgres(url: string, options: OpenDatabaseOptions): P
 
     async *cursorBatches<R extends Row = Row>(text: string, params: readonly unknown[], batchSize: number): AsyncGenerator<R[]> {
       if (!Number.isInteger(batchSize) || batchSize < 1) throw new Error(`cursorBatches: batch size must be a positive integer, got ${batchSize}`);
-      const client = await pool.connect();
+      const client = await checkOut(pool);
       let broken = false;
       let open = false;
       // A fetch started ahead may fail while the consumer is busy: settled at once, thrown when reached.
@@ -171,7 +171,7 @@ export async function openPostgres(url: string, options: OpenDatabaseOptions): P
 
     async *csvCopy(text: string, params: readonly unknown[]): AsyncGenerator<Buffer> {
       const statement = `COPY (${inlineParams(text, params)}) TO STDOUT WITH (FORMAT csv)`;
-      const client = await pool.connect();
+      const client = await checkOut(pool);
       // Until the COPY has ended, the connection is mid-protocol: if it stops early it is dropped.
       let broken = true;
       try {
@@ -187,7 +187,7 @@ export async function openPostgres(url: string, options: OpenDatabaseOptions): P
     },
 
     async withAdvisoryLock(name, fn, opts = {}) {
-      const client = await pool.connect();
+      const client = await checkOut(pool);
       let broken = false;
       try {
         if (opts.wait === false) {
@@ -260,6 +260,28 @@ export async function openPostgres(url: string, options: OpenDatabaseOptions): P
       await pool.end();
     },
   };
+}
+
+/**
+ * A pooled connection for one caller's statements. pg emits 'error' on a client whose server
+ * goes away (a restart terminates its sessions) even while it is checked out, and the pool only
+ * listens while it is idle: without a listener here that event would end the process. The
+ * caller's pending or next statement fails with the error anyway (an idle-in-transaction client
+ * is then "not queryable"), so it is only noted, and the connection is destroyed on release.
+ */
+async function checkOut(pool: pg.Pool): Promise<pg.PoolClient> {
+  const client = await pool.connect();
+  let failed = false;
+  const onError = () => {
+    failed = true;
+  };
+  client.on('error', onError);
+  const release = client.release.bind(client);
+  client.release = (destroy?: Error | boolean) => {
+    client.off('error', onError);
+    release(destroy || failed);
+  };
+  return client;
 }
 
 function runPg(client: pg.Pool | pg.PoolClient, text: string, params?: readonly unknown[]) {

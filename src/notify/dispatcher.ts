@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import type { ChannelSettings, Config, DeepReadonly } from '../config/index.js';
 import type { Queryable } from '../db/connection.js';
 import type { Logger } from '../logger.js';
+import type { Resolver } from './destination.js';
 import { createMailer, type Mailer } from './email.js';
 import type { PostResult } from './http.js';
 import { claimDueDeliveries, retryDelaySeconds, settleDelivery, type ClaimedDelivery, type DeliveryOutcome } from './outbox.js';
@@ -21,6 +22,8 @@ export interface DispatcherDeps {
   logger: Logger;
   /** Who claims (default: host, pid and a random part). */
   claimant?: string;
+  /** How destination host names are resolved (tests); default the system's resolver. */
+  resolve?: Resolver;
 }
 
 export interface DispatchResult {
@@ -44,14 +47,16 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const claimant = deps.claimant ?? `dispatch-${process.pid}-${randomBytes(4).toString('hex')}`;
   const log = deps.logger.child({ component: 'notify' });
   const channels = new Map<string, DeepReadonly<ChannelSettings>>(deps.config.channels.map((c) => [c.name, c]));
-  const mailer: Mailer | null = deps.config.smtp ? createMailer(deps.config.smtp, { timeoutMs: outbox.timeoutMs, maxAnswerBytes: outbox.maxSmtpAnswerBytes }) : null;
+  const mailer: Mailer | null = deps.config.smtp
+    ? createMailer(deps.config.smtp, { timeoutMs: outbox.timeoutMs, maxAnswerBytes: outbox.maxSmtpAnswerBytes, resolve: deps.resolve })
+    : null;
   // A claim outlives the longest attempt (an SMTP conversation: CONVERSATION_STEPS x timeoutMs).
   const leaseMs = Math.max(5 * 60_000, 6 * outbox.timeoutMs);
 
   async function send(delivery: ClaimedDelivery, now: Date): Promise<PostResult> {
     const channel = channels.get(delivery.channel);
     if (!channel) return { ok: false, status: null, retryable: false, error: `channel "${delivery.channel}" is not configured (any more)` };
-    if (channel.type === 'webhook') return sendToWebhook(channel, delivery.key, delivery.message, now, outbox.timeoutMs);
+    if (channel.type === 'webhook') return sendToWebhook(channel, delivery.key, delivery.message, now, outbox.timeoutMs, deps.resolve);
     if (!mailer) return { ok: false, status: null, retryable: false, error: 'CLOUDTALLY_SMTP_URL is not set' };
     return mailer.send(channel, delivery.key, delivery.message);
   }

@@ -8,14 +8,21 @@
  * goes over a socket of our own (nodemailer's `getSocket`) that counts the bytes the server sends
  * (below TLS: the handshake counts too) and ends the conversation past `maxAnswerBytes`, or when
  * the whole conversation outlasts its deadline.
+ *
+ * The server's name is resolved and every address checked before each conversation (a non-public
+ * one only for channels with `allow_private_network`), and the socket is connected to a checked
+ * address (destination.ts), so nodemailer never resolves the name again. What the server answered
+ * is not kept: an error names nodemailer's code, the SMTP command and status, and the length of
+ * the answer.
  */
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { Duplex } from 'node:stream';
 import nodemailer, { type Transporter } from 'nodemailer';
 import { parseConnectionUrl } from 'nodemailer/lib/shared/index.js';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
 import type { DeepReadonly, EmailChannel, SmtpSettings } from '../config/index.js';
-import type { PostResult } from './http.js';
+import { connectChecked, type DestinationPolicy, type Resolver } from './destination.js';
+import { droppedBodyText, type PostResult } from './http.js';
 import type { StoredMessage } from './outbox.js';
 import { plainText } from './webhook.js';
 
@@ -29,6 +36,8 @@ export interface MailerLimits {
   timeoutMs: number;
   /** Bytes the server may send during one message (outbox.max_smtp_answer_bytes). */
   maxAnswerBytes: number;
+  /** How names are resolved (tests); default the system's resolver. */
+  resolve?: Resolver;
 }
 
 /**
@@ -57,7 +66,7 @@ export function createMailer(smtp: DeepReadonly<SmtpSettings>, limits: MailerLim
         socketTimeout: timeoutMs,
         // (A proxy named in the URL takes this socket's place, unmetered.)
         getSocket: (options, callback) => {
-          connectMetered(options, timeoutMs, maxAnswerBytes, cut).then(
+          connectMetered(options, { allowPrivateNetwork: channel.allowPrivateNetwork, resolve: limits.resolve }, timeoutMs, maxAnswerBytes, cut).then(
             (s) => {
               socket = s;
               callback(null, { connection: s });
@@ -88,11 +97,13 @@ export function createMailer(smtp: DeepReadonly<SmtpSettings>, limits: MailerLim
       } catch (err) {
         // Cut short here: whatever error the cut surfaced as (a reset, a closed connection, TLS), say why.
         if (cut.reason !== null) return { ok: false, status: null, retryable: true, error: `mail through ${smtp.host} failed: ${cut.reason}` };
-        const e = err as Error & { code?: string; responseCode?: number; response?: string };
+        const e = err as Error & { code?: string; responseCode?: number; response?: string; command?: string };
+        if (e.code === 'EPRIVATEDESTINATION') {
+          return { ok: false, status: null, retryable: false, error: `mail through ${smtp.host} refused: ${e.message}` };
+        }
         // A permanent refusal of the message or its recipients (5xx) will not change by itself.
         const permanent = (e.code === 'EENVELOPE' || e.code === 'EMESSAGE') && e.responseCode !== undefined && e.responseCode >= 500;
-        const detail = redact(e.response ?? e.message, smtp.url);
-        return { ok: false, status: e.responseCode ?? null, retryable: !permanent, error: `mail through ${smtp.host} failed: ${e.code ?? e.name}${detail ? ` (${detail})` : ''}` };
+        return { ok: false, status: e.responseCode ?? null, retryable: !permanent, error: `mail through ${smtp.host} failed: ${failureText(e, smtp.url)}` };
       } finally {
         clearTimeout(deadline);
         transport.close();
@@ -106,31 +117,34 @@ export function createMailer(smtp: DeepReadonly<SmtpSettings>, limits: MailerLim
   };
 }
 
-/** A TCP connection to the server (as nodemailer would open it: port 465 with TLS, else 587), metered. */
-function connectMetered(options: SMTPTransport.Options, timeoutMs: number, maxAnswerBytes: number, cut: Cut): Promise<MeteredSocket> {
+/**
+ * A TCP connection to the server (as nodemailer would open it: port 465 with TLS, else 587)
+ * through a checked address, metered.
+ */
+async function connectMetered(options: SMTPTransport.Options, policy: DestinationPolicy, timeoutMs: number, maxAnswerBytes: number, cut: Cut): Promise<MeteredSocket> {
   const host = options.host ?? 'localhost';
   const port = Number(options.port) || (options.secure ? 465 : 587);
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host, port });
-    // The codes and texts nodemailer gives when it connects itself.
-    const fail = (message: string, code: string) => {
-      clearTimeout(timer);
-      socket.destroy();
-      reject(Object.assign(new Error(message), { code }));
-    };
-    const timer = setTimeout(() => fail('Connection timeout', 'ETIMEDOUT'), timeoutMs);
-    socket.once('error', (err) => fail(err.message, 'ESOCKET'));
-    socket.once('connect', () => {
-      clearTimeout(timer);
-      socket.removeAllListeners('error');
-      resolve(
-        new MeteredSocket(socket, maxAnswerBytes, () => {
-          cut.reason = `the server sent more than ${maxAnswerBytes} bytes (outbox.max_smtp_answer_bytes); the rest was not read`;
-          return cut.reason;
-        }),
-      );
-    });
+  const socket = await connectChecked(host, port, policy, timeoutMs);
+  return new MeteredSocket(socket, maxAnswerBytes, () => {
+    cut.reason = `the server sent more than ${maxAnswerBytes} bytes (outbox.max_smtp_answer_bytes); the rest was not read`;
+    return cut.reason;
   });
+}
+
+/**
+ * `EENVELOPE at RCPT TO: answered 550, answer of 38 bytes not kept`, or for a failure without an
+ * answer nodemailer's code and message (`ECONNECTION (connect ECONNREFUSED ...)`).
+ */
+function failureText(e: Error & { code?: string; responseCode?: number; response?: string; command?: string }, url: string): string {
+  const code = e.code ?? e.name;
+  if (typeof e.response === 'string') {
+    // nodemailer puts the server's answer in the message too: only its status and length are kept.
+    const at = e.command ? ` at ${e.command}` : '';
+    const status = e.responseCode ? `answered ${e.responseCode}` : 'answered';
+    return `${code}${at}: ${status}, ${droppedBodyText(Buffer.byteLength(e.response), false, 'answer')}`;
+  }
+  const detail = redact(e.message, url);
+  return `${code}${detail ? ` (${detail})` : ''}`;
 }
 
 /**

@@ -3,8 +3,15 @@
  * src/actions/notify.ts, notification channels in webhook.ts). The URL usually holds a token, so
  * errors name only its host. Whether and when to try again is the caller's decision: `retryable`
  * says whether another attempt could succeed (network errors, timeouts, 429 and 5xx).
+ *
+ * The destination must be a public address unless the caller allows private networks
+ * (destination.ts). What a destination answers is never kept: an error names its status and the
+ * length of its body, which is read and dropped, because the error is stored, logged and shown
+ * (outbox, collection health, the scheduled-stops report), and a destination that is an internal
+ * service would otherwise have its error pages read back through cloudtally.
  */
-import { request, type Dispatcher } from 'undici';
+import { request } from 'undici';
+import { destinationDispatcher, type Resolver } from './destination.js';
 
 export interface PostResult {
   ok: boolean;
@@ -15,31 +22,6 @@ export interface PostResult {
   error: string | null;
 }
 
-/** Bytes of a webhook's answer that are read: only its first 200 characters are ever used. */
-export const ANSWER_READ_BYTES = 4096;
-
-/**
- * The start of an answer's body, at most `maxBytes`; the rest is never read (the body is
- * destroyed, and its connection with it). A body that breaks off gives what had arrived: the
- * status has already said how the request went.
- */
-export async function answerStart(body: Dispatcher.ResponseData['body'], maxBytes = ANSWER_READ_BYTES): Promise<string> {
-  const chunks: Buffer[] = [];
-  let bytes = 0;
-  try {
-    for await (const chunk of body as AsyncIterable<Buffer>) {
-      chunks.push(chunk);
-      bytes += chunk.length;
-      if (bytes >= maxBytes) break;
-    }
-  } catch {
-    // what had arrived is enough
-  } finally {
-    body.destroy();
-  }
-  return Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8');
-}
-
 export function hostOf(url: string): string {
   try {
     return new URL(url).host;
@@ -48,7 +30,44 @@ export function hostOf(url: string): string {
   }
 }
 
-export async function postJson(url: string, body: string, options: { timeoutMs: number; headers?: Record<string, string> }): Promise<PostResult> {
+export interface PostOptions {
+  timeoutMs: number;
+  headers?: Record<string, string>;
+  /** The channel's `allow_private_network`: a private, loopback, link-local ... address may be called. */
+  allowPrivateNetwork: boolean;
+  /** How names are resolved (tests); default the system's resolver. */
+  resolve?: Resolver;
+}
+
+/** A body is counted up to this many bytes, then the rest is dropped unread (its connection with it). */
+export const MAX_COUNTED_BODY_BYTES = 4096;
+
+/**
+ * What an error says of an answer's body (`what`: "body", "answer"): "no body", "body of 512
+ * bytes not kept", "body of more than 4096 bytes not kept".
+ */
+export function droppedBodyText(bytes: number, more = false, what = 'body'): string {
+  if (bytes === 0 && !more) return `no ${what}`;
+  return `${what} of ${more ? 'more than ' : ''}${bytes} byte${bytes === 1 && !more ? '' : 's'} not kept`;
+}
+
+/** Reads and drops an answer's body, counting its bytes (at most MAX_COUNTED_BODY_BYTES are read). */
+async function bodyLength(body: AsyncIterable<Buffer> & { destroy(): unknown }): Promise<{ bytes: number; more: boolean }> {
+  let bytes = 0;
+  try {
+    for await (const chunk of body) {
+      bytes += chunk.length;
+      if (bytes > MAX_COUNTED_BODY_BYTES) return { bytes: MAX_COUNTED_BODY_BYTES, more: true };
+    }
+  } catch {
+    // A body that breaks off: the status has already said how the request went.
+  } finally {
+    body.destroy();
+  }
+  return { bytes, more: false };
+}
+
+export async function postJson(url: string, body: string, options: PostOptions): Promise<PostResult> {
   const host = hostOf(url);
   try {
     const res = await request(url, {
@@ -56,17 +75,22 @@ export async function postJson(url: string, body: string, options: { timeoutMs: 
       headers: { 'content-type': 'application/json', ...options.headers },
       body,
       signal: AbortSignal.timeout(options.timeoutMs),
+      dispatcher: destinationDispatcher({ allowPrivateNetwork: options.allowPrivateNetwork, resolve: options.resolve }),
     });
-    const answer = (await answerStart(res.body)).slice(0, 200).replace(/\s+/g, ' ').trim();
+    const length = await bodyLength(res.body);
     if (res.statusCode >= 200 && res.statusCode < 300) return { ok: true, status: res.statusCode, retryable: false, error: null };
     return {
       ok: false,
       status: res.statusCode,
       retryable: res.statusCode === 429 || res.statusCode >= 500,
-      error: `webhook at ${host} answered ${res.statusCode}${answer ? `: ${answer}` : ''}`,
+      error: `webhook at ${host} answered ${res.statusCode}, ${droppedBodyText(length.bytes, length.more)}`,
     };
   } catch (err) {
     const e = err as Error & { code?: string };
+    if (e.code === 'EPRIVATEDESTINATION') {
+      // Refused before anything was sent; it will not change by trying again.
+      return { ok: false, status: null, retryable: false, error: `webhook at ${host} refused: ${e.message}` };
+    }
     const error =
       e.name === 'TimeoutError' || e.name === 'AbortError'
         ? `webhook at ${host} did not answer within ${options.timeoutMs} ms`

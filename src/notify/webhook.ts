@@ -12,6 +12,7 @@
  */
 import { createHmac } from 'node:crypto';
 import type { DeepReadonly, WebhookChannel } from '../config/index.js';
+import type { Resolver } from './destination.js';
 import { postJson, type PostResult } from './http.js';
 import type { StoredMessage } from './outbox.js';
 
@@ -41,7 +42,14 @@ export function signature(secret: string, timestamp: string, body: string): stri
   return `sha256=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`;
 }
 
-export async function sendToWebhook(channel: DeepReadonly<WebhookChannel>, key: string, message: StoredMessage, now: Date, timeoutMs: number): Promise<PostResult> {
+export async function sendToWebhook(
+  channel: DeepReadonly<WebhookChannel>,
+  key: string,
+  message: StoredMessage,
+  now: Date,
+  timeoutMs: number,
+  resolve?: Resolver,
+): Promise<PostResult> {
   const body = JSON.stringify(webhookBody(key, message, now));
   const headers: Record<string, string> = {};
   if (channel.secret !== null) {
@@ -49,5 +57,5 @@ export async function sendToWebhook(channel: DeepReadonly<WebhookChannel>, key: 
     headers[TIMESTAMP_HEADER] = timestamp;
     headers[SIGNATURE_HEADER] = signature(channel.secret, timestamp, body);
   }
-  return postJson(channel.url, body, { timeoutMs, headers });
+  return postJson(channel.url, body, { timeoutMs, headers, allowPrivateNetwork: channel.allowPrivateNetwork, resolve });
 }

@@ -89,15 +89,25 @@ const LF = 0x0a;
 const QUOTE = 0x22;
 const CRLF = Buffer.from('\r\n');
 
+/** How far an export got: records written whole (a caller reads it when the export fails). */
+export interface CsvProgress {
+  rows: number;
+}
+
 /**
  * COPY's records end with LF; RFC 4180's (and csv.ts's) with CRLF. Every LF outside a quoted
  * cell becomes CRLF; inside quotes (a cell holding a line break) it stays as it is. The quote
- * state carries over between pieces, since a record may span two.
+ * state carries over between pieces, since a record may span two. Only whole records are passed
+ * on: a piece's unfinished last record waits for the next piece, so an export cut half-way ends
+ * after its last whole record, and `progress.rows` counts the records passed on.
  */
-export async function* withCrlf(pieces: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+export async function* withCrlf(pieces: AsyncIterable<Buffer>, progress: CsvProgress = { rows: 0 }): AsyncGenerator<Buffer> {
   let quoted = false;
+  /** The unfinished record carried over from earlier pieces (copied: pieces are not kept). */
+  let carried: Buffer[] = [];
   for await (const piece of pieces) {
-    const parts: Buffer[] = [];
+    const parts: Buffer[] = carried;
+    let records = 0;
     let start = 0;
     let pos = 0;
     let nextQuote = piece.indexOf(QUOTE, 0);
@@ -119,13 +129,21 @@ export async function* withCrlf(pieces: AsyncIterable<Buffer>): AsyncGenerator<B
       }
       if (nextLf < 0) break;
       parts.push(piece.subarray(start, nextLf), CRLF);
+      records++;
       start = pos = nextLf + 1;
       nextLf = piece.indexOf(LF, pos);
     }
-    if (start === 0 && parts.length === 0) yield piece;
-    else {
-      parts.push(piece.subarray(start));
-      yield Buffer.concat(parts);
+    if (records === 0) {
+      carried.push(Buffer.from(piece));
+      continue;
     }
+    carried = start < piece.length ? [Buffer.from(piece.subarray(start))] : [];
+    progress.rows += records;
+    yield Buffer.concat(parts);
+  }
+  // COPY ends every record with LF: anything left is a last record without one, passed on as it is.
+  if (carried.length > 0) {
+    progress.rows++;
+    yield Buffer.concat(carried);
   }
 }

@@ -1,9 +1,9 @@
 import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { finished, pipeline } from 'node:stream/promises';
 import type { Writable } from 'node:stream';
 import { stringify as stringifySync } from 'csv-stringify/sync';
 import type { ColumnKind, PresentedColumn, Row } from './column.js';
-import { csvCellSql, withCrlf, type ExportSql } from './csv-sql.js';
+import { csvCellSql, withCrlf, type CsvProgress, type ExportSql } from './csv-sql.js';
 import { diffText, isDiff } from './diff.js';
 import { FORMULA_START_CODES } from './formula.js';
 import { roundMoney } from './money.js';
@@ -32,6 +32,10 @@ import { boundedMemo } from '../memo.js';
  *   compact JSON text, a change (`diff`) as one readable line. Timestamps as ISO 8601, booleans
  *   as true/false, null as an empty cell.
  * - Totals per currency (when the report has them) follow the rows: their first cell is "Total".
+ * - An export that fails after its first byte (the database went away) ends with one line saying
+ *   so, `# export incomplete: <why> after <n> rows`, after its last whole row, and the transfer
+ *   is then cut (streamCsv throws; the web layer closes the connection), so that neither a person
+ *   nor a program takes a cut file for a whole one.
  * - A report that gives its rows as SQL (on Postgres) has the database write the rows by the same
  *   rules (csv-sql.ts).
  */
@@ -228,10 +232,16 @@ function totalsAhead(columns: readonly CsvColumn[], options: CsvStreamOptions): 
  * COPY's pieces with CRLF record ends, then the totals. The header waits for the first piece, so
  * a query that fails at once is an error response, not a cut file.
  */
-async function* copiedCsvChunks(columns: CsvColumn[], sql: ExportSql, query: { text: string; values: unknown[] }, options: CsvStreamOptions): AsyncGenerator<string | Buffer> {
+async function* copiedCsvChunks(
+  columns: CsvColumn[],
+  sql: ExportSql,
+  query: { text: string; values: unknown[] },
+  options: CsvStreamOptions,
+  progress: CsvProgress,
+): AsyncGenerator<string | Buffer> {
   const totalLines = totalsAhead(columns, options);
   let header: string | null = headerLine(columns);
-  for await (const piece of withCrlf(sql.csvCopy(query.text, query.values))) {
+  for await (const piece of withCrlf(sql.csvCopy(query.text, query.values), progress)) {
     if (header !== null) {
       yield header;
       header = null;
@@ -241,19 +251,28 @@ async function* copiedCsvChunks(columns: CsvColumn[], sql: ExportSql, query: { t
   yield (header ?? '') + (await totalLines());
 }
 
-/** The CSV text written in Node: the header and first row, then chunks of about 64 KB, then the totals. */
-async function* csvChunks(columns: CsvColumn[], rows: AsyncIterable<Row>, options: CsvStreamOptions): AsyncGenerator<string> {
+/**
+ * The CSV text written in Node: the header and first row, then chunks of about 64 KB, then the
+ * totals. When the rows fail, the whole rows already written go out before the error does.
+ */
+async function* csvChunks(columns: CsvColumn[], rows: AsyncIterable<Row>, options: CsvStreamOptions, progress: CsvProgress): AsyncGenerator<string> {
   const totalLines = totalsAhead(columns, options);
   let chunk = headerLine(columns);
   let first = true;
-  for await (const row of rows) {
-    chunk += csvLine(csvRecord(row, columns, options));
-    // The first row goes at once: the download starts, and a failure later cuts a started response.
-    if (first || chunk.length >= CHUNK_CHARS) {
-      yield chunk;
-      chunk = '';
-      first = false;
+  try {
+    for await (const row of rows) {
+      chunk += csvLine(csvRecord(row, columns, options));
+      progress.rows++;
+      // The first row goes at once: the download starts, and a failure later cuts a started response.
+      if (first || chunk.length >= CHUNK_CHARS) {
+        yield chunk;
+        chunk = '';
+        first = false;
+      }
     }
+  } catch (error) {
+    if (!first && chunk !== '') yield chunk;
+    throw error;
   }
   yield chunk + (await totalLines());
 }
@@ -277,18 +296,81 @@ export interface CsvStreamOptions extends CsvOptions {
   totals?: () => Promise<Row[]>;
   /** The rows as SQL: when given and every column has an SQL writer, the database writes the rows. */
   sql?: ExportSql;
+  /**
+   * Why an export that had started could not finish, for its last line ("the database connection
+   * was lost"); default "the export failed".
+   */
+  failureReason?: (error: unknown) => string;
+  /** How long the last line may wait for a slow client before the connection is cut anyway. Default 5 s. */
+  incompleteLineWaitMs?: number;
+}
+
+/** The start of the last line of an export that could not finish. */
+export const INCOMPLETE_EXPORT_LINE = '# export incomplete:';
+
+/** `# export incomplete: the database connection was lost after 1200 rows` (and CRLF). */
+export function incompleteExportLine(reason: string, rows: number): string {
+  return `${INCOMPLETE_EXPORT_LINE} ${reason.replace(/[\r\n]+/g, ' ')} after ${rows} row${rows === 1 ? '' : 's'}${RECORD_DELIMITER}`;
 }
 
 /**
  * Streams rows as CSV into `out` with backpressure: a row is pulled from the report only when
  * the socket has taken the previous ones, so memory stays flat however many rows there are.
  * If the client goes away, the report's iterator is closed (its `finally` runs).
+ *
+ * If the rows fail before anything was written, the error is thrown and nothing is written (the
+ * caller answers with an error instead of a file). If they fail later, the export's last line
+ * says it is incomplete (incompleteExportLine), `out` is left unended, and the error is thrown:
+ * the caller must then destroy the connection, so the client sees a failed transfer.
  */
 export async function streamCsv(out: Writable, columns: readonly PresentedColumn[], rows: AsyncIterable<Row>, options: CsvStreamOptions = {}): Promise<void> {
   const cells = csvColumns(columns);
   const query = options.sql ? csvQuery(cells, options.sql, options) : null;
-  const chunks = options.sql && query ? copiedCsvChunks(cells, options.sql, query, options) : csvChunks(cells, rows, options);
-  await pipeline(Readable.from(chunks, { highWaterMark: 1 }), out);
+  const progress: CsvProgress = { rows: 0 };
+  const chunks = options.sql && query ? copiedCsvChunks(cells, options.sql, query, options, progress) : csvChunks(cells, rows, options, progress);
+  // The rows' failure is kept here rather than thrown into the pipeline, which would destroy `out`
+  // before anything could be said in it.
+  let failure: { error: unknown; started: boolean } | null = null;
+  let started = false;
+  const guarded = async function* () {
+    try {
+      for await (const chunk of chunks) {
+        started = true;
+        yield chunk;
+      }
+    } catch (error) {
+      failure = { error, started };
+    }
+  };
+  // Ended here, not by the pipeline: a failed export must not end like a whole one.
+  await pipeline(Readable.from(guarded(), { highWaterMark: 1 }), out, { end: false });
+  const failed = failure as { error: unknown; started: boolean } | null;
+  if (!failed) {
+    out.end();
+    await finished(out);
+    return;
+  }
+  if (failed.started) {
+    const reason = options.failureReason?.(failed.error) ?? 'the export failed';
+    await writeAndWait(out, incompleteExportLine(reason, progress.rows), options.incompleteLineWaitMs ?? 5_000);
+  }
+  throw failed.error;
+}
+
+/** Writes `text` and waits until the socket has taken it (or `out` closed, or `waitMs` passed). */
+function writeAndWait(out: Writable, text: string, waitMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    let timer: NodeJS.Timeout | undefined;
+    const done = () => {
+      clearTimeout(timer);
+      out.off('close', done);
+      resolve();
+    };
+    timer = setTimeout(done, waitMs);
+    out.once('close', done);
+    if (out.destroyed) return done();
+    out.write(text, () => done());
+  });
 }
 
 const FILENAME_EXCLUDED_PARAMS = new Set(['sort', 'dir']);

@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { isDatabaseUnavailable } from './errors.js';
 import { setFlash } from './flash.js';
 import type { CollectResult } from './types.js';
 import { safeReturnPath } from './return-path.js';
@@ -24,7 +25,8 @@ export function actionRoutes(deps: ActionRoutesDeps): Router {
       try {
         result = await collectNow();
       } catch (err) {
-        if (wantsJson) throw err; // the error handler logs it and answers 500 with the request id
+        // The error handler logs it and answers 500 with the request id (503 while the database is unavailable).
+        if (wantsJson || isDatabaseUnavailable(err)) throw err;
         res.locals.log.error({ err }, 'collect now failed');
         const text = `The collection could not be started: ${err instanceof Error ? err.message : String(err)} (request id ${res.locals.requestId}).`;
         setFlash(res, { kind: 'error', text }, deps.secureCookies);

@@ -3,6 +3,7 @@ import type { Logger } from '../logger.js';
 import { formatTimestamp } from '../present/format.js';
 import { reportUrls } from '../present/urls.js';
 import type { ReportDefinition } from '../reports/report.js';
+import { isDatabaseUnavailable } from './errors.js';
 import { takeFlash, type Flash } from './flash.js';
 import type { AuthLayoutView, DataStatus } from './types.js';
 
@@ -61,7 +62,8 @@ async function readStatus(deps: LayoutDeps, log: Logger): Promise<DataStatus | '
     return await deps.status();
   } catch (err) {
     // The page still renders (the reports themselves may be fine); the banner says why it cannot tell.
-    log.error({ err }, 'data status unavailable');
+    if (isDatabaseUnavailable(err)) log.warn({ err: { message: (err as Error).message } }, 'data status unavailable: the database is unavailable');
+    else log.error({ err }, 'data status unavailable');
     return 'unavailable';
   }
 }

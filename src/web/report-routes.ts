@@ -6,7 +6,7 @@ import { regionIdsOf, regionNames } from '../reports/shared/regions.js';
 import type { Queryable } from '../db/connection.js';
 import { contentDisposition, csvFilename, streamCsv } from '../present/csv.js';
 import { reportUrls, type RawQuery } from '../present/urls.js';
-import { notFound } from './errors.js';
+import { isDatabaseUnavailable, notFound } from './errors.js';
 import { toJson } from './json.js';
 import { SECTIONS } from './layout.js';
 import { API_PAGING, HTML_PAGING, parseReportQuery, toRawQuery } from './query.js';
@@ -68,7 +68,11 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
       res.end();
       return;
     }
-    await streamCsv(res, exported.columns, exported.rows, { exact: exact || exported.exactMoney === true, totals: exported.totals, sql: exported.sql });
+    // A failure after the first byte ends the file with a line saying it is incomplete; the error
+    // handler then cuts the connection.
+    const failureReason = (err: unknown) =>
+      isDatabaseUnavailable(err) ? 'the database connection was lost' : `the export failed (request id ${String(res.locals.requestId)})`;
+    await streamCsv(res, exported.columns, exported.rows, { exact: exact || exported.exactMoney === true, totals: exported.totals, sql: exported.sql, failureReason });
   };
 
   // The reports' own prefix without a name: where the navigation starts.

@@ -77,13 +77,28 @@ describe('users, sign-in and actions settings', () => {
     expect(config.idleRules.expired.tagKey).toBe('expires-at');
     expect(config.idleRules.noOwner.minRunningDays).toBe(7);
     expect(config.idleRules.offHours).toMatchObject({ values: ['dev', 'qa'], timezone: 'Europe/Berlin', workingHours: { start: '07:30', end: '19:00' }, workingDays: [1, 2, 5] });
-    expect(config.notifications).toEqual({ webhookUrl: 'https://hooks.slack.com/services/T/B/secret', timeoutMs: 2000, retries: 1, appUrl: 'https://tally.example.com' });
+    expect(config.notifications).toEqual({ webhookUrl: 'https://hooks.slack.com/services/T/B/secret', timeoutMs: 2000, retries: 1, appUrl: 'https://tally.example.com', allowPrivateNetwork: false });
     expect(config.stopGraceHours).toBe(48);
   });
 
   it('takes the webhook URL from CLOUDTALLY_WEBHOOK_URL, with defaults for the rest', () => {
     const config = load({}, { CLOUDTALLY_WEBHOOK_URL: 'https://hooks.example.com/x' });
-    expect(config.notifications).toEqual({ webhookUrl: 'https://hooks.example.com/x', timeoutMs: 5000, retries: 2, appUrl: null });
+    expect(config.notifications).toEqual({ webhookUrl: 'https://hooks.example.com/x', timeoutMs: 5000, retries: 2, appUrl: null, allowPrivateNetwork: false });
+  });
+
+  it('refuses a stop-notice webhook at a literal non-public address unless "notifications" allows private networks', () => {
+    const message = (kind: string) =>
+      `its host is a non-public address (${kind}): notifications go only to public addresses unless "notifications" says "allow_private_network": true (docs/notifications.md)`;
+    expect(problemsOf(() => load({ notifications: { webhook_url: 'http://169.254.169.254/latest/meta-data/?token=t0ken' } }))).toEqual([
+      { path: 'notifications.webhook_url', message: message('link-local (169.254.0.0/16)') },
+    ]);
+    expect(problemsOf(() => load({}, { CLOUDTALLY_WEBHOOK_URL: 'http://[::ffff:127.0.0.1]:5432/' }))).toEqual([
+      { path: 'CLOUDTALLY_WEBHOOK_URL', message: message('IPv4-mapped loopback (127.0.0.0/8)') },
+    ]);
+    expect(load({ notifications: { allow_private_network: true } }, { CLOUDTALLY_WEBHOOK_URL: 'http://10.0.0.9/hook' }).notifications).toMatchObject({
+      webhookUrl: 'http://10.0.0.9/hook',
+      allowPrivateNetwork: true,
+    });
   });
 
   it('lists every problem at once, never echoing a password hash', () => {

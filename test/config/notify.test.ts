@@ -51,8 +51,8 @@ describe('notification channels and scheduled deliveries', () => {
       { CLOUDTALLY_SMTP_URL: SMTP, FINANCE_HOOK_SECRET: 'signing-secret' },
     );
     expect(config.channels).toEqual([
-      { name: 'finance-hook', type: 'webhook', url: HOOK, secretEnv: 'FINANCE_HOOK_SECRET', secret: 'signing-secret' },
-      { name: 'finance-mail', type: 'email', to: ['finance@example.com'] },
+      { name: 'finance-hook', type: 'webhook', url: HOOK, secretEnv: 'FINANCE_HOOK_SECRET', secret: 'signing-secret', allowPrivateNetwork: false },
+      { name: 'finance-mail', type: 'email', to: ['finance@example.com'], allowPrivateNetwork: false },
     ]);
     expect(config.smtp).toEqual({ url: SMTP, host: 'mail.example.com:465', from: 'cloudtally@tally-1' });
     expect(config.deliveries).toEqual([{ id: '0', name: null, report: 'monthly', params: { by: 'tag:cost-center' }, schedule: '0 7 1 * *', notify: ['finance-mail'], format: 'csv' }]);
@@ -107,6 +107,41 @@ describe('notification channels and scheduled deliveries', () => {
       { path: 'channels[1]', message: 'is an email channel, which needs CLOUDTALLY_SMTP_URL (smtp:// or smtps://)' },
       { path: 'channels[2].name', message: 'repeats channels[0] ("finance-hook"); channel names must be unique' },
     ]);
+  });
+
+  it('refuses a webhook or SMTP server at a literal non-public address unless the channel allows private networks', () => {
+    const hook = (url: string, extra: Record<string, unknown> = {}) => ({ name: 'internal', type: 'webhook', url, ...extra });
+    const refusal = (kind: string, what = 'the host') =>
+      `${what} is a non-public address (${kind}): notifications go only to public addresses unless the channel says "allow_private_network": true (docs/notifications.md)`;
+    const cases: Array<[string, string]> = [
+      ['http://169.254.169.254/latest/meta-data/', 'link-local (169.254.0.0/16)'],
+      ['http://[::ffff:127.0.0.1]:5432/', 'IPv4-mapped loopback (127.0.0.0/8)'],
+      ['http://2130706433/hook', 'loopback (127.0.0.0/8)'],
+      ['http://0x7f.1/hook', 'loopback (127.0.0.0/8)'],
+      ['http://localhost:8080/hook', 'loopback (localhost)'],
+      ['https://10.1.2.3/hook?token=xoxb-hook-token', 'private (10.0.0.0/8)'],
+      ['http://[fe80::1]/', 'link-local (fe80::/10)'],
+      ['http://[fd00::5]/', 'unique-local (fc00::/7)'],
+      ['http://100.64.0.7/', 'carrier-grade NAT (100.64.0.0/10)'],
+      ['http://0.0.0.0:9000/', '"this network" (0.0.0.0/8)'],
+    ];
+    for (const [url, kind] of cases) {
+      expect(problemsOf(() => load({ channels: [hook(url)] })), url).toEqual([{ path: 'channels[0].url', message: refusal(kind) }]);
+      // Allowed, the channel loads (and says so).
+      expect(load({ channels: [hook(url, { allow_private_network: true })] }).channels[0]).toMatchObject({ url, allowPrivateNetwork: true });
+    }
+    // A name is checked when it is resolved, at each delivery (it may change): not here.
+    expect(load({ channels: [hook('https://hooks.internal.example.com/x')] }).channels[0]).toMatchObject({ allowPrivateNetwork: false });
+    expect(() => load({ channels: [hook(HOOK, { allow_private_network: 'yes' })] })).toThrow('channels[0].allow_private_network');
+
+    // Email: the SMTP server is the destination; each email channel that would use a private one must allow it.
+    const mail = (extra: Record<string, unknown> = {}) => ({ name: 'ops-mail', type: 'email', to: ['ops@example.com'], ...extra });
+    const privateSmtp = { CLOUDTALLY_SMTP_URL: 'smtp://alerts:smtp-pa55word@192.168.1.20:25' };
+    expect(problemsOf(() => load({ channels: [mail()] }, privateSmtp))).toEqual([
+      { path: 'channels[0]', message: refusal('private (192.168.0.0/16)', 'sends mail through CLOUDTALLY_SMTP_URL, whose host') },
+    ]);
+    expect(load({ channels: [mail({ allow_private_network: true })] }, privateSmtp).channels[0]).toMatchObject({ allowPrivateNetwork: true });
+    expect(load({ channels: [mail()] }, { CLOUDTALLY_SMTP_URL: SMTP }).channels[0]).toMatchObject({ allowPrivateNetwork: false });
   });
 
   it('checks deliveries: known channels, a known report, its parameters through the report\'s own schema, a valid cron', () => {

@@ -72,7 +72,7 @@ describe.each(testDatabases())('webhook answers of 500 MB ($name)', ({ open }) =
       hook = await startHugeAnswerer(status, 500 * MB);
       const config = loadConfig(
         { CLOUDTALLY_CONFIG: 'c.json' },
-        { readFile: () => JSON.stringify({ channels: [{ name: 'finance-hook', type: 'webhook', url: hook!.url }], outbox: { timeout_ms: 20_000 } }) },
+        { readFile: () => JSON.stringify({ channels: [{ name: 'finance-hook', type: 'webhook', url: hook!.url, allow_private_network: true }], outbox: { timeout_ms: 20_000 } }) },
       );
       await enqueueMessage(db, notice);
       const dispatcher = createDispatcher({ db, config, logger: silentLogger() });
@@ -93,7 +93,7 @@ describe.each(testDatabases())('webhook answers of 500 MB ($name)', ({ open }) =
 // ---- SMTP
 
 const mail: StoredMessage = { key: 'k-1', channels: ['finance-mail'], subject: 'Subject', text: 'Text', data: {}, link: null, attachment: null } as unknown as StoredMessage;
-const channel = { name: 'finance-mail', type: 'email' as const, to: ['finance@example.com'] };
+const channel = { name: 'finance-mail', type: 'email' as const, to: ['finance@example.com'], allowPrivateNetwork: true };
 
 /** A TCP server that runs `talk` on each connection. */
 async function startTcp(talk: (socket: Socket) => void): Promise<{ host: string; close(): Promise<void> }> {

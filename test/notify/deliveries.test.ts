@@ -31,8 +31,8 @@ function configFor(smtp: SmtpReceiver, hook: WebhookReceiver): Config {
         JSON.stringify({
           cost_max_gap_hours: 24,
           channels: [
-            { name: 'finance-hook', type: 'webhook', url: hook.url },
-            { name: 'finance-mail', type: 'email', to: ['finance@example.com'] },
+            { name: 'finance-hook', type: 'webhook', url: hook.url, allow_private_network: true },
+            { name: 'finance-mail', type: 'email', to: ['finance@example.com'], allow_private_network: true },
           ],
           deliveries: [
             { name: 'monthly-by-team', report: 'monthly', params: { by: 'tag:team', period: '2025-02' }, schedule: '0 7 1 * *', notify: ['finance-mail', 'finance-hook'] },
@@ -162,7 +162,7 @@ describe.each(testDatabases())('scheduled delivery on $name', ({ open }) => {
         reports,
         readFile: () =>
           JSON.stringify({
-            channels: [{ name: 'finance-mail', type: 'email', to: ['finance@example.com'] }],
+            channels: [{ name: 'finance-mail', type: 'email', to: ['finance@example.com'], allow_private_network: true }],
             deliveries: [{ report: 'collection-health', schedule: '* * * * * *', notify: ['finance-mail'] }],
           }),
       },

@@ -41,7 +41,7 @@ describe.each(testDatabases())('notification service on $name', ({ open }) => {
         reports,
         readFile: () =>
           JSON.stringify({
-            channels: [{ name: 'ops-hook', type: 'webhook', url: hook.url }],
+            channels: [{ name: 'ops-hook', type: 'webhook', url: hook.url, allow_private_network: true }],
             outbox: { interval_seconds: 1 },
             deliveries,
           }),
