@@ -15,6 +15,7 @@ import {
   failingUnits,
   lastGoodCollectionAt,
   runnerSessionName,
+  stalledRuns,
   type CollectionService,
   type CollectorDeps,
   type ProgressEvent,
@@ -164,6 +165,7 @@ export async function startService(loaded: Config, logger: Logger, options: Star
         // Not collection.status(): that also reads the stale and failing scopes, which readiness reads once below.
         lastGoodCollectionAt: () => lastGoodCollectionAt(database),
         collectionFailures: () => failingUnits(database),
+        stalledRuns: () => stalledRuns(database, config.collectionRuns.staleAfterMs),
         startedAt: new Date(),
         collectionMaxAgeMs: collectionAllowanceMs(config.schedules),
       }),
