@@ -60,6 +60,8 @@ export interface DeadRunRules {
   lockTimeoutMs: number;
   /** Told when the clean-up of leftovers could not finish (it is tried again at the next start). */
   logger?: Pick<Logger, 'warn'>;
+  /** Runs never judged here: the caller's own (it ends them itself). */
+  ownRunIds?: readonly number[];
 }
 
 /** The advisory lock a running run holds until it has ended. */
@@ -244,6 +246,7 @@ async function endDeadRunsLocked(db: Database, rules: DeadRunRules): Promise<num
   );
   const ended: number[] = [];
   for (const run of running) {
+    if (rules.ownRunIds?.includes(run.id)) continue;
     let verdict: Verdict;
     if (run.stale) {
       verdict = { kind: 'silent', heartbeatAt: run.heartbeat_at };

@@ -174,15 +174,22 @@ export function createCollectionService(deps: CollectorDeps, options: Collection
   }
 
   /**
-   * Ends a dead run of another process soon after it died (not only at the next start): looks
-   * for running runs other than this service's own, and lets failDeadRuns judge them.
+   * Ends another process's run soon after its heartbeat went stale (not only at the next start,
+   * which may be an hour away): the cheap check runs every heartbeat, failDeadRuns only when it
+   * finds one. This service's own run is never judged here (it ends it itself).
    */
   function reapDeadRuns(): Promise<void> {
     if (stopped || reaping) return reaping ?? Promise.resolve();
+    const own = current ? [current.runId] : [];
     reaping = (async () => {
-      const others = await deps.db.query<{ id: number }>(`SELECT id FROM collection_runs WHERE status = 'running' AND id <> $1 LIMIT 1`, [current?.runId ?? 0]);
-      if (others.length === 0 || stopped) return;
-      const dead = await failDeadRuns(deps.db, deadRunRules);
+      const silent = await deps.db.query<{ id: number }>(
+        `SELECT id FROM collection_runs
+          WHERE status = 'running' AND NOT (id = ANY($1::int[])) AND heartbeat_at < now() - ($2::double precision * interval '1 millisecond')
+          LIMIT 1`,
+        [own, deadAfterMs],
+      );
+      if (silent.length === 0 || stopped) return;
+      const dead = await failDeadRuns(deps.db, { ...deadRunRules, ownRunIds: own });
       if (dead.length > 0) log.warn({ runs: dead }, 'collection runs of a dead or silent process were ended');
     })()
       .catch((err: unknown) => log.warn({ err }, 'could not check for dead collection runs (tried again at the next heartbeat)'))
