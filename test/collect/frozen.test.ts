@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CloudClient } from '../../src/cloud/index.js';
 import { createCollectionService, runLockName, runnerSessionName, runSessionName, type CollectionService } from '../../src/collect/index.js';
 import { openDatabase, type Database } from '../../src/db/connection.js';
+import { migrateDatabase } from '../../src/db/migrate.js';
 import type { Simulator } from '../../src/simulator/index.js';
 import { spawnCli } from '../helpers/cli.js';
 import { freshPostgresDatabase } from '../helpers/databases.js';
@@ -28,6 +29,8 @@ describe.skipIf(!baseUrl)('a frozen collector (postgres)', () => {
 
   beforeAll(async () => {
     target = await freshPostgresDatabase(baseUrl!);
+    db = await openDatabase({ driver: 'pg', url: target.url }, { poolSize: 2 });
+    await migrateDatabase(db);
     dataDir = mkdtempSync(join(tmpdir(), 'ct-frozen-'));
   });
   afterAll(async () => {
@@ -57,7 +60,6 @@ describe.skipIf(!baseUrl)('a frozen collector (postgres)', () => {
     await frozen.waitForOutput(/^ {2}ok /m); // a snapshot is complete, the run goes on
     const frozenRunId = Number(/run #(\d+):/.exec(frozen.stdout())?.[1]);
     expect(frozenRunId).toBeGreaterThan(0);
-    db ??= await openDatabase({ driver: 'pg', url: target.url }, { poolSize: 2 });
 
     process.kill(frozen.pid, 'SIGSTOP');
     const frozenAt = Date.now();
@@ -112,8 +114,7 @@ describe.skipIf(!baseUrl)('a frozen collector (postgres)', () => {
     const frozenClients: pg.Client[] = [];
 
     beforeAll(async () => {
-      db ??= await openDatabase({ driver: 'pg', url: target.url }, { poolSize: 2 });
-      sim = await startTestSimulator({ seed: 3, size: 6 });
+        sim = await startTestSimulator({ seed: 3, size: 6 });
       const config = testConfig();
       client = testClient(sim, config);
       service = createCollectionService(testDeps(db, sim, client, config), { coalesceMs: 50, heartbeatMs: 1_000, deadAfterMs: 5_000 });
@@ -173,6 +174,35 @@ describe.skipIf(!baseUrl)('a frozen collector (postgres)', () => {
 
       await service.idle();
       expect((await run(started.runId)).status).toBe('succeeded');
+    }, 60_000);
+
+    it('is ended by a running service within a heartbeat or two, with no collection asked for', async () => {
+      const yearly = Object.fromEntries(['clusters', 'instances', 'ports', 'keypairs', 'flavors', 'k8s_prices', 'storage_keys', 'image_tags', 'free_features'].map((n) => [n, '0 0 1 1 *']));
+      const config = testConfig({ schedules: yearly });
+      const watching = createCollectionService(testDeps(db, sim, client, config), { heartbeatMs: 1_000, deadAfterMs: 5_000, pruneSchedule: '0 0 1 1 *' });
+      try {
+        await watching.start();
+        const runner = 'frozen-host:5151';
+        const [dead] = await db.query<{ id: number }>(
+          `INSERT INTO collection_runs (trigger, collectors, runner_id, heartbeat_at) VALUES ('manual', '{instances}', $1, now()) RETURNING id`,
+          [runner],
+        );
+        const lock = await frozenSession(runSessionName(dead!.id, runner));
+        await lock.client.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [runLockName(dead!.id)]);
+        // Its heartbeat stops now: stale after 5 s, ended at the service's next heartbeat.
+        const frozenAt = Date.now();
+        for (;;) {
+          if ((await run(dead!.id)).status !== 'running') break;
+          if (Date.now() - frozenAt > 20_000) throw new Error('the running service did not end the silent run within 20 s');
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        expect(Date.now() - frozenAt).toBeGreaterThanOrEqual(4_500);
+        expect((await run(dead!.id)).errors.at(-1)!.message).toMatch(/^run died: no heartbeat since \S+ from runner frozen-host:5151 \(process gone: silent for over 5 s\); 1 database session\(s\) of it terminated/);
+        expect(lock.errors.map((e) => (e as { code?: string }).code)).toContain('57P01');
+      } finally {
+        await watching.stop();
+        await watching.idle();
+      }
     }, 60_000);
   });
 });
