@@ -10,7 +10,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CloudClient } from '../../src/cloud/index.js';
-import { createCollectionService, runLockName, runnerSessionName, runSessionName } from '../../src/collect/index.js';
+import { createCollectionService, failingUnits, runLockName, runnerSessionName, runSessionName } from '../../src/collect/index.js';
 import { openDatabase, type Database } from '../../src/db/connection.js';
 import { migrateDatabase } from '../../src/db/migrate.js';
 import type { Simulator } from '../../src/simulator/index.js';
@@ -125,6 +125,10 @@ describe.skipIf(!baseUrl)('a run whose database session is lost (postgres)', () 
     expect(messages.some((m) => /^session lost: the database session holding the run's lock ended at \S+ \(terminating connection due to administrator command\) while its process \(runner \S+\) was alive; the run stopped and was closed by that process$/.test(m))).toBe(true);
     expect(messages.some((m) => /run died|process gone/.test(m))).toBe(false);
     expect(await db.query('SELECT id FROM snapshots WHERE run_id = $1 AND NOT complete', [runId])).toEqual([]);
+    // The banner and /readyz say why the scopes failed: not a shutdown.
+    const reasons = (await failingUnits(db)).map((f) => f.reason);
+    expect(reasons.some((r) => /its database session was lost/.test(r)), reasons.join('\n')).toBe(true);
+    expect(reasons.some((r) => /shutting down/.test(r))).toBe(false);
     // The lock's session named the run and its process (pg_stat_activity).
     expect(holder!.application_name).toBe(runSessionName(runId, runner));
   }, 120_000);
