@@ -201,6 +201,7 @@ async function executeRun(deps: CollectorDeps, input: ExecuteInput): Promise<Run
     beating = true;
     answersWithin(heartbeat(lock.session, runId), beatTimeoutMs)
       .then((running) => {
+        if (ended) return; // a beat that crossed this process's own end of the run
         if (running === 'late') {
           void lock.abandon(new Error(`the run's heartbeat got no answer within ${beatTimeoutMs} ms`));
         } else if (!running && !halt.signal.aborted) {
@@ -210,6 +211,7 @@ async function executeRun(deps: CollectorDeps, input: ExecuteInput): Promise<Run
         }
       })
       .catch((err: unknown) => {
+        if (ended) return;
         if (isConnectionLost(err)) void lock.abandon(err as Error);
         else log.warn({ err }, 'could not write the run heartbeat');
       })
