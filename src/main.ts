@@ -9,7 +9,17 @@ import express from 'express';
 import { startDueStopsScheduler } from './actions/index.js';
 import { listenHostFor } from './auth/index.js';
 import type { CloudClient } from './cloud/index.js';
-import { createCollectionService, failingUnits, lastGoodCollectionAt, type CollectionService, type CollectorDeps, type ProgressEvent } from './collect/index.js';
+import {
+  createCollectionService,
+  defaultRunnerId,
+  failingUnits,
+  lastGoodCollectionAt,
+  runnerSessionName,
+  stalledRuns,
+  type CollectionService,
+  type CollectorDeps,
+  type ProgressEvent,
+} from './collect/index.js';
 import { DEMO_HISTORY_STEP_HOURS, type Config } from './config/index.js';
 import { connectCloud } from './connect-cloud.js';
 import { openDatabase, type Database } from './db/connection.js';
@@ -25,6 +35,7 @@ import {
   healthRouter,
   listenError,
   metricsRouter,
+  sessionOptions,
   shutdownService,
   type Metrics,
   type Stoppable,
@@ -71,10 +82,14 @@ export async function startService(loaded: Config, logger: Logger, options: Star
   const host = listenHostFor(config);
   // A port that is taken stops the start before the database (a PGlite folder) is opened.
   await ensureCanListen(host, config.server.port);
-  const database = await openMigratedDatabase(config.database, { logger, attempts: 10, delayMs: 2_000 });
+  // Every session of this process carries its runner's name, so that another process that finds
+  // its run dead can end them (collect/run-record.ts).
+  const runnerId = defaultRunnerId();
+  const open = sessionOptions(config.databaseSessions, runnerSessionName(runnerId));
+  const database = await openMigratedDatabase(config.database, { logger, attempts: 10, delayMs: 2_000, open });
   const metrics = createMetrics({ database, logger, outbox: { overdueMinutes: config.outbox.overdueAfterMinutes } });
   // Reports read a replica once it shows the primary's data version (never migrated: read-only).
-  const replica = config.databaseReadUrl ? await openDatabase({ driver: 'pg', url: config.databaseReadUrl }) : null;
+  const replica = config.databaseReadUrl ? await openDatabase({ driver: 'pg', url: config.databaseReadUrl }, open) : null;
   const reads = replica
     ? createReadRouting(replica, { logger, onRoute: (target, reason) => metrics.observeReportRead(target, reason) })
     : undefined;
@@ -93,6 +108,7 @@ export async function startService(loaded: Config, logger: Logger, options: Star
       client,
       config,
       logger,
+      runnerId,
       ...cloud.scopes,
       // Budget threshold and anomaly alerts into the outbox after every run.
       afterRun: workAfterRun({ db: database, config, logger }),
@@ -149,6 +165,7 @@ export async function startService(loaded: Config, logger: Logger, options: Star
         // Not collection.status(): that also reads the stale and failing scopes, which readiness reads once below.
         lastGoodCollectionAt: () => lastGoodCollectionAt(database),
         collectionFailures: () => failingUnits(database),
+        stalledRuns: () => stalledRuns(database, config.collectionRuns.staleAfterMs),
         startedAt: new Date(),
         collectionMaxAgeMs: collectionAllowanceMs(config.schedules),
       }),

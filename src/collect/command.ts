@@ -3,7 +3,9 @@
  * at the end. Exit codes (documented in the README by the lead):
  *   0  succeeded: every scope of every collector was collected
  *   2  partial: some scopes or configured items failed, the others were stored (errors listed)
- *   1  failed: nothing could be collected, or the run itself broke
+ *   1  failed: nothing could be collected, or the run itself broke, or another process ended the run
+ *      meanwhile (it took it for dead: no heartbeat, e.g. this process was frozen; nothing more
+ *      was written)
  *   3  not started: another collection is running (its run id is printed)
  *   130 / 143  stopped by SIGINT / SIGTERM (set by the command, see commands/collect.ts): the run
  *      is recorded as partial or failed, its unfinished snapshots deleted
@@ -58,6 +60,12 @@ export async function runCollectCommand(deps: CollectorDeps, options: CollectCom
   if (summary.alreadyRunning) {
     write(`another collection is already running (run #${summary.runId}, ${summary.trigger}, started ${summary.startedAt.toISOString()}); not starting one`);
     return EXIT_ALREADY_RUNNING;
+  }
+  if (summary.endedElsewhere) {
+    write(
+      `run #${summary.runId} was ended by another process while this one was not heard from (recorded as ${summary.status}); nothing more was written`,
+    );
+    return EXIT_FAILED;
   }
   for (const line of summaryLines(summary)) write(line);
   return summary.status === 'succeeded' ? EXIT_SUCCEEDED : summary.status === 'partial' ? EXIT_PARTIAL : EXIT_FAILED;

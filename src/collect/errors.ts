@@ -74,6 +74,9 @@ export function toRunError(err: unknown, collector: string, scope: string): RunE
   return { collector, scope, endpoint: '', status: null, message: message.replace(/\s+/g, ' ').trim(), cause };
 }
 
+/** Why a run stops by itself (run.ts), as its stop messages say it. */
+const SELF_STOP = /\((its database session was lost|the run was ended by another process)\)/;
+
 /**
  * What a failure means for the people reading a banner or a readiness answer: derived from the
  * typed error's kind and status, e.g. "API key not accepted (401)".
@@ -99,7 +102,7 @@ export function failureReason(error: Pick<RunError, 'status' | 'message' | 'caus
     case 'response':
       return 'cloud API answered an unusable body';
     case 'stopped':
-      return 'collection stopped (service shutting down)';
+      return `collection stopped (${SELF_STOP.exec(error.message)?.[1] ?? 'service shutting down'})`;
     case 'dependency':
       return 'nothing to work from: another collector of this scope has not succeeded yet';
     case 'internal':

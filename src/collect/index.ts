@@ -11,7 +11,7 @@ export {
 } from './service.js';
 export { pruneHistory, type PruneOptions, type PruneResult } from './retention.js';
 export { createPgRunCoordinator, type PgRunCoordinator } from './coordinator.js';
-export { failDeadRuns, failRun, runLockName } from './run-record.js';
+export { failDeadRuns, failRun, runLockName, runnerSessionName, runSessionName, stalledRuns, type StalledRun } from './run-record.js';
 export { staleScopes } from './staleness.js';
 export { failingUnits, groupFailures, type FailureGroup, type UnitFailure } from './failures.js';
 export { failureReason } from './errors.js';

@@ -7,13 +7,15 @@
  *
  * Safety: one transaction per snapshot (its tags and its rollups change together or not at all),
  * in ascending id order, and everything is idempotent: an interrupted run is finished by running
- * it again. The sealed-day merge is one transaction.
+ * it again. The sealed-day merge is one transaction. Lock waits are bounded (lockTimeoutMs): a
+ * snapshot that meets a lock held elsewhere fails and keeps its rollups until the next run.
  */
 import { normaliseTagValue, type TagRules } from '../tags/normalise.js';
 import type { Database, Queryable } from '../db/connection.js';
 import { writeDailyTotals } from '../costing/derive/closed-days.js';
 import { computeCostRollups } from '../costing/derive/rollups.js';
 import { PRICED_KINDS, TAG_DIMENSION_PREFIX } from '../costing/pricing.js';
+import { withLockTimeout } from '../db/local-settings.js';
 import { UNTAGGED, type OriginalTag } from '../db/schema.js';
 import { versionedTable, versionSeenBy } from '../db/versions.js';
 import { retagColumns } from './tags.js';
@@ -48,7 +50,11 @@ export interface RecomputeSummary {
 export interface RecomputeOptions {
   /** Called after each snapshot (done or failed), for progress output. */
   onSnapshot?: (done: number, total: number) => void;
+  /** lock_timeout of each transaction (default 5 s). */
+  lockTimeoutMs?: number;
 }
+
+const DEFAULT_LOCK_TIMEOUT_MS = 5_000;
 
 export async function recomputeRollups(db: Database, rules: TagRules, options: RecomputeOptions = {}): Promise<RecomputeSummary> {
   const snapshots = await db.query<{ id: number; kind: string }>(
@@ -56,9 +62,10 @@ export async function recomputeRollups(db: Database, rules: TagRules, options: R
     [PRICED_KINDS],
   );
   const summary: RecomputeSummary = { snapshots: 0, retaggedRows: 0, mergedDailyRows: 0, failures: [] };
+  const lockTimeoutMs = options.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
   for (const [i, snapshot] of snapshots.entries()) {
     try {
-      summary.retaggedRows += await db.transaction(async (tx) => {
+      summary.retaggedRows += await withLockTimeout(db, lockTimeoutMs, async (tx) => {
         let changed = 0;
         for (const spec of TAGGED_TABLES[snapshot.kind] ?? []) changed += await retagTable(tx, spec, snapshot.id, rules);
         await computeCostRollups(tx, snapshot.id);
@@ -70,7 +77,7 @@ export async function recomputeRollups(db: Database, rules: TagRules, options: R
     }
     options.onSnapshot?.(i + 1, snapshots.length);
   }
-  summary.mergedDailyRows = await mergeSealedDailyValues(db, rules);
+  summary.mergedDailyRows = await mergeSealedDailyValues(db, rules, lockTimeoutMs);
   return summary;
 }
 
@@ -124,7 +131,7 @@ function sameList(a: readonly string[] | null, b: readonly string[]): boolean {
  * Values merge, never split: a rule removed later cannot separate what was merged. Key rules are
  * not applied here (a resource may carry two keys that now mean one, which daily totals cannot tell).
  */
-async function mergeSealedDailyValues(db: Database, rules: TagRules): Promise<number> {
+async function mergeSealedDailyValues(db: Database, rules: TagRules, lockTimeoutMs: number): Promise<number> {
   const groups = await db.query<{ dimension: string; group_value: string }>(
     `select distinct dimension, group_value from cost_daily
      where dimension like 'tag:%' and group_value <> $1 and day in (select day from cost_daily_sealed_days)`,
@@ -135,7 +142,7 @@ async function mergeSealedDailyValues(db: Database, rules: TagRules): Promise<nu
     return next === g.group_value ? [] : [{ ...g, next }];
   });
   if (moves.length === 0) return 0;
-  return db.transaction(async (tx) => {
+  return withLockTimeout(db, lockTimeoutMs, async (tx) => {
     const moved = await tx.query<{ n: number; days: string[] }>(
       `with m as (select * from unnest($1::text[], $2::text[], $3::text[]) as m(dimension, old_value, new_value)),
        moved as (

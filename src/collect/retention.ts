@@ -10,11 +10,15 @@
  *
  * Deletes go in small batches of snapshots, each its own statement, so that a report never
  * waits long behind them (on Postgres readers are not blocked at all; PGlite runs one statement
- * at a time).
+ * at a time). Each step waits at most lockTimeoutMs for a lock (a session that holds one and does
+ * not move must not stall pruning), and is tried again twice before pruning gives up until the
+ * next day.
  */
 import { refreshCostDaily, writeDailyTotals } from '../costing/derive/closed-days.js';
 import { gapCapsFor, type GapCaps } from '../costing/gap-caps.js';
-import type { Database } from '../db/connection.js';
+import type { Database, Queryable } from '../db/connection.js';
+import { isLockTimeout } from '../db/errors.js';
+import { withLockTimeout } from '../db/local-settings.js';
 import { deleteOrphanStagedRows, pruneVersions } from '../db/versions.js';
 import { CollectionStoppedError } from './errors.js';
 import { PRICED_KINDS } from './snapshot-writer.js';
@@ -30,6 +34,8 @@ export interface PruneOptions {
   batchSize?: number;
   /** Aborting stops between batches. */
   signal?: AbortSignal;
+  /** lock_timeout of each step (default: the configuration's databaseSessions.lockTimeoutMs). */
+  lockTimeoutMs?: number;
 }
 
 export interface PruneResult {
@@ -57,38 +63,62 @@ export async function pruneHistory(
   // Thinning works on whole UTC days, so a day is never thinned twice from two different cut points.
   const hourlyCutoff = startOfUtcDay(new Date(now.getTime() - config.retentionHourlyDays * DAY_MS));
 
+  const step = boundedStep(db, opts.lockTimeoutMs ?? config.databaseSessions.lockTimeoutMs);
+
   const candidates = await findCandidates(db, cutoff, hourlyCutoff);
   // Seal with the same gap caps the reports use, so a sealed day equals what the reports showed.
-  const daysSealed = await sealDays(db, candidates, now, gapCapsFor(config));
+  const daysSealed = await sealDays(db, step, candidates, now, gapCapsFor(config));
 
   let snapshotsDeleted = 0;
   for (let i = 0; i < candidates.length; i += batchSize) {
     if (opts.signal?.aborted) throw new CollectionStoppedError('pruning stopped (service shutting down)');
     const ids = candidates.slice(i, i + batchSize).map((c) => c.id);
-    snapshotsDeleted += (await db.execute('DELETE FROM snapshots WHERE id = ANY($1::int[])', [ids])).rowCount;
+    snapshotsDeleted += (await step((tx) => tx.execute('DELETE FROM snapshots WHERE id = ANY($1::int[])', [ids]))).rowCount;
   }
 
   // Versions no remaining snapshot sees (a deleted snapshot's versions stay while a kept one needs them).
   const thinnedAt = candidates.length > 0 ? thinnedRange(candidates) : undefined;
-  const versionsDeleted = snapshotsDeleted > 0 ? await pruneVersions(db, cutoff, thinnedAt) : 0;
-  const orphansDeleted = await deleteOrphanStagedRows(db);
+  const versionsDeleted = snapshotsDeleted > 0 ? await step((tx) => pruneVersions(tx, cutoff, thinnedAt)) : 0;
+  const orphansDeleted = await step((tx) => deleteOrphanStagedRows(tx));
 
   const runsDeleted = (
-    await db.execute(
-      `DELETE FROM collection_runs r
-        WHERE r.status <> 'running' AND r.started_at < $1
-          AND NOT EXISTS (SELECT 1 FROM snapshots s WHERE s.run_id = r.id)`,
-      [cutoff],
+    await step((tx) =>
+      tx.execute(
+        `DELETE FROM collection_runs r
+          WHERE r.status <> 'running' AND r.started_at < $1
+            AND NOT EXISTS (SELECT 1 FROM snapshots s WHERE s.run_id = r.id)`,
+        [cutoff],
+      ),
     )
   ).rowCount;
-  await db.execute('DELETE FROM schedule_claims WHERE expires_at < now()');
+  await step((tx) => tx.execute('DELETE FROM schedule_claims WHERE expires_at < now()'));
   // Explanations of days whose snapshots are gone (the day is read from its sealed figures now).
-  const explanationsDeleted = (await db.execute(`DELETE FROM anomaly_explanations WHERE day < ($1::timestamptz at time zone 'UTC')::date`, [cutoff])).rowCount;
+  const explanationsDeleted = (
+    await step((tx) => tx.execute(`DELETE FROM anomaly_explanations WHERE day < ($1::timestamptz at time zone 'UTC')::date`, [cutoff]))
+  ).rowCount;
 
   if (snapshotsDeleted > 0 || runsDeleted > 0 || orphansDeleted > 0 || explanationsDeleted > 0) {
     logger.info({ snapshotsDeleted, versionsDeleted, orphansDeleted, explanationsDeleted, daysSealed, runsDeleted, cutoff, hourlyCutoff }, 'history pruned');
   }
   return { snapshotsDeleted, daysSealed, runsDeleted };
+}
+
+type Step = <T>(fn: (tx: Queryable) => Promise<T>) => Promise<T>;
+
+const STEP_ATTEMPTS = 3;
+
+/** A step of pruning: its own transaction with bounded lock waits, tried again when it met a lock held elsewhere. */
+function boundedStep(db: Database, lockTimeoutMs: number): Step {
+  return async (fn) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await withLockTimeout(db, lockTimeoutMs, fn);
+      } catch (err) {
+        if (!isLockTimeout(err) || attempt >= STEP_ATTEMPTS) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+      }
+    }
+  };
 }
 
 /** The span of the days whose snapshots were just deleted (versions ending in it may now be unseen). */
@@ -129,7 +159,7 @@ async function findCandidates(db: Database, cutoff: Date, hourlyCutoff: Date): P
  * Computes cost_daily for every not-yet-sealed UTC day that is about to lose priced detail, and
  * seals those days, in one transaction per contiguous range of days.
  */
-async function sealDays(db: Database, candidates: readonly Candidate[], now: Date, maxGapHours: number | GapCaps): Promise<string[]> {
+async function sealDays(db: Database, step: Step, candidates: readonly Candidate[], now: Date, maxGapHours: number | GapCaps): Promise<string[]> {
   const days = [...new Set(candidates.filter((c) => PRICED_KINDS.has(c.kind as never)).map((c) => c.day))].sort();
   if (days.length === 0) return [];
   const sealed = new Set(
@@ -137,7 +167,7 @@ async function sealDays(db: Database, candidates: readonly Candidate[], now: Dat
   );
   const toSeal = days.filter((d) => !sealed.has(d));
   for (const range of contiguousRanges(toSeal)) {
-    await db.transaction(async (tx) => {
+    await step(async (tx) => {
       await refreshCostDaily(tx, { fromDay: range[0]!, toDay: range[range.length - 1]! }, { now, maxGapHours });
       await tx.execute('INSERT INTO cost_daily_sealed_days (day) SELECT unnest($1::date[]) ON CONFLICT DO NOTHING', [range]);
       await writeDailyTotals(tx, range);

@@ -15,7 +15,9 @@ import type { RunContext, SkippedUnit, Unit } from './collectors/collector.js';
 import { Limiter } from './concurrency.js';
 import { CollectionStoppedError, toRunError } from './errors.js';
 import { closeDays } from './close-days.js';
-import { beginRun, DEFAULT_DEAD_AFTER_MS, DEFAULT_HEARTBEAT_MS, finishRun, heartbeat } from './run-record.js';
+import type { HeldLock } from '../db/connection.js';
+import { isConnectionLost } from '../db/errors.js';
+import { beginRun, finishRun, heartbeat, type FinishResult } from './run-record.js';
 import { openSnapshot, type SnapshotWriter } from './snapshot-writer.js';
 import type {
   CollectorDeps,
@@ -45,6 +47,8 @@ function runClock(now: Date | undefined): () => Date {
 export interface StartedCollection {
   runId: number;
   alreadyRunning: boolean;
+  /** When the run started (the one found running, when alreadyRunning). */
+  startedAt: Date;
   /** Resolves with the summary when the run has ended (at once when alreadyRunning). */
   done: Promise<RunSummary>;
 }
@@ -58,12 +62,17 @@ export async function startCollection(deps: CollectorDeps, opts: RunCollectionOp
   const trigger = opts.trigger ?? 'manual';
   const clock = runClock(opts.now);
   const startedAt = clock();
+  const runnerId = deps.runnerId ?? defaultRunnerId();
+  const heartbeatMs = opts.heartbeatMs ?? deps.config.collectionRuns.heartbeatMs;
+  const deadAfterMs = opts.deadAfterMs ?? deps.config.collectionRuns.staleAfterMs;
   const begun = await beginRun(deps.db, {
     trigger,
     collectors,
-    runnerId: deps.runnerId ?? defaultRunnerId(),
+    runnerId,
     startedAt,
-    deadAfterMs: opts.deadAfterMs ?? DEFAULT_DEAD_AFTER_MS,
+    deadAfterMs,
+    lockTimeoutMs: deps.config.databaseSessions.lockTimeoutMs,
+    logger: deps.logger,
   });
   if (!begun.started) {
     const { running } = begun;
@@ -81,14 +90,15 @@ export async function startCollection(deps: CollectorDeps, opts: RunCollectionOp
       errors: [],
       perCollector: [],
     };
-    return { runId: running.runId, alreadyRunning: true, done: Promise.resolve(summary) };
+    return { runId: running.runId, alreadyRunning: true, startedAt: running.startedAt, done: Promise.resolve(summary) };
   }
   const { lock } = begun;
-  const done = executeRun(deps, { ...opts, runId: begun.runId, trigger, collectors, clock, startedAt }).finally(() =>
+  const input = { ...opts, runId: begun.runId, runnerId, trigger, collectors, clock, startedAt, lock, heartbeatMs, deadAfterMs };
+  const done = executeRun(deps, input).finally(() =>
     // Only once the run's end is recorded: a free lock tells other processes the run is dead.
     lock.release().catch((err: unknown) => deps.logger.warn({ err, runId: begun.runId }, 'could not release the run lock')),
   );
-  return { runId: begun.runId, alreadyRunning: false, done };
+  return { runId: begun.runId, alreadyRunning: false, startedAt, done };
 }
 
 /** Runs a whole collection and resolves with its summary (see the module comment for the status). */
@@ -98,6 +108,10 @@ export async function runCollection(deps: CollectorDeps, opts: RunCollectionOpti
 
 interface ExecuteInput extends RunCollectionOptions {
   runId: number;
+  runnerId: string;
+  lock: HeldLock;
+  heartbeatMs: number;
+  deadAfterMs: number;
   trigger: RunTrigger;
   collectors: CollectorName[];
   clock: () => Date;
@@ -133,7 +147,7 @@ class CollectorStats {
 
 async function executeRun(deps: CollectorDeps, input: ExecuteInput): Promise<RunSummary> {
   const { db, logger } = deps;
-  const { runId, signal } = input;
+  const { runId, lock } = input;
   const log = logger.child({ runId });
   const emit = (event: ProgressEvent) => {
     try {
@@ -143,8 +157,18 @@ async function executeRun(deps: CollectorDeps, input: ExecuteInput): Promise<Run
     }
   };
 
+  // The run also stops by itself: when the session holding its lock is lost, or when another
+  // process has ended it (it was taken for dead); it must not write on after either.
+  const halt = new AbortController();
+  const signal = input.signal ? AbortSignal.any([input.signal, halt.signal]) : halt.signal;
+  let stopReason = 'asked to stop: shutdown or signal';
+  let sessionLost: { error: Error; at: Date } | null = null;
+
   const limiter = new Limiter(deps.config.client.maxConcurrency);
   const pageLimiter = new Limiter(Math.min(2, deps.config.client.maxConcurrency));
+  const checkpoint = () => {
+    if (signal.aborted) throw new CollectionStoppedError(`collection stopped before this scope finished (${stopReason})`);
+  };
   const ctx: RunContext = {
     db,
     client: deps.client,
@@ -156,14 +180,43 @@ async function executeRun(deps: CollectorDeps, input: ExecuteInput): Promise<Run
     limiter,
     pageLimiter,
     bigPage: (fn) => pageLimiter.run(() => limiter.run(fn)),
-    checkpoint: () => {
-      if (signal?.aborted) throw new CollectionStoppedError();
-    },
+    checkpoint,
   };
 
+  let ended = false;
+  void lock.lost.then((error) => {
+    if (ended || sessionLost) return;
+    sessionLost = { error, at: new Date() };
+    stopReason = 'its database session was lost';
+    clearInterval(beat);
+    log.warn({ err: error }, 'the database session holding the run lock was lost: stopping the run; it is closed once the database answers');
+    halt.abort();
+  });
+  // The heartbeat goes through the lock's own session, so it proves that session alive. A beat
+  // that gets no answer well before others would take the run for dead gives the session up.
+  const beatTimeoutMs = Math.max(input.heartbeatMs, input.deadAfterMs - input.heartbeatMs);
+  let beating = false;
   const beat = setInterval(() => {
-    heartbeat(db, runId).catch((err: unknown) => log.warn({ err }, 'could not write the run heartbeat'));
-  }, input.heartbeatMs ?? DEFAULT_HEARTBEAT_MS);
+    if (beating || halt.signal.aborted) return;
+    beating = true;
+    answersWithin(heartbeat(lock.session, runId), beatTimeoutMs)
+      .then((running) => {
+        if (ended) return; // a beat that crossed this process's own end of the run
+        if (running === 'late') {
+          void lock.abandon(new Error(`the run's heartbeat got no answer within ${beatTimeoutMs} ms`));
+        } else if (!running && !halt.signal.aborted) {
+          stopReason = 'the run was ended by another process';
+          log.warn('the run was ended by another process (taken for dead): stopping without writing more');
+          halt.abort();
+        }
+      })
+      .catch((err: unknown) => {
+        if (ended) return;
+        if (isConnectionLost(err)) void lock.abandon(err as Error);
+        else log.warn({ err }, 'could not write the run heartbeat');
+      })
+      .finally(() => (beating = false));
+  }, input.heartbeatMs);
   beat.unref();
 
   const errors: RunError[] = [];
@@ -181,7 +234,7 @@ async function executeRun(deps: CollectorDeps, input: ExecuteInput): Promise<Run
       emit({ type: 'unit-skipped', collector: collector.name, scope: unit.scopeKey, reason: unit.skipped });
       return;
     }
-    if (signal?.aborted) {
+    if (signal.aborted) {
       notStarted++;
       stat.failed++;
       return;
@@ -199,9 +252,9 @@ async function executeRun(deps: CollectorDeps, input: ExecuteInput): Promise<Run
         projectId: unit.projectId,
         regionId: unit.regionId,
         takenAt: input.clock(),
-      });
+      }, { checkpoint });
       const result = await collector.collect(writer, unit, unitCtx);
-      ctx.checkpoint();
+      checkpoint();
       const written = await writer.finalise();
       const itemErrors = result?.itemErrors ?? [];
       errors.push(...itemErrors);
@@ -248,8 +301,6 @@ async function executeRun(deps: CollectorDeps, input: ExecuteInput): Promise<Run
     fatal = true;
     errors.push(toRunError(err, '*', '*'));
     log.error({ err }, 'collection run failed');
-  } finally {
-    clearInterval(beat);
   }
 
   if (notStarted > 0) {
@@ -258,7 +309,17 @@ async function executeRun(deps: CollectorDeps, input: ExecuteInput): Promise<Run
       scope: '*',
       endpoint: '',
       status: null,
-      message: `run stopped before ${notStarted} scope collection(s) started (asked to stop: shutdown or signal)`,
+      message: `run stopped before ${notStarted} scope collection(s) started (${stopReason})`,
+    });
+  }
+  const lost = sessionLost as { error: Error; at: Date } | null;
+  if (lost) {
+    errors.push({
+      collector: '*',
+      scope: '*',
+      endpoint: '',
+      status: null,
+      message: `session lost: the database session holding the run's lock ended at ${lost.at.toISOString()} (${lost.error.message}) while its process (runner ${input.runnerId}) was alive; the run stopped and was closed by that process`,
     });
   }
   const all = [...stats.values()];
@@ -269,10 +330,18 @@ async function executeRun(deps: CollectorDeps, input: ExecuteInput): Promise<Run
   const realErrors = errors.filter((e) => e.severity !== 'warning').length;
   const status: RunStatus = fatal || (ok === 0 && failed > 0) ? 'failed' : realErrors > 0 ? 'partial' : 'succeeded';
   const finishedAt = input.clock();
-  const finalStatus = await finishRun(db, runId, { status, finishedAt, counts, errors });
-  await closeDays({ db, config: deps.config, logger: log }, finishedAt);
-  // Not when asked to stop (shutdown): the next run's evaluation covers it.
-  if (deps.afterRun && !signal?.aborted) await deps.afterRun(finishedAt).catch((err: unknown) => log.error({ err }, 'work after the collection failed (budget alerts are evaluated again after the next run)'));
+  ended = true;
+  clearInterval(beat);
+  const finish = await finishWithRetry(db, runId, { status, finishedAt, counts, errors }, log);
+  if (finish.endedElsewhere) {
+    // What the other process recorded stands, and this one writes nothing more.
+    log.warn({ status: finish.status }, 'the run had been ended by another process; nothing more written');
+  } else {
+    await closeDays({ db, config: deps.config, logger: log }, finishedAt);
+    // Not when asked to stop (shutdown): the next run's evaluation covers it.
+    if (deps.afterRun && !signal.aborted) await deps.afterRun(finishedAt).catch((err: unknown) => log.error({ err }, 'work after the collection failed (budget alerts are evaluated again after the next run)'));
+  }
+  const finalStatus = finish.status;
   const summary: RunSummary = {
     runId,
     status: finalStatus,
@@ -285,8 +354,44 @@ async function executeRun(deps: CollectorDeps, input: ExecuteInput): Promise<Run
     counts,
     errors,
     perCollector: all.map((s) => s.summary()),
+    ...(finish.endedElsewhere ? { endedElsewhere: true } : {}),
   };
   log.info({ status: finalStatus, counts, errors: errors.length, durationMs: summary.durationMs }, 'collection finished');
   emit({ type: 'run-finished', summary });
   return summary;
+}
+
+/** How long closing a run keeps trying while the database cannot be reached. */
+const FINISH_RETRY_FOR_MS = 10 * 60_000;
+const FINISH_RETRY_MAX_DELAY_MS = 5_000;
+
+/**
+ * finishRun, tried again while the database cannot be reached (a restart, a network outage), with
+ * a growing pause of at most 5 s: a run interrupted by an outage is closed by its own process
+ * within seconds of the database's return. Other errors, or an outage of more than 10 minutes,
+ * are thrown (a later start then ends the run as dead).
+ */
+async function finishWithRetry(db: CollectorDeps['db'], runId: number, result: Parameters<typeof finishRun>[2], log: CollectorDeps['logger']): Promise<FinishResult> {
+  const giveUpAt = Date.now() + FINISH_RETRY_FOR_MS;
+  for (let attempt = 1, delay = 250; ; attempt++, delay = Math.min(delay * 2, FINISH_RETRY_MAX_DELAY_MS)) {
+    try {
+      const finished = await finishRun(db, runId, result);
+      if (attempt > 1) log.info({ attempts: attempt }, 'the run is closed: the database answers again');
+      return finished;
+    } catch (err) {
+      if (!isConnectionLost(err) || Date.now() + delay > giveUpAt) throw err;
+      if (attempt === 1) log.warn({ err }, 'could not record the end of the run: the database cannot be reached; trying again until it answers');
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+}
+
+/** The value, or 'late' when the promise has not settled within ms (it is not cancelled). */
+function answersWithin<T>(promise: Promise<T>, ms: number): Promise<T | 'late'> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), ms);
+    timer.unref();
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }

@@ -8,8 +8,10 @@
  *   Postgres coordinator (coordinator.ts), which also hands all collectors due at the same time
  *   to the same replica; that replica merges them into one run (in dependency order) by waiting
  *   `coalesceMs` for the other tasks of the slot.
- * - A dead run (running, heartbeat older than deadAfterMs) is marked failed at start, and its
- *   incomplete snapshots deleted.
+ * - A dead run (running, heartbeat older than deadAfterMs, or its process gone: run-record.ts) is
+ *   ended at start and then checked for every heartbeat interval while another process's run is
+ *   running: its sessions terminated, its incomplete snapshots deleted, so a frozen collector
+ *   blocks collections for about deadAfterMs, not until the next schedule.
  * - stop(): no new runs; the running one is asked to stop at its next page or item (its open
  *   snapshots are rolled back, finished ones stay); if it has not ended within stopTimeoutMs it
  *   is marked failed and its incomplete snapshots deleted, so no run stays "running".
@@ -21,14 +23,16 @@ import type { Queryable } from '../db/connection.js';
 import { createPgRunCoordinator } from './coordinator.js';
 import { closeDays } from './close-days.js';
 import { pruneHistory } from './retention.js';
-import { DEFAULT_DEAD_AFTER_MS, DEFAULT_HEARTBEAT_MS, failDeadRuns, failRun } from './run-record.js';
+import { failDeadRuns, failRun } from './run-record.js';
 import { defaultRunnerId, startCollection } from './run.js';
 import { staleScopes } from './staleness.js';
 import { failingUnits, groupFailures, type FailureGroup } from './failures.js';
 import type { ProgressEvent, CollectorDeps, CollectorName, RunSummary, RunTrigger } from './types.js';
 
 export interface CollectionServiceOptions {
+  /** Default: the configuration's collectionRuns.heartbeatMs. */
   heartbeatMs?: number;
+  /** Default: the configuration's collectionRuns.staleAfterMs. */
   deadAfterMs?: number;
   /** How long stop() waits for the running collection before failing it (default 15 s). */
   stopTimeoutMs?: number;
@@ -46,6 +50,8 @@ export interface CollectNowResult {
   runId: number;
   status: string;
   alreadyRunning: boolean;
+  /** When that run started. */
+  startedAt: Date;
 }
 
 export interface CollectionStatus {
@@ -69,6 +75,7 @@ export interface CollectionService {
 
 interface ActiveRun {
   runId: number;
+  startedAt: Date;
   abort: AbortController;
   done: Promise<RunSummary | null>;
 }
@@ -89,13 +96,16 @@ export function createCollectionService(deps: CollectorDeps, options: Collection
   // Unique per service object, so two services of one process (tests) are two claimants.
   const claimant = `${runnerId}#${randomBytes(4).toString('hex')}`;
   const coordinator = createPgRunCoordinator(deps.db, claimant);
-  const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
-  const deadAfterMs = options.deadAfterMs ?? DEFAULT_DEAD_AFTER_MS;
+  const heartbeatMs = options.heartbeatMs ?? deps.config.collectionRuns.heartbeatMs;
+  const deadAfterMs = options.deadAfterMs ?? deps.config.collectionRuns.staleAfterMs;
+  const deadRunRules = { deadAfterMs, lockTimeoutMs: deps.config.databaseSessions.lockTimeoutMs, logger: log };
   const stopTimeoutMs = options.stopTimeoutMs ?? 15_000;
   const coalesceMs = options.coalesceMs ?? 1_000;
 
   let stopped = false;
   let tasks: ScheduledTask[] = [];
+  let reaper: NodeJS.Timeout | undefined;
+  let reaping: Promise<void> | null = null;
   let current: ActiveRun | null = null;
   let pruning: { abort: AbortController; done: Promise<void> } | null = null;
   let starting: Promise<void> | null = null;
@@ -105,7 +115,7 @@ export function createCollectionService(deps: CollectorDeps, options: Collection
 
   async function begin(trigger: RunTrigger, collectors: readonly CollectorName[]): Promise<CollectNowResult> {
     if (stopped) throw new Error('the collection service is stopped');
-    if (current) return { runId: current.runId, status: 'running', alreadyRunning: true };
+    if (current) return { runId: current.runId, status: 'running', alreadyRunning: true, startedAt: current.startedAt };
     const abort = new AbortController();
     const started = await startCollection(
       { ...deps, runnerId },
@@ -114,6 +124,7 @@ export function createCollectionService(deps: CollectorDeps, options: Collection
     if (!started.alreadyRunning) {
       const run: ActiveRun = {
         runId: started.runId,
+        startedAt: started.startedAt,
         abort,
         done: started.done
           .catch((err: unknown) => {
@@ -126,7 +137,7 @@ export function createCollectionService(deps: CollectorDeps, options: Collection
       };
       current = run;
     }
-    return { runId: started.runId, status: 'running', alreadyRunning: started.alreadyRunning };
+    return { runId: started.runId, status: 'running', alreadyRunning: started.alreadyRunning, startedAt: started.startedAt };
   }
 
   /** A scheduled task fired for `slot`: join (or open) the slot's run, then wait for it. */
@@ -162,6 +173,32 @@ export function createCollectionService(deps: CollectorDeps, options: Collection
     }
   }
 
+  /**
+   * Ends another process's run soon after its heartbeat went stale (not only at the next start,
+   * which may be an hour away): the cheap check runs every heartbeat, failDeadRuns only when it
+   * finds one. This service's own run is never judged here (it ends it itself).
+   */
+  function reapDeadRuns(): Promise<void> {
+    if (stopped || reaping) return reaping ?? Promise.resolve();
+    const own = current ? [current.runId] : [];
+    reaping = (async () => {
+      const silent = await deps.db.query<{ id: number }>(
+        `SELECT id FROM collection_runs
+          WHERE status = 'running' AND NOT (id = ANY($1::int[])) AND heartbeat_at < now() - ($2::double precision * interval '1 millisecond')
+          LIMIT 1`,
+        [own, deadAfterMs],
+      );
+      if (silent.length === 0 || stopped) return;
+      const dead = await failDeadRuns(deps.db, { ...deadRunRules, ownRunIds: own });
+      if (dead.length > 0) log.warn({ runs: dead }, 'collection runs of a dead or silent process were ended');
+    })()
+      .catch((err: unknown) => log.warn({ err }, 'could not check for dead collection runs (tried again at the next heartbeat)'))
+      .finally(() => {
+        reaping = null;
+      });
+    return reaping;
+  }
+
   function runPrune(): Promise<void> {
     if (stopped || pruning) return pruning?.done ?? Promise.resolve();
     const abort = new AbortController();
@@ -189,8 +226,10 @@ export function createCollectionService(deps: CollectorDeps, options: Collection
     async start() {
       if (stopped) throw new Error('the collection service is stopped');
       if (tasks.length > 0) return;
-      const dead = await failDeadRuns(deps.db, deadAfterMs);
+      const dead = await failDeadRuns(deps.db, deadRunRules);
       if (dead.length > 0) log.warn({ runs: dead }, 'collection runs left running by a dead process were marked failed');
+      reaper = setInterval(() => void reapDeadRuns(), heartbeatMs);
+      reaper.unref();
 
       const byExpression = new Map<string, CollectorName[]>();
       for (const name of COLLECTOR_NAMES) {
@@ -246,6 +285,7 @@ export function createCollectionService(deps: CollectorDeps, options: Collection
 
     async stop() {
       stopped = true;
+      clearInterval(reaper);
       for (const task of tasks) await task.destroy();
       tasks = [];
       for (const entry of slots.values()) {
@@ -275,11 +315,12 @@ export function createCollectionService(deps: CollectorDeps, options: Collection
       closeAbort.abort();
       await pruning?.done;
       await closing;
+      await reaping;
     },
 
     async idle() {
       for (;;) {
-        const waits = [starting, closing, current?.done, pruning?.done, ...[...slots.values()].map((s) => s.done)].filter(Boolean);
+        const waits = [starting, closing, current?.done, pruning?.done, reaping, ...[...slots.values()].map((s) => s.done)].filter(Boolean);
         if (waits.length === 0) return;
         await Promise.all(waits);
       }

@@ -34,6 +34,11 @@ export interface SnapshotTarget {
   takenAt: Date;
 }
 
+export interface SnapshotOptions {
+  /** Throws when the run must stop (asked to, or it lost its session or its run): called before each write. */
+  checkpoint?: () => void;
+}
+
 export interface RowOptions {
   /** The kind the rows count as (default the snapshot's kind). */
   countAs?: string;
@@ -61,6 +66,7 @@ export class SnapshotWriter {
     private readonly db: Database,
     readonly id: number,
     readonly target: SnapshotTarget,
+    private readonly options: SnapshotOptions = {},
   ) {}
 
   /**
@@ -85,6 +91,7 @@ export class SnapshotWriter {
   /** Writes prepared pages, one after the other; returns the rows inserted. */
   async write(...pages: PreparedRows[]): Promise<number> {
     this.assertOpen();
+    this.options.checkpoint?.();
     let total = 0;
     for (const page of pages) {
       if (page.insert.rowCount === 0) continue;
@@ -132,6 +139,7 @@ export class SnapshotWriter {
    */
   async finalise(): Promise<RowCounts> {
     this.assertOpen();
+    this.options.checkpoint?.();
     const started = performance.now();
     try {
       await this.db.transaction(async (tx) => {
@@ -194,12 +202,19 @@ async function analyseStaged(db: Queryable, kind: SnapshotKind, rows: number): P
   }
 }
 
-/** Step 1 of the staging rule: an incomplete snapshot row, invisible to reports. */
-export async function openSnapshot(db: Database, target: SnapshotTarget): Promise<SnapshotWriter> {
+/**
+ * Step 1 of the staging rule: an incomplete snapshot row, invisible to reports. Refused when the
+ * run is no longer running (another process ended it while this one was not heard from).
+ */
+export async function openSnapshot(db: Database, target: SnapshotTarget, options: SnapshotOptions = {}): Promise<SnapshotWriter> {
+  options.checkpoint?.();
   const rows = await db.query<{ id: number }>(
     `INSERT INTO snapshots (run_id, kind, scope_key, project_id, region_id, taken_at, complete)
-     VALUES ($1, $2, $3, $4, $5, $6, false) RETURNING id`,
+     SELECT $1::int, $2::text, $3::text, $4::int, $5::int, $6::timestamptz, false
+      WHERE $1::int IS NULL OR EXISTS (SELECT 1 FROM collection_runs r WHERE r.id = $1::int AND r.status = 'running')
+     RETURNING id`,
     [target.runId, target.kind, target.scopeKey, target.projectId, target.regionId, target.takenAt],
   );
-  return new SnapshotWriter(db, rows[0]!.id, target);
+  if (!rows[0]) throw new Error(`collection run #${target.runId} is no longer running (ended by another process): no snapshot of ${target.kind} ${target.scopeKey} opened`);
+  return new SnapshotWriter(db, rows[0].id, target, options);
 }

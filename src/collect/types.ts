@@ -57,6 +57,11 @@ export interface RunSummary {
   counts: RowCounts;
   errors: RunError[];
   perCollector: CollectorSummary[];
+  /**
+   * Another process had ended the run before this one could (it took the run for dead: no
+   * heartbeat, e.g. this process was frozen): its record stands, and this process wrote nothing more.
+   */
+  endedElsewhere?: boolean;
 }
 
 export type ProgressEvent =
@@ -75,8 +80,8 @@ export interface RunCollectionOptions {
   onProgress?: (event: ProgressEvent) => void;
   /** Aborting stops the run at the next page or item; the unfinished snapshots are rolled back. */
   signal?: AbortSignal;
-  /** How often the run's heartbeat is written (default 15 s). */
+  /** How often the run's heartbeat is written (default: the configuration's collectionRuns). */
   heartbeatMs?: number;
-  /** A running run whose heartbeat is older than this is dead (default 3 min). */
+  /** A running run whose heartbeat is older than this is dead (default: the configuration's collectionRuns). */
   deadAfterMs?: number;
 }

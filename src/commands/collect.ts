@@ -1,9 +1,9 @@
-import { DEFAULT_STOP_TIMEOUT_MS, runCollectCommand } from '../collect/index.js';
+import { DEFAULT_STOP_TIMEOUT_MS, defaultRunnerId, runCollectCommand, runnerSessionName } from '../collect/index.js';
 import type { Config } from '../config/index.js';
 import { workAfterRun } from '../notify/after-run.js';
 import { connectCloud } from '../connect-cloud.js';
 import type { Logger } from '../logger.js';
-import { openMigratedDatabase } from '../ops/startup.js';
+import { openMigratedDatabase, sessionOptions } from '../ops/startup.js';
 import { abortOnSignal, signalExitCode } from './signals.js';
 
 /** Time after a stop signal for the run to stop (DEFAULT_STOP_TIMEOUT_MS) plus closing everything. */
@@ -29,7 +29,13 @@ export async function collect(config: Config, logger: Logger): Promise<number> {
 }
 
 async function collectUntilStopped(config: Config, logger: Logger, signal: AbortSignal): Promise<number> {
-  const database = await openMigratedDatabase(config.database, { logger, attempts: 5, delayMs: 2_000 });
+  const runnerId = defaultRunnerId();
+  const database = await openMigratedDatabase(config.database, {
+    logger,
+    attempts: 5,
+    delayMs: 2_000,
+    open: sessionOptions(config.databaseSessions, runnerSessionName(runnerId)),
+  });
   try {
     const cloud = await connectCloud(config, logger);
     try {
@@ -44,6 +50,7 @@ async function collectUntilStopped(config: Config, logger: Logger, signal: Abort
           client: cloud.client,
           config,
           logger,
+          runnerId,
           ...cloud.scopes,
           afterRun: workAfterRun({ db: database, config, logger }),
         },

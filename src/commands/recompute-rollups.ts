@@ -1,8 +1,8 @@
+import { defaultRunnerId, runnerSessionName } from '../collect/index.js';
 import { recomputeRollups } from '../collect/recompute.js';
-import { DEFAULT_DEAD_AFTER_MS } from '../collect/run-record.js';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../logger.js';
-import { openMigratedDatabase } from '../ops/startup.js';
+import { openMigratedDatabase, sessionOptions } from '../ops/startup.js';
 
 /** Exit codes of `recompute-rollups` (also in docs/tags.md). */
 export const RECOMPUTE_EXIT = {
@@ -18,11 +18,12 @@ export const RECOMPUTE_EXIT = {
  * snapshot's stored tags and cost rollups, and to the tag values of sealed days' daily costs.
  */
 export async function recomputeRollupsCommand(config: Config, logger: Logger): Promise<number> {
-  const database = await openMigratedDatabase(config.database, { logger, attempts: 3, delayMs: 1_000 });
+  const open = sessionOptions(config.databaseSessions, runnerSessionName(defaultRunnerId()));
+  const database = await openMigratedDatabase(config.database, { logger, attempts: 3, delayMs: 1_000, open });
   try {
     const running = await database.query<{ id: number }>(
-      `select id from collection_runs where status = 'running' and heartbeat_at > now() - make_interval(secs => $1::int) order by id limit 1`,
-      [DEFAULT_DEAD_AFTER_MS / 1000],
+      `select id from collection_runs where status = 'running' and heartbeat_at > now() - ($1::double precision * interval '1 millisecond') order by id limit 1`,
+      [config.collectionRuns.staleAfterMs],
     );
     if (running.length > 0) {
       process.stderr.write(`A collection is running (run ${running[0]!.id}); try again when it has finished.\n`);
@@ -30,6 +31,7 @@ export async function recomputeRollupsCommand(config: Config, logger: Logger): P
     }
     let lastPercent = -1;
     const summary = await recomputeRollups(database, config, {
+      lockTimeoutMs: config.databaseSessions.lockTimeoutMs,
       onSnapshot: (done, total) => {
         const percent = Math.floor((done / total) * 10) * 10;
         if (percent !== lastPercent && process.stderr.isTTY) process.stderr.write(`  ${done} of ${total} snapshots\n`);

@@ -1,6 +1,8 @@
 /** When each collector runs, and how the cloud API client behaves. */
 import { z } from 'zod';
-import { COLLECTOR_NAMES, type ClientSettings, type CollectorName } from './types.js';
+import type { Env } from './env.js';
+import type { ConfigProblem } from './problems.js';
+import { COLLECTOR_NAMES, type ClientSettings, type CollectionRunSettings, type CollectorName } from './types.js';
 import { cronExpression } from './validators.js';
 
 /** Inventory hourly; prices change rarely (every 6 h); free features daily. */
@@ -57,4 +59,23 @@ export function clientSettings(raw: z.output<typeof ClientSchema>): ClientSettin
 
 function definedEntries<T extends object>(obj: T): Partial<T> {
   return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+export const DEFAULT_HEARTBEAT_SECONDS = 15;
+
+/**
+ * The run heartbeat (CLOUDTALLY_RUN_HEARTBEAT_SECONDS) and when a silent run counts as dead
+ * (CLOUDTALLY_RUN_STALE_SECONDS, default three heartbeats): the next collection then ends it, so
+ * a frozen collector blocks the others for about this long.
+ */
+export function collectionRunSettings(vars: Env, problems: ConfigProblem[]): CollectionRunSettings {
+  const heartbeat = vars.CLOUDTALLY_RUN_HEARTBEAT_SECONDS ?? DEFAULT_HEARTBEAT_SECONDS;
+  const stale = vars.CLOUDTALLY_RUN_STALE_SECONDS ?? 3 * heartbeat;
+  if (stale < 2 * heartbeat) {
+    problems.push({
+      path: 'CLOUDTALLY_RUN_STALE_SECONDS',
+      message: `must be at least twice the heartbeat (${2 * heartbeat} s with CLOUDTALLY_RUN_HEARTBEAT_SECONDS ${heartbeat}): a live run must not be taken for dead after one late heartbeat`,
+    });
+  }
+  return { heartbeatMs: heartbeat * 1000, staleAfterMs: stale * 1000 };
 }

@@ -1,7 +1,9 @@
 /** The database (Postgres, or the embedded PGlite), its read replica, and how long history is kept. */
 import type { Env } from './env.js';
 import type { ConfigProblem } from './problems.js';
-import type { ConfigShape } from './types.js';
+import type { ConfigShape, DatabaseSessionSettings } from './types.js';
+
+export const DEFAULT_DB_LOCK_TIMEOUT_SECONDS = 5;
 
 export function databaseSettings(vars: Env, problems: ConfigProblem[]): Pick<ConfigShape, 'database' | 'databaseReadUrl'> {
   if (vars.DATABASE_READ_URL && !vars.DATABASE_URL) {
@@ -34,4 +36,19 @@ export function retentionSettings(
     });
   }
   return { retentionDays, retentionHourlyDays };
+}
+
+/**
+ * Bounds on a database session that stops moving (a frozen process, a lost network): an open
+ * transaction left idle is ended after CLOUDTALLY_DB_IDLE_IN_TRANSACTION_SECONDS (60; 0 turns it
+ * off); clean-up and maintenance statements wait at most CLOUDTALLY_DB_LOCK_TIMEOUT_SECONDS (5)
+ * for a lock; TCP keepalives every CLOUDTALLY_DB_KEEPALIVE_SECONDS (10), 3 unanswered probes end
+ * the session. Postgres only (PGlite is one in-process session).
+ */
+export function databaseSessionSettings(vars: Env): DatabaseSessionSettings {
+  return {
+    idleInTransactionTimeoutMs: (vars.CLOUDTALLY_DB_IDLE_IN_TRANSACTION_SECONDS ?? 60) * 1000,
+    lockTimeoutMs: (vars.CLOUDTALLY_DB_LOCK_TIMEOUT_SECONDS ?? DEFAULT_DB_LOCK_TIMEOUT_SECONDS) * 1000,
+    keepAliveSeconds: vars.CLOUDTALLY_DB_KEEPALIVE_SECONDS ?? 10,
+  };
 }

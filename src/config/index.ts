@@ -17,8 +17,10 @@ export {
   type ChannelSettings,
   type ClientSettings,
   type CloudConfig,
+  type CollectionRunSettings,
   type CollectorName,
   type Config,
+  type DatabaseSessionSettings,
   type DatabaseSettings,
   type DeepReadonly,
   type DeliverySettings,
@@ -41,7 +43,8 @@ export {
 export { DEFAULT_ANOMALY_GROUPINGS } from './anomalies.js';
 export { BUDGET_GROUPINGS, BudgetSchema, DEFAULT_BUDGET_THRESHOLDS, normaliseBudget, type BudgetInput } from './budgets.js';
 export { DEMO_HISTORY_STEP_HOURS } from './cloud.js';
-export { DEFAULT_SCHEDULES } from './collect.js';
+export { DEFAULT_HEARTBEAT_SECONDS, DEFAULT_SCHEDULES } from './collect.js';
+export { DEFAULT_DB_LOCK_TIMEOUT_SECONDS } from './database.js';
 export { deliveryParamProblems, type DeliverableReport } from './deliveries.js';
 export { DEFAULT_FOCUS_BILLING_ACCOUNT_ID, DEFAULT_FOCUS_PROVIDER_NAME } from './focus.js';
 export { unknownChannelProblems } from './notify.js';

@@ -15,8 +15,8 @@ import { anomalySettings } from './anomalies.js';
 import { authSettings, sessionSecretSetting, userSettings } from './auth.js';
 import { budgetSettings } from './budgets.js';
 import { cloudConfig, demoStateFile } from './cloud.js';
-import { clientSettings, scheduleSettings } from './collect.js';
-import { databaseSettings, retentionSettings } from './database.js';
+import { clientSettings, collectionRunSettings, scheduleSettings } from './collect.js';
+import { databaseSessionSettings, databaseSettings, retentionSettings } from './database.js';
 import { deliverySettings, type DeliverableReport } from './deliveries.js';
 import { parseEnv, type Env } from './env.js';
 import { FileSchema, type FileSettings } from './file-schema.js';
@@ -79,6 +79,7 @@ export function loadConfig(
   const tags = tagSettings(file, problems);
   const retention = retentionSettings(vars, file, problems);
   const database = databaseSettings(vars, problems);
+  const collectionRuns = collectionRunSettings(vars, problems);
 
   const budgets = file?.budgets ? budgetSettings(file.budgets, tags, problems) : null;
   const allocation = file ? allocationSettings(file.allocation, configFile === null && cloud?.mode === 'simulator', tags, problems) : [];
@@ -96,6 +97,7 @@ export function loadConfig(
   const config: ConfigShape = {
     cloud,
     ...database,
+    databaseSessions: databaseSessionSettings(vars),
     server: { host: vars.HOST ?? '127.0.0.1', port: vars.PORT ?? 3000 },
     web,
     logLevel: vars.LOG_LEVEL ?? 'info',
@@ -114,6 +116,7 @@ export function loadConfig(
     allocation,
     client: clientSettings(file.client),
     collectOnStart: file.collect_on_start,
+    collectionRuns,
     ...actions,
     ...notify,
     metrics,

@@ -74,6 +74,24 @@ export type CloudConfig = { mode: 'simulator' } | { mode: 'remote'; baseUrl: str
 /** Same shape as openDatabase's argument (src/db/connection.ts). */
 export type DatabaseSettings = { driver: 'pg'; url: string } | { driver: 'pglite'; dataDir: string };
 
+/** How long a database session may stall before it is ended (Postgres; docs/production.md, "Reliability bounds"). */
+export interface DatabaseSessionSettings {
+  /** idle_in_transaction_session_timeout of every session; 0: off. */
+  idleInTransactionTimeoutMs: number;
+  /** lock_timeout of clean-up and maintenance: ending a dead run, retention, recompute-rollups. */
+  lockTimeoutMs: number;
+  /** TCP keepalive idle time and probe interval, on both ends of every session. */
+  keepAliveSeconds: number;
+}
+
+/** The heartbeat of collection runs. */
+export interface CollectionRunSettings {
+  /** How often a running run writes its heartbeat. */
+  heartbeatMs: number;
+  /** A running run whose heartbeat is older than this is dead: it is ended and its sessions terminated. */
+  staleAfterMs: number;
+}
+
 /** The built-in simulator's knobs, from the SIM_* variables (validated by the simulator's own schema). */
 export type SimulatorSettings = Omit<SimulatorOptions, 'now'>;
 
@@ -271,6 +289,7 @@ export interface ConfigShape {
   database: DatabaseSettings;
   /** A read-only Postgres (streaming replica) for report queries (DATABASE_READ_URL); a secret. */
   databaseReadUrl: string | null;
+  databaseSessions: DatabaseSessionSettings;
   server: { host: string; port: number };
   web: WebSettings;
   logLevel: LogLevel;
@@ -312,6 +331,7 @@ export interface ConfigShape {
   allocation: AllocationRule[];
   client: ClientSettings;
   collectOnStart: boolean;
+  collectionRuns: CollectionRunSettings;
   /** Web users; none (and no proxy) = local-only mode: 127.0.0.1 only, everyone admin. */
   users: AuthUser[];
   auth: AuthSettings;

@@ -50,20 +50,22 @@ export interface Database extends Queryable {
    * Runs fn while holding a cluster-wide advisory lock named `name` (Postgres: a session-level
    * pg_advisory_lock on a dedicated connection, so replicas exclude each other; PGlite: an
    * in-process lock). With `wait: false` it returns `{ acquired: false }` at once when the lock is
-   * held elsewhere. fn gets a handle on the locked session (not a transaction).
+   * held elsewhere, with `timeoutMs` once it has waited that long. fn gets a handle on the locked
+   * session (not a transaction).
    */
   withAdvisoryLock<T>(
     name: string,
     fn: (session: Queryable) => Promise<T>,
-    options?: { wait?: boolean },
+    options?: { wait?: boolean; timeoutMs?: number },
   ): Promise<{ acquired: true; value: T } | { acquired: false }>;
   /**
    * Takes the advisory lock `name` without waiting and holds it until `release()`, or answers null
    * when it is held elsewhere. Postgres: a session-level lock on a connection of its own, so the
    * server releases it the moment this process dies; PGlite: an in-process lock (the data folder
    * lock keeps other processes out). withAdvisoryLock on the same name sees it as held.
+   * `applicationName` names the lock's session in pg_stat_activity while it holds the lock.
    */
-  holdAdvisoryLock(name: string): Promise<HeldLock | null>;
+  holdAdvisoryLock(name: string, options?: { applicationName?: string }): Promise<HeldLock | null>;
   /**
    * Postgres only (undefined on PGlite): the rows of one query in batches of `batchSize`, read
    * through a server-side cursor (`DECLARE ... NO SCROLL CURSOR` + `FETCH n`) in a read-only
@@ -85,11 +87,39 @@ export interface Database extends Queryable {
 export interface HeldLock {
   /** Lets the lock go (idempotent). */
   release(): Promise<void>;
+  /** The session holding the lock (Postgres: its own connection; PGlite: the database). */
+  readonly session: Queryable;
+  /**
+   * Resolves when the session holding the lock ended before release() (Postgres: the server
+   * restarted, terminated it, or the network dropped it): the lock is gone with it. Never
+   * resolves on PGlite.
+   */
+  readonly lost: Promise<Error>;
+  /**
+   * Gives the session up without unlocking (it stopped answering): its connection is closed, so
+   * the server drops the lock with it; `lost` resolves with `reason`.
+   */
+  abandon(reason: Error): Promise<void>;
 }
+
+/** Sessions that sit in an open transaction this long are ended by the server (pg only). */
+export const DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000;
+/** TCP keepalive idle time and probe interval, both sides (pg only); 3 unanswered probes end the session. */
+export const DEFAULT_KEEPALIVE_SECONDS = 10;
 
 export interface OpenDatabaseOptions {
   /** pg only: connections in the pool (default 10). */
   poolSize?: number;
+  /** pg only: application_name of every session (pg_stat_activity); default `cloudtally`. */
+  applicationName?: string;
+  /** pg only: idle_in_transaction_session_timeout of every session; 0 turns it off. */
+  idleInTransactionTimeoutMs?: number;
+  /**
+   * pg only: TCP keepalives on every session, both ways (the client socket's, and the server's
+   * tcp_keepalives_idle/interval with 3 probes and a tcp_user_timeout of 4 x this), so a silent
+   * network partition ends the server session, and the locks it holds, within about 4 x this.
+   */
+  keepAliveSeconds?: number;
   /** pg only: an idle pooled connection failed (e.g. the server restarted). Default: a process warning. */
   onPoolError?: (err: Error) => void;
   /**

@@ -1,4 +1,5 @@
 import type { Queryable } from './connection.js';
+import { inTransaction } from './transaction.js';
 
 /** Runs fn with settings changed for the current transaction, restoring the caller's afterwards. */
 export async function withLocalSettings<T>(tx: Queryable, settings: Record<string, string>, fn: () => Promise<T>): Promise<T> {
@@ -10,4 +11,13 @@ export async function withLocalSettings<T>(tx: Queryable, settings: Record<strin
   const value = await fn();
   await apply(names.map((_, i) => previous![`s${i}`]!));
   return value;
+}
+
+/**
+ * Runs fn in a transaction (the caller's, when q is one; else a new one) whose lock waits give
+ * up after `ms` with SQLSTATE 55P03 (isLockTimeout), so clean-up and maintenance never queue
+ * behind a session that holds a lock and does not move.
+ */
+export function withLockTimeout<T>(q: Queryable, ms: number, fn: (tx: Queryable) => Promise<T>): Promise<T> {
+  return inTransaction(q, (tx) => withLocalSettings(tx, { lock_timeout: `${Math.max(1, Math.round(ms))}ms` }, () => fn(tx)));
 }

@@ -54,7 +54,10 @@ export async function openPglite(dataDir: string, loadDataDir: Blob | undefined)
 
     async withAdvisoryLock(name, fn, opts = {}) {
       if (opts.wait === false && held.has(name)) return { acquired: false };
-      while (held.has(name)) await held.get(name);
+      const deadline = opts.timeoutMs === undefined ? Infinity : Date.now() + opts.timeoutMs;
+      while (held.has(name)) {
+        if (!(await settlesBefore(held.get(name)!, deadline))) return { acquired: false };
+      }
       let release!: () => void;
       held.set(name, new Promise<void>((resolve) => (release = resolve)));
       try {
@@ -70,13 +73,18 @@ export async function openPglite(dataDir: string, loadDataDir: Blob | undefined)
       let release!: () => void;
       held.set(name, new Promise<void>((resolve) => (release = resolve)));
       let released = false;
+      const letGo = async () => {
+        if (released) return;
+        released = true;
+        held.delete(name);
+        release();
+      };
       return {
-        release: async () => {
-          if (released) return;
-          released = true;
-          held.delete(name);
-          release();
-        },
+        session: session(client),
+        // One in-process session: it cannot be lost without the process.
+        lost: new Promise<Error>(() => undefined),
+        release: letGo,
+        abandon: letGo,
       };
     },
 
@@ -90,4 +98,19 @@ export async function openPglite(dataDir: string, loadDataDir: Blob | undefined)
       }
     },
   };
+}
+
+/** Whether `promise` settles before `deadline` (a time in ms; Infinity: waits for it). */
+async function settlesBefore(promise: Promise<void>, deadline: number): Promise<boolean> {
+  if (deadline === Infinity) {
+    await promise;
+    return true;
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), Math.max(0, deadline - Date.now()))));
+  try {
+    return await Promise.race([promise.then(() => true as const), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

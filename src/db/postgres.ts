@@ -7,7 +7,8 @@ import { pipeline } from 'node:stream/promises';
 import { drizzle as drizzleNodePg } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import { from as copyFromStdin, to as copyToStdout } from 'pg-copy-streams';
-import type { Database, HeldLock, OpenDatabaseOptions, Queryable, Row } from './connection.js';
+import { DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS, DEFAULT_KEEPALIVE_SECONDS, type Database, type HeldLock, type OpenDatabaseOptions, type Queryable, type Row } from './connection.js';
+import { LOCK_NOT_AVAILABLE } from './errors.js';
 import { inlineParams } from './sql-literal.js';
 import * as schema from './schema.js';
 import { describeDatabaseTarget } from './url.js';
@@ -53,16 +54,32 @@ const pgRawTypes = {
 
 export async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<Database> {
   const target = describeDatabaseTarget(url);
+  const applicationName = options.applicationName ?? 'cloudtally';
+  const idleInTransactionMs = options.idleInTransactionTimeoutMs ?? DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS;
+  const keepAliveSeconds = options.keepAliveSeconds ?? DEFAULT_KEEPALIVE_SECONDS;
   const pool = new pg.Pool({
     connectionString: url,
     max: options.poolSize ?? 10,
-    application_name: 'cloudtally',
+    application_name: applicationName,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: keepAliveSeconds * 1000,
     // Startup parameters, so they hold before the first statement of every connection. (An
     // `options` parameter inside DATABASE_URL takes precedence over these.) JIT off: Postgres
     // compiles any plan whose estimated cost passes jit_above_cost, and report and rollup plans
     // over 100,000-row snapshots pass it (the planner also over-estimates set-returning functions
     // such as jsonb_each_text); compiling them costs 100 ms to seconds where running them takes ms.
-    options: '-c TimeZone=UTC -c jit=off',
+    // A session that stops talking (a frozen process, a lost network) must not hold its locks
+    // for ever: an open transaction left idle is ended by the server, and the server's own
+    // keepalives notice a silent peer (its default waits 2 hours).
+    options: [
+      '-c TimeZone=UTC',
+      '-c jit=off',
+      `-c idle_in_transaction_session_timeout=${idleInTransactionMs}`,
+      `-c tcp_keepalives_idle=${keepAliveSeconds}`,
+      `-c tcp_keepalives_interval=${keepAliveSeconds}`,
+      '-c tcp_keepalives_count=3',
+      `-c tcp_user_timeout=${keepAliveSeconds * 4 * 1000}`,
+    ].join(' '),
   });
   const onPoolError =
     options.onPoolError ??
@@ -76,6 +93,29 @@ export async function openPostgres(url: string, options: OpenDatabaseOptions): P
     throw new Error(`cannot connect to Postgres at ${target}: ${(err as Error).message}`, { cause: err });
   }
 
+  /**
+   * A pooled connection for work that keeps it across statements. One that dies while checked
+   * out and idle (the server ended the session: a restart, a terminate, the idle-in-transaction
+   * timeout) emits 'error', which would crash the process without a listener: it is reported,
+   * and released as broken so it is never reused.
+   */
+  const checkOut = async () => {
+    const client = await pool.connect();
+    let failed = false;
+    const onError = (err: Error) => {
+      failed = true;
+      onPoolError(err);
+    };
+    client.on('error', onError);
+    return {
+      client,
+      release: (broken: boolean) => {
+        client.off('error', onError);
+        client.release(broken || failed);
+      },
+    };
+  };
+
   const session = (client: pg.Pool | pg.PoolClient): Queryable => ({
     driver: 'pg',
     db: drizzleNodePg({ client, schema }),
@@ -86,7 +126,7 @@ export async function openPostgres(url: string, options: OpenDatabaseOptions): P
     },
     copyFrom: async (into, data) => {
       if (client instanceof pg.Pool) {
-        const connection = await checkOut(client);
+        const { client: connection, release } = await checkOut();
         let broken = false;
         try {
           return await copyPg(connection, into, data);
@@ -95,7 +135,7 @@ export async function openPostgres(url: string, options: OpenDatabaseOptions): P
           broken = !(err instanceof pg.DatabaseError);
           throw err;
         } finally {
-          connection.release(broken);
+          release(broken);
         }
       }
       return copyPg(client, into, data);
@@ -108,7 +148,7 @@ export async function openPostgres(url: string, options: OpenDatabaseOptions): P
     ...session(pool),
 
     async transaction(fn) {
-      const client = await checkOut(pool);
+      const { client, release } = await checkOut();
       let broken = false;
       try {
         await client.query('BEGIN');
@@ -124,13 +164,13 @@ export async function openPostgres(url: string, options: OpenDatabaseOptions): P
         }
         throw err;
       } finally {
-        client.release(broken);
+        release(broken);
       }
     },
 
     async *cursorBatches<R extends Row = Row>(text: string, params: readonly unknown[], batchSize: number): AsyncGenerator<R[]> {
       if (!Number.isInteger(batchSize) || batchSize < 1) throw new Error(`cursorBatches: batch size must be a positive integer, got ${batchSize}`);
-      const client = await checkOut(pool);
+      const { client, release } = await checkOut();
       let broken = false;
       let open = false;
       // A fetch started ahead may fail while the consumer is busy: settled at once, thrown when reached.
@@ -165,13 +205,13 @@ export async function openPostgres(url: string, options: OpenDatabaseOptions): P
             onPoolError(err as Error);
           });
         }
-        client.release(broken);
+        release(broken);
       }
     },
 
     async *csvCopy(text: string, params: readonly unknown[]): AsyncGenerator<Buffer> {
       const statement = `COPY (${inlineParams(text, params)}) TO STDOUT WITH (FORMAT csv)`;
-      const client = await checkOut(pool);
+      const { client, release } = await checkOut();
       // Until the COPY has ended, the connection is mid-protocol: if it stops early it is dropped.
       let broken = true;
       try {
@@ -182,17 +222,28 @@ export async function openPostgres(url: string, options: OpenDatabaseOptions): P
         broken = !(err instanceof pg.DatabaseError);
         throw err;
       } finally {
-        client.release(broken);
+        release(broken);
       }
     },
 
     async withAdvisoryLock(name, fn, opts = {}) {
-      const client = await checkOut(pool);
+      const { client, release } = await checkOut();
       let broken = false;
       try {
         if (opts.wait === false) {
           const res = await client.query<{ ok: boolean }>('select pg_try_advisory_lock(hashtextextended($1, 0)) as ok', [name]);
           if (!res.rows[0]?.ok) return { acquired: false };
+        } else if (opts.timeoutMs !== undefined) {
+          // lock_timeout bounds advisory lock waits too; the session's own value is restored after.
+          await client.query(`select set_config('lock_timeout', $1, false)`, [`${Math.max(1, Math.round(opts.timeoutMs))}ms`]);
+          try {
+            await client.query('select pg_advisory_lock(hashtextextended($1, 0))', [name]);
+          } catch (err) {
+            if (err instanceof pg.DatabaseError && err.code === LOCK_NOT_AVAILABLE) return { acquired: false };
+            throw err;
+          } finally {
+            await client.query('RESET lock_timeout').catch(() => (broken = true));
+          }
         } else {
           await client.query('select pg_advisory_lock(hashtextextended($1, 0))', [name]);
         }
@@ -205,16 +256,20 @@ export async function openPostgres(url: string, options: OpenDatabaseOptions): P
           });
         }
       } finally {
-        client.release(broken);
+        release(broken);
       }
     },
 
-    async holdAdvisoryLock(name) {
+    async holdAdvisoryLock(name, opts = {}) {
       const client = await pool.connect();
       // A checked-out connection that breaks emits 'error'; without a listener that would crash.
       let broken = false;
+      let released = false;
+      let resolveLost!: (err: Error) => void;
+      const lost = new Promise<Error>((resolve) => (resolveLost = resolve));
       const onError = (err: Error) => {
         broken = true;
+        if (!released) resolveLost(err);
         onPoolError(err);
       };
       client.on('error', onError);
@@ -228,23 +283,39 @@ export async function openPostgres(url: string, options: OpenDatabaseOptions): P
           giveBack();
           return null;
         }
+        if (opts.applicationName) await client.query(`select set_config('application_name', $1, false)`, [opts.applicationName]);
       } catch (err) {
         broken = true;
         giveBack();
         throw err;
       }
-      let released: Promise<void> | null = null;
+      let releasing: Promise<void> | null = null;
       const held: HeldLock = {
+        session: session(client),
+        lost,
         release: () =>
-          (released ??= (async () => {
+          (releasing ??= (async () => {
+            released = true;
             heldLocks.delete(held);
             if (!broken) {
-              await client.query('select pg_advisory_unlock(hashtextextended($1, 0))', [name]).catch((err: unknown) => {
-                broken = true; // a dropped connection released the lock anyway; make sure it is not reused
-                onPoolError(err as Error);
-              });
+              await client
+                .query(`select pg_advisory_unlock(hashtextextended($1, 0)), set_config('application_name', $2, false)`, [name, applicationName])
+                .catch((err: unknown) => {
+                  broken = true; // a dropped connection released the lock anyway; make sure it is not reused
+                  onPoolError(err as Error);
+                });
             }
             giveBack();
+          })()),
+        abandon: (reason) =>
+          (releasing ??= (async () => {
+            // Closing the connection is what lets the server drop the lock; nothing is sent
+            // first. The error listener stays: the dying connection may still report.
+            resolveLost(reason);
+            released = true;
+            broken = true;
+            heldLocks.delete(held);
+            client.release(true);
           })()),
       };
       heldLocks.add(held);
@@ -260,28 +331,6 @@ export async function openPostgres(url: string, options: OpenDatabaseOptions): P
       await pool.end();
     },
   };
-}
-
-/**
- * A pooled connection for one caller's statements. pg emits 'error' on a client whose server
- * goes away (a restart terminates its sessions) even while it is checked out, and the pool only
- * listens while it is idle: without a listener here that event would end the process. The
- * caller's pending or next statement fails with the error anyway (an idle-in-transaction client
- * is then "not queryable"), so it is only noted, and the connection is destroyed on release.
- */
-async function checkOut(pool: pg.Pool): Promise<pg.PoolClient> {
-  const client = await pool.connect();
-  let failed = false;
-  const onError = () => {
-    failed = true;
-  };
-  client.on('error', onError);
-  const release = client.release.bind(client);
-  client.release = (destroy?: Error | boolean) => {
-    client.off('error', onError);
-    release(destroy || failed);
-  };
-  return client;
 }
 
 function runPg(client: pg.Pool | pg.PoolClient, text: string, params?: readonly unknown[]) {

@@ -12,13 +12,16 @@
  *                 when the latest run of some scope failed, with each failing unit and its
  *                 reason (e.g. "API key not accepted (401)"): the replica can serve, so taking it
  *                 out of a load balancer would only hide the last good data; the staleness rule
- *                 turns it 503 if the failure lasts.
+ *                 turns it 503 if the failure lasts. A run that makes no progress (running, its
+ *                 heartbeat older than the stale threshold: its process is frozen or cut off) makes
+ *                 it 503 with `collection` `stalled`: no collection can start until it is ended.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Router } from 'express';
 import type { Queryable } from '../db/connection.js';
 import type { UnitFailure } from '../collect/failures.js';
+import type { StalledRun } from '../collect/run-record.js';
 import { MIGRATIONS_FOLDER } from '../db/migrate.js';
 import { withTimeout } from './timeout.js';
 
@@ -28,6 +31,8 @@ export interface HealthDeps {
   lastGoodCollectionAt: () => Promise<Date | null>;
   /** Units whose latest run failed (collect's failingUnits); none when not given. */
   collectionFailures?: () => Promise<ReadonlyArray<Pick<UnitFailure, 'collector' | 'scope' | 'reason' | 'runId' | 'failedAt'>>>;
+  /** Running runs whose heartbeat is stale (collect's stalledRuns); none when not given. */
+  stalledRuns?: () => Promise<ReadonlyArray<Pick<StalledRun, 'runId' | 'runnerId' | 'heartbeatAt' | 'silentMs'>>>;
   /** When this process started; "no collection yet" is fine during the start-up grace. */
   startedAt: Date;
   /** The last good collection may be this old (see collectionAllowanceMs). */
@@ -48,8 +53,11 @@ export interface CheckResult {
 
 export interface Readiness {
   status: 'ready' | 'not_ready';
-  /** `degraded` while the latest run of some scope failed (see checks.collection.failing). */
-  collection: 'ok' | 'degraded';
+  /**
+   * `degraded` while the latest run of some scope failed (see checks.collection.failing);
+   * `stalled` while a running run makes no progress (checks.collection.stalled; not ready).
+   */
+  collection: 'ok' | 'degraded' | 'stalled';
   checks: { database: CheckResult; migrations: CheckResult; collection: CheckResult };
 }
 
@@ -113,13 +121,31 @@ export function createReadinessCheck(deps: HealthDeps): () => Promise<Readiness>
     const base: Record<string, unknown> & { max_age_s: number } = { max_age_s: Math.round(deps.collectionMaxAgeMs / 1000), state: 'ok' };
     let last: Date | null;
     let failures: Awaited<ReturnType<NonNullable<HealthDeps['collectionFailures']>>>;
+    let stalled: Awaited<ReturnType<NonNullable<HealthDeps['stalledRuns']>>>;
     try {
-      [last, failures] = await Promise.all([
+      [last, failures, stalled] = await Promise.all([
         withTimeout(deps.lastGoodCollectionAt(), timeoutMs, 'last collection query'),
         deps.collectionFailures ? withTimeout(deps.collectionFailures(), timeoutMs, 'failing collections query') : [],
+        deps.stalledRuns ? withTimeout(deps.stalledRuns(), timeoutMs, 'stalled runs query') : [],
       ]);
     } catch (err) {
       return { ...base, ok: false, error: messageOf(err) };
+    }
+    if (stalled.length > 0) {
+      const first = stalled[0]!;
+      return {
+        ...base,
+        ok: false,
+        state: 'stalled',
+        last_good_at: last?.toISOString() ?? null,
+        stalled: stalled.map((r) => ({
+          run_id: r.runId,
+          runner: r.runnerId,
+          heartbeat_at: r.heartbeatAt.toISOString(),
+          silent_s: Math.round(r.silentMs / 1000),
+        })),
+        error: `collection run #${first.runId} (runner ${first.runnerId}) makes no progress: no heartbeat for ${Math.round(first.silentMs / 1000)} s; no collection can start until it is ended (the next start, or this service within a heartbeat, ends it)`,
+      };
     }
     if (failures.length > 0) {
       const reasons = [...new Set(failures.map((f) => f.reason))];
@@ -157,7 +183,7 @@ export function createReadinessCheck(deps: HealthDeps): () => Promise<Readiness>
     const ok = database.ok && migrations.ok && collection.ok;
     return {
       status: ok ? 'ready' : 'not_ready',
-      collection: collection.state === 'degraded' ? 'degraded' : 'ok',
+      collection: collection.state === 'stalled' ? 'stalled' : collection.state === 'degraded' ? 'degraded' : 'ok',
       checks: { database, migrations, collection },
     };
   };

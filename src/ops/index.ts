@@ -23,6 +23,7 @@ export {
   databaseTargetOf,
   migrateOrFail,
   openMigratedDatabase,
+  sessionOptions,
   type ConnectRetryOptions,
 } from './startup.js';
 export { TimeoutError, withTimeout } from './timeout.js';

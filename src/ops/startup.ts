@@ -4,6 +4,7 @@
  * no such database) is not; a failing migration stops the start with the migration's error.
  * Messages name the database as `host:port/db as user`, never with its password.
  */
+import type { DatabaseSessionSettings } from '../config/index.js';
 import { DataDirLockedError } from '../db/data-dir-lock.js';
 import { openDatabase, type Database, type DatabaseConfig, type OpenDatabaseOptions } from '../db/connection.js';
 import { migrateDatabase } from '../db/migrate.js';
@@ -73,6 +74,11 @@ export async function connectWithRetry<T>(open: () => Promise<T>, options: Conne
 export function databaseTargetOf(settings: DatabaseConfig): string {
   if (settings.driver === 'pg') return describeDatabaseTarget(settings.url);
   return settings.dataDir === 'memory://' || settings.dataDir === '' ? 'PGlite in memory' : `PGlite in ${settings.dataDir}`;
+}
+
+/** How this process opens its database sessions: the name they carry, and the configured bounds. */
+export function sessionOptions(sessions: DatabaseSessionSettings, applicationName: string): OpenDatabaseOptions {
+  return { applicationName, idleInTransactionTimeoutMs: sessions.idleInTransactionTimeoutMs, keepAliveSeconds: sessions.keepAliveSeconds };
 }
 
 /**

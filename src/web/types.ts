@@ -33,6 +33,8 @@ export interface CollectResult {
   status: string;
   /** The request joined a run already under way instead of starting one. */
   alreadyRunning?: boolean;
+  /** When that run started. */
+  startedAt?: Date | string;
 }
 
 export interface WebDeps {

@@ -61,6 +61,7 @@ describe('loadConfig defaults', () => {
     expect(config).toEqual({
       cloud: { mode: 'simulator' },
       database: { driver: 'pglite', dataDir: './data' },
+      databaseSessions: { idleInTransactionTimeoutMs: 60_000, lockTimeoutMs: 5_000, keepAliveSeconds: 10 },
       databaseReadUrl: null,
       server: { host: '127.0.0.1', port: 3000 },
       web: { publicUrl: null, trustedProxies: [] },
@@ -85,6 +86,7 @@ describe('loadConfig defaults', () => {
       allocation: [{ dimension: 'tag:team', source: '(untagged)', method: 'proportional', shares: null }],
       client: { timeoutMs: 30_000, maxConcurrency: 8, maxRetries: 4, maxPageBytes: 64 * 1024 * 1024, maxRecordBytes: 1024 * 1024 },
       collectOnStart: true,
+      collectionRuns: { heartbeatMs: 15_000, staleAfterMs: 45_000 },
       // Users, sign-in and actions (issue 5; detailed in actions.test.ts).
       users: [],
       auth: { sessionSecret: null, sessionTtlHours: 12, loginThrottle: { freeFailuresPerAccount: 5, freeFailuresPerAddress: 20, firstDelaySeconds: 1, maxDelaySeconds: 900, forgetAfterHours: 24 }, proxy: null },
@@ -150,6 +152,26 @@ describe('loadConfig defaults', () => {
     expect(load({ CLOUDTALLY_COST_MAX_GAP_HOURS: '3' }, { cost_max_gap_hours: 8 }).costMaxGapHours).toBe(3);
     expect(problemsOf(() => load({ CLOUDTALLY_COST_MAX_GAP_HOURS: '0' }, {})).map((p) => p.path)).toEqual(['CLOUDTALLY_COST_MAX_GAP_HOURS']);
     expect(problemsOf(() => load({}, { cost_max_gap_hours: 1000 })).map((p) => p.path)).toEqual(['cost_max_gap_hours']);
+  });
+
+  it('takes the database session bounds and the run heartbeat from the environment, and checks them', () => {
+    const config = loadConfig({
+      CLOUDTALLY_DB_IDLE_IN_TRANSACTION_SECONDS: '0',
+      CLOUDTALLY_DB_LOCK_TIMEOUT_SECONDS: '2',
+      CLOUDTALLY_DB_KEEPALIVE_SECONDS: '30',
+      CLOUDTALLY_RUN_HEARTBEAT_SECONDS: '5',
+    });
+    expect(config.databaseSessions).toEqual({ idleInTransactionTimeoutMs: 0, lockTimeoutMs: 2_000, keepAliveSeconds: 30 });
+    // Dead after three heartbeats unless told otherwise.
+    expect(config.collectionRuns).toEqual({ heartbeatMs: 5_000, staleAfterMs: 15_000 });
+    expect(loadConfig({ CLOUDTALLY_RUN_STALE_SECONDS: '120' }).collectionRuns).toEqual({ heartbeatMs: 15_000, staleAfterMs: 120_000 });
+    expect(problemsOf(() => loadConfig({ CLOUDTALLY_RUN_HEARTBEAT_SECONDS: '10', CLOUDTALLY_RUN_STALE_SECONDS: '15' }))).toEqual([
+      { path: 'CLOUDTALLY_RUN_STALE_SECONDS', message: expect.stringMatching(/^must be at least twice the heartbeat \(20 s/) },
+    ]);
+    expect(problemsOf(() => loadConfig({ CLOUDTALLY_DB_LOCK_TIMEOUT_SECONDS: '0', CLOUDTALLY_DB_KEEPALIVE_SECONDS: 'x' })).map((p) => p.path)).toEqual([
+      'CLOUDTALLY_DB_LOCK_TIMEOUT_SECONDS',
+      'CLOUDTALLY_DB_KEEPALIVE_SECONDS',
+    ]);
   });
 
   it('keeps hourly detail no longer than the retention', () => {
