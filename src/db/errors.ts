@@ -10,7 +10,10 @@ export function isLockTimeout(err: unknown): boolean {
 
 /** SQLSTATEs of a session the server ended: shutdown, crash restart, terminated, idle transaction. */
 const SESSION_ENDED = new Set(['57P01', '57P02', '57P03', '25P03']);
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+/** Socket errors of a connection refused, reset or cut, or a host that cannot be reached now. */
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'EAI_AGAIN', 'ENOTFOUND']);
+/** pg and pg-pool have no codes for these; their messages are stable (and checked by a test). */
+const LOST_MESSAGE = /Connection terminated|connection error and is not queryable|timeout exceeded when trying to connect|Connection refused/i;
 
 /**
  * The connection to the database was lost or could not be made (server restarting or gone, the
@@ -20,9 +23,29 @@ const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT
 export function isConnectionLost(err: unknown): boolean {
   return someError(err, (e) => {
     const code = codeOf(e);
-    if (code !== undefined && (SESSION_ENDED.has(code) || code.startsWith('08') || NETWORK_CODES.has(code))) return true;
-    const message = e instanceof Error ? e.message : '';
-    return /Connection terminated|connection error and is not queryable|timeout exceeded when trying to connect|Connection refused/i.test(message);
+    // protocol_violation (08P01) is a bug, not an outage.
+    if (code !== undefined && (SESSION_ENDED.has(code) || (code.startsWith('08') && code !== '08P01') || NETWORK_CODES.has(code))) return true;
+    // A Unix socket path whose server is stopped (the socket file is gone).
+    if (code === 'ENOENT' && (e as { syscall?: unknown }).syscall === 'connect') return true;
+    return e instanceof Error && LOST_MESSAGE.test(e.message);
+  });
+}
+
+/** A database that refuses new connections for now: too_many_connections. */
+const BUSY_SQLSTATES = new Set(['53300']);
+/** A handle that can no longer be used (the pool was ended, PGlite closed): the database is not available to this process. */
+const CLOSED_MESSAGES = [/^Client was closed and is not queryable$/, /^Cannot use a pool after calling end on the pool$/, /^PGlite is closed$/];
+
+/**
+ * Whether an error (or one it wraps: `cause`, AggregateError's `errors`, as drizzle and our
+ * transactions wrap them) says the database cannot be reached now rather than that a statement
+ * is wrong: a lost connection, a server refusing connections, a closed handle.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  if (isConnectionLost(err)) return true;
+  return someError(err, (e) => {
+    const code = codeOf(e);
+    return (code !== undefined && BUSY_SQLSTATES.has(code)) || (e instanceof Error && CLOSED_MESSAGES.some((pattern) => pattern.test(e.message)));
   });
 }
 

@@ -56,43 +56,4 @@ export function asClientError(err: unknown): ClientError | null {
 /** How long a client is told to wait before asking again while the database is unavailable. */
 export const DATABASE_RETRY_AFTER_SECONDS = 10;
 
-/**
- * SQLSTATEs of a server that is going away or not taking connections: admin_shutdown,
- * crash_shutdown, cannot_connect_now, too_many_connections, and class 08 (connection exceptions)
- * except protocol_violation, which is a bug rather than an outage.
- */
-const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08004', '08006']);
-/** Socket errors of a connection refused, reset or cut, or a host that cannot be reached now. */
-const UNAVAILABLE_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'EAI_AGAIN', 'ENOTFOUND']);
-/** pg and pg-pool have no codes for these; their messages are stable (and checked by a test). */
-const UNAVAILABLE_MESSAGES = [
-  /^Connection terminated( unexpectedly| due to connection timeout)?$/,
-  /^timeout exceeded when trying to connect$/,
-  /^Client has encountered a connection error and is not queryable$/,
-  /^Client was closed and is not queryable$/,
-  /^Cannot use a pool after calling end on the pool$/,
-  /^PGlite is closed$/,
-];
-
-/**
- * Whether an error (or one it wraps: `cause`, AggregateError's `errors`, as drizzle and our
- * transactions wrap them) says the database cannot be reached now rather than that a statement
- * is wrong.
- */
-export function isDatabaseUnavailable(err: unknown): boolean {
-  const seen = new Set<unknown>();
-  const visit = (e: unknown, depth: number): boolean => {
-    if (!(e instanceof Error) || seen.has(e) || depth > 6) return false;
-    seen.add(e);
-    const { code, syscall } = e as { code?: unknown; syscall?: unknown };
-    if (typeof code === 'string') {
-      if (UNAVAILABLE_SQLSTATES.has(code) || UNAVAILABLE_SOCKET_CODES.has(code)) return true;
-      // A Unix socket path whose server is stopped (the socket file is gone).
-      if (code === 'ENOENT' && syscall === 'connect') return true;
-    }
-    if (UNAVAILABLE_MESSAGES.some((pattern) => pattern.test(e.message))) return true;
-    if (visit(e.cause, depth + 1)) return true;
-    return e instanceof AggregateError && e.errors.some((inner) => visit(inner, depth + 1));
-  };
-  return visit(err, 0);
-}
+export { isDatabaseUnavailable } from '../db/errors.js';
