@@ -167,7 +167,7 @@ describe('webhooks', () => {
     const result = await post(`http://127.0.0.1:${port}/hook`, true);
     expect(result).toEqual({ ok: false, status: 500, retryable: true, error: `webhook at 127.0.0.1:${port} answered 500, body of 50 bytes not kept` });
     answer = { status: 404, body: 'x'.repeat(1_000_000) };
-    expect((await post(`http://127.0.0.1:${port}/hook`, true)).error).toBe(`webhook at 127.0.0.1:${port} answered 404, body of more than 65536 bytes not kept`);
+    expect((await post(`http://127.0.0.1:${port}/hook`, true)).error).toBe(`webhook at 127.0.0.1:${port} answered 404, body of more than 4096 bytes not kept`);
     answer = { status: 403, body: '' };
     expect((await post(`http://127.0.0.1:${port}/hook`, true)).error).toBe(`webhook at 127.0.0.1:${port} answered 403, no body`);
   });
