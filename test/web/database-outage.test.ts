@@ -234,7 +234,7 @@ interface Activity {
 async function exportActivity(cluster: PrivateCluster): Promise<Activity[]> {
   return withClient(cluster.url(), async (c) => {
     const { rows } = await c.query<Activity>(
-      `SELECT state, wait_event, left(query, 40) AS query FROM pg_stat_activity WHERE datname = 'cloudtally' AND application_name = 'cloudtally'`,
+      `SELECT state, wait_event, left(query, 40) AS query FROM pg_stat_activity WHERE datname = 'cloudtally' AND application_name LIKE 'cloudtally %'`,
     );
     return rows;
   });
