@@ -193,7 +193,11 @@ function priceItem(item: ApiPriceItem): PriceItem {
 }
 
 /** The price of one configured Kubernetes cluster (its name is the path parameter asked for). */
-export function mapK8sPrice(clusterName: string, p: PricingResult, ctx: RowContext): K8sPriceRow {
+/**
+ * `tags`: the cluster's tags from the configuration (the API gives Kubernetes clusters none), kept
+ * as received and normalised like an API resource's tags.
+ */
+export function mapK8sPrice(clusterName: string, p: PricingResult, ctx: RowContext, tags: Readonly<Record<string, string>>, tagSettings: TagSettings): K8sPriceRow {
   const total = p.total_price;
   return {
     snapshotId: ctx.snapshotId,
@@ -213,6 +217,7 @@ export function mapK8sPrice(clusterName: string, p: PricingResult, ctx: RowConte
     projectId: ctx.projectId,
     regionId: ctx.regionId,
     raw: rawJson(p),
+    ...tagColumns(Object.entries(tags).map(([key, value]) => ({ key, value, read_only: false })), tagSettings),
   };
 }
 

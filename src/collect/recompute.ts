@@ -27,7 +27,7 @@ const TAGGED_TABLES: Record<string, ReadonlyArray<{ table: string; keys: readonl
     { table: 'gpu_clusters', keys: ['cluster_id'] },
     { table: 'gpu_cluster_servers', keys: ['cluster_id', 'server_id'] },
   ],
-  k8s_price: [],
+  k8s_price: [{ table: 'k8s_cluster_prices', keys: ['cluster_name'] }],
 };
 
 const UPDATE_BATCH = 5_000;

@@ -7,11 +7,32 @@ import { ConfigError, zodProblems, type ConfigProblem } from './problems.js';
 import { deepFreeze, type DeepReadonly, type Scope } from './types.js';
 import { nonEmptyName, positiveInt } from './validators.js';
 
+/**
+ * A Kubernetes cluster to price: its name, or its name and tags. The API gives these clusters no
+ * tags, so tags configured here are stored and grouped exactly like the API's tags of other kinds.
+ */
+const K8sClusterSchema = z.preprocess(
+  (entry) => (typeof entry === 'string' ? { name: entry } : entry),
+  z.strictObject(
+    {
+      name: nonEmptyName,
+      tags: z
+        .record(
+          z.string().refine((key) => key.trim() !== '' && key.length <= 255),
+          z.string({ error: 'a tag value must be a string' }).max(255, { error: 'a tag value must be at most 255 characters' }),
+          { error: (issue) => (issue.code === 'invalid_key' ? 'a tag key must be 1 to 255 characters, not only spaces' : 'must be an object of tag keys to string values') },
+        )
+        .default({}),
+    },
+    { error: 'must be a cluster name or {"name": "...", "tags": {"key": "value"}}' },
+  ),
+);
+
 export const ScopeSchema = z.strictObject({
   project_id: positiveInt,
   region_id: positiveInt,
   security_groups: z.array(nonEmptyName).default([]),
-  k8s_clusters: z.array(nonEmptyName).default([]),
+  k8s_clusters: z.array(K8sClusterSchema).default([]),
 });
 
 /** The simulator's manifest: same fields as the file; keys it may add later are ignored. */
@@ -35,12 +56,29 @@ export function toScopes(raw: readonly z.output<typeof ScopeSchema>[], problems:
       seen.set(key, i);
     }
   });
-  return raw.map((s) => ({
+  return raw.map((s, i) => ({
     projectId: s.project_id,
     regionId: s.region_id,
     securityGroups: [...new Set(s.security_groups)],
-    k8sClusters: [...new Set(s.k8s_clusters)],
+    ...k8sClusters(s.k8s_clusters, problems, `${basePath}[${i}].k8s_clusters`),
   }));
+}
+
+/** The clusters' names (each once: a name listed twice is a problem) and the tags configured for them. */
+function k8sClusters(raw: readonly z.output<typeof K8sClusterSchema>[], problems: ConfigProblem[], path: string): Pick<Scope, 'k8sClusters' | 'k8sClusterTags'> {
+  const seen = new Map<string, number>();
+  const tags: Record<string, Record<string, string>> = {};
+  raw.forEach((entry, j) => {
+    const name = entry.name;
+    const first = seen.get(name);
+    if (first !== undefined) {
+      problems.push({ path: `${path}[${j}]`, message: `repeats ${path}[${first}] (cluster "${name}"); list each cluster once, with its tags` });
+      return;
+    }
+    seen.set(name, j);
+    if (Object.keys(entry.tags).length > 0) tags[name] = { ...entry.tags };
+  });
+  return { k8sClusters: [...seen.keys()], ...(Object.keys(tags).length > 0 ? { k8sClusterTags: tags } : {}) };
 }
 
 /**

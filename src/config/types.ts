@@ -67,6 +67,8 @@ export interface Scope {
   regionId: number;
   securityGroups: string[];
   k8sClusters: string[];
+  /** Tags configured per Kubernetes cluster name (the API gives them none); a cluster not named has none. */
+  k8sClusterTags?: Record<string, Record<string, string>>;
 }
 
 export type CloudConfig = { mode: 'simulator' } | { mode: 'remote'; baseUrl: string; apiKey: string };

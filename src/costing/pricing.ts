@@ -7,7 +7,8 @@
  *   before the instance snapshot (failing that, the flavor snapshot of the same run).
  * - A bare metal cluster costs its flavor's price x the number of its servers that run. A cluster
  *   whose servers are not listed (legacy responses) has an unknown price.
- * - A Kubernetes cluster costs the `total_price` of the pricing endpoint.
+ * - A Kubernetes cluster costs the `total_price` of the pricing endpoint; its tags are the
+ *   configuration's (the API gives it none).
  * - Only running resources cost: instances and cluster servers whose status (or vm_state when the
  *   status is missing) is ACTIVE. A cluster runs when one of its servers does (or, servers not
  *   listed, when its cluster_status is ACTIVE). Priced Kubernetes clusters always count as running.
@@ -281,7 +282,7 @@ function k8sBranch(snaps: string): string {
     coalesce(k.project_id, s.project_id) as project_id, coalesce(k.region_id, s.region_id) as region_id, null::text as region_name,
     -- price_status (show / hide) says whether the price is visible, not how the cluster runs.
     null::text as status, true as running,
-    ${sqlText(NO_VALUE)}::text as flavor, '{}'::jsonb as tags, null::timestamptz as created_at,
+    ${sqlText(NO_VALUE)}::text as flavor, k.tags, null::timestamptz as created_at,
     null::text as ssh_key_name, null::int as servers_total,
     ${priceColumns({ currency: 'k.currency_code', hour: 'k.price_per_hour', month: 'k.price_per_month', quantity: '1' })}
   from ${snaps} s

@@ -506,6 +506,8 @@ const k8sClusterPricesColumns = () => ({
   breakdown: jsonb('breakdown').$type<{ instances: PriceItem[]; publicips: PriceItem[]; volumes: PriceItem[] }>(),
   ...scopeColumns(),
   ...rawColumn(),
+  /** The API gives Kubernetes clusters no tags: these are the configuration's (k8s_clusters), stored like API tags. */
+  ...tagColumns(),
 });
 
 export const k8sClusterPrices = pgTable('k8s_cluster_prices_staged', { snapshotId: stagedSnapshotId(), ...k8sClusterPricesColumns() }, (t) => [
@@ -515,6 +517,7 @@ export const k8sClusterPrices = pgTable('k8s_cluster_prices_staged', { snapshotI
 export const k8sClusterPricesVersions = pgTable('k8s_cluster_prices_versions', { ...versionKey(), ...k8sClusterPricesColumns(), ...versionRange() }, (t) => [
   primaryKey({ name: 'k8s_cluster_prices_versions_pk', columns: [t.scopeKey, t.clusterName, t.validFrom] }),
   ...versionIndexes('k8s_cluster_prices', t),
+  index('k8s_cluster_prices_versions_tags_idx').using('gin', t.tags.op('jsonb_path_ops')),
 ]);
 
 // ---------------------------------------------------------------------------------------------

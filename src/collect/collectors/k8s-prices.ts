@@ -1,7 +1,8 @@
 /**
  * The price of each configured Kubernetes cluster of a scope. A configured name the API does not
  * know (404) is recorded as an error for that name and the others are still stored; any other
- * failure fails the scope (so a transient error never makes a cluster look gone).
+ * failure fails the scope (so a transient error never makes a cluster look gone). The API gives
+ * these clusters no tags: each row carries the tags the configuration gives the cluster.
  */
 import type { RunError } from '../../db/schema.js';
 import { k8sClusterPrices } from '../../db/schema.js';
@@ -24,7 +25,7 @@ export const k8sPricesCollector: Collector = {
       await ctx.limiter.run(async () => {
         try {
           const price = await ctx.client.getK8sClusterPrice(projectId, regionId, name);
-          await writer.insert(k8sClusterPrices, [mapK8sPrice(name, price, rc)]);
+          await writer.insert(k8sClusterPrices, [mapK8sPrice(name, price, rc, scope.k8sClusterTags?.[name] ?? {}, ctx.config)]);
         } catch (err) {
           if (!isNotFound(err)) throw err;
           firstMissing ??= err;
