@@ -1,12 +1,14 @@
 /**
- * The one place that turns the configuration into what talks to the cloud: the API client, the
- * built-in simulator when no credentials are configured, and the scopes to collect. `npm start`
- * (main.ts) and `npm run collect` (commands/collect.ts) both use it, so they always collect the
- * same scopes, image ids and free features.
+ * The one place that turns the configuration into what runs and talks to the cloud: the settings
+ * a run uses (runtimeConfig: in simulator mode the demo's gap caps and budgets), the API client,
+ * the built-in simulator when no credentials are configured, and the scopes to collect.
+ * `npm start` (main.ts) and `npm run collect` (commands/collect.ts) both use it, so they always
+ * collect the same scopes, image ids and free features, and close days under the same gap caps.
  */
 import { createCloudClient, type CloudClient, type CloudClientOptions } from './cloud/index.js';
 import type { CollectorDeps } from './collect/index.js';
 import { scopesFromManifest, type Config } from './config/index.js';
+import { demoConfig, withDemoK8sTags } from './demo/config.js';
 import { demoPersistence } from './demo/persistence.js';
 import type { Logger } from './logger.js';
 import { startSimulator, type Simulator } from './simulator/index.js';
@@ -27,14 +29,19 @@ export interface ConnectOptions {
   onRequest?: CloudClientOptions['onRequest'];
 }
 
+/** The settings every run and report of this process uses: the loaded ones, with the demo's where the simulator stands in. */
+export function runtimeConfig(loaded: Config): Config {
+  return loaded.cloud.mode === 'simulator' ? demoConfig(loaded) : loaded;
+}
+
 /**
  * What to collect with the simulator: the configured scopes when there are any, else the demo
- * company's; configured image ids plus the demo's (the demo's images carry tags worth showing);
+ * company's (its Kubernetes clusters tagged by the demo's configuration); configured image ids plus the demo's (the demo's images carry tags worth showing);
  * configured free features, else the demo's.
  */
 export function simulatorScopes(config: Config, manifest: CollectionScopes): CollectionScopes {
   return {
-    scopes: config.scopes.length > 0 ? config.scopes : manifest.scopes,
+    scopes: config.scopes.length > 0 ? config.scopes : withDemoK8sTags(manifest.scopes),
     imageIds: [...new Set([...config.imageIds, ...(manifest.imageIds ?? [])])],
     freeFeatureIds: config.freeFeatureIds.length > 0 ? config.freeFeatureIds : manifest.freeFeatureIds,
   };

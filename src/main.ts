@@ -20,11 +20,10 @@ import {
   type CollectorDeps,
   type ProgressEvent,
 } from './collect/index.js';
-import { DEMO_HISTORY_STEP_HOURS, type Config } from './config/index.js';
-import { connectCloud } from './connect-cloud.js';
+import type { Config } from './config/index.js';
+import { connectCloud, runtimeConfig } from './connect-cloud.js';
 import { openDatabase, type Database } from './db/connection.js';
 import { backfillDemoHistory, demoHistorySteps } from './demo/history.js';
-import { DEMO_BUDGETS } from './demo/budgets.js';
 import type { Logger } from './logger.js';
 import { refreshCurrentInstancesAfterRun, workAfterRun } from './notify/after-run.js';
 import { createNotifyService } from './notify/service.js';
@@ -70,13 +69,8 @@ export interface StartOptions {
 }
 
 export async function startService(loaded: Config, logger: Logger, options: StartOptions = {}): Promise<RunningService> {
-  // The demo's history is backfilled every DEMO_HISTORY_STEP_HOURS: with the schedules' caps
-  // (2 h for hourly instances) its cost per day would count only a third of each day.
-  // The demo ships with two budgets (src/demo/budgets.ts) unless the configuration names its own.
-  const config: Config =
-    loaded.cloud.mode === 'simulator'
-      ? Object.freeze({ ...loaded, costMaxGapHours: loaded.costMaxGapHours ?? DEMO_HISTORY_STEP_HOURS, budgets: loaded.budgets ?? DEMO_BUDGETS })
-      : loaded;
+  // The same settings as `npm run collect` (the demo's gap caps and budgets in simulator mode).
+  const config = runtimeConfig(loaded);
   const now = options.now ?? (() => new Date());
   // Refuse a non-loopback HOST in local-only mode before anything is opened.
   const host = listenHostFor(config);

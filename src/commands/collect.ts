@@ -1,7 +1,7 @@
 import { DEFAULT_STOP_TIMEOUT_MS, defaultRunnerId, runCollectCommand, runnerSessionName } from '../collect/index.js';
 import type { Config } from '../config/index.js';
 import { workAfterRun } from '../notify/after-run.js';
-import { connectCloud } from '../connect-cloud.js';
+import { connectCloud, runtimeConfig } from '../connect-cloud.js';
 import type { Logger } from '../logger.js';
 import { openMigratedDatabase, sessionOptions } from '../ops/startup.js';
 import { abortOnSignal, signalExitCode } from './signals.js';
@@ -15,7 +15,9 @@ const STOP_GRACE_MS = DEFAULT_STOP_TIMEOUT_MS + 10_000;
  * the run is recorded as partial or failed) and the command exits 130/143; a second signal exits
  * at once.
  */
-export async function collect(config: Config, logger: Logger): Promise<number> {
+export async function collect(loaded: Config, logger: Logger): Promise<number> {
+  // The same settings as the service (the demo's gap caps in simulator mode), so both close days alike.
+  const config = runtimeConfig(loaded);
   const stop = abortOnSignal(logger, STOP_GRACE_MS);
   try {
     const code = await collectUntilStopped(config, logger, stop.signal);

@@ -1,7 +1,9 @@
 /**
- * `npm start` and `npm run collect` build the client, the simulator and the scopes in one place
- * (src/connect-cloud.ts): with the same configuration they collect the same scopes, image ids and
- * free features. Each logs what it will collect ("collection scopes"), which is what this compares.
+ * `npm start` and `npm run collect` build the client, the simulator, the scopes and the settings
+ * of a run in one place (src/connect-cloud.ts): with the same configuration they collect the same
+ * scopes, image ids and free features (each logs what it will collect, "collection scopes", which
+ * is what the first test compares), and close days under the same gap caps (the second test runs
+ * both on one database and compares cost_daily).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +13,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { collect } from '../../src/commands/collect.js';
 import { loadConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/logger.js';
+import { openDatabase } from '../../src/db/connection.js';
+import { silentLogger } from '../../src/logger.js';
 import { startService } from '../../src/main.js';
 
 const CONFIGURED_IMAGE = '3f0c9a52-6a3e-4c1f-9d55-2b7a1e0c4d11';
@@ -57,4 +61,33 @@ describe('one wiring place for start and collect', () => {
     expect(collected!.imageIds).toContain(CONFIGURED_IMAGE);
     expect((collected!.imageIds as string[]).length).toBeGreaterThan(1);
   }, 240_000);
+
+  it('closes the demo\'s days alike: `npm run collect` after `npm start` leaves cost_daily unchanged', async () => {
+    const dataDir = join(dir, 'one-database');
+    const config = loadConfig({ CLOUDTALLY_DATA_DIR: dataDir, PORT: '0', SIM_TASK_DELAY_MS: '20', CLOUDTALLY_CONFIG: 'demo.json' }, { readFile: () => JSON.stringify({ collect_on_start: false }) });
+    // Two days of demo history, collected every 6 hours: the service closes the day before yesterday at least.
+    const service = await startService(config, silentLogger(), { demoHistoryDays: 2 });
+    await service.ready;
+    await service.stop();
+    const byService = await costDaily(dataDir);
+    expect(byService.length).toBeGreaterThan(0);
+
+    await expect(collect(config, silentLogger())).resolves.toBe(0);
+    const afterCollect = await costDaily(dataDir);
+    // Every day the service closed is still there with the same figures (the collect may close more).
+    const days = new Set(byService.map((r) => r.day));
+    expect(afterCollect.filter((r) => days.has(r.day))).toEqual(byService);
+  }, 240_000);
 });
+
+async function costDaily(dataDir: string): Promise<Array<Record<string, string>>> {
+  const db = await openDatabase({ driver: 'pglite', dataDir });
+  try {
+    return await db.query<Record<string, string>>(
+      `select day::text, kind, scope_key, dimension, group_value, coalesce(currency, '') as currency, cost::text, resource_hours::text
+       from cost_daily order by day, kind, scope_key, dimension, group_value, currency`,
+    );
+  } finally {
+    await db.close();
+  }
+}
