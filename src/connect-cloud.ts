@@ -10,6 +10,7 @@ import type { CollectorDeps } from './collect/index.js';
 import { scopesFromManifest, type Config } from './config/index.js';
 import { demoConfig, withDemoK8sTags } from './demo/config.js';
 import { demoPersistence } from './demo/persistence.js';
+import type { Queryable } from './db/connection.js';
 import type { Logger } from './logger.js';
 import { startSimulator, type Simulator } from './simulator/index.js';
 
@@ -25,6 +26,8 @@ export interface CloudConnection {
 }
 
 export interface ConnectOptions {
+  /** The database the collections write to: the demo company is kept there (src/demo/persistence.ts). */
+  database: Queryable;
   /** Told of every API request (metrics). */
   onRequest?: CloudClientOptions['onRequest'];
 }
@@ -48,7 +51,7 @@ export function simulatorScopes(config: Config, manifest: CollectionScopes): Col
 }
 
 /** The real cloud when configured, else the built-in simulator with its demo company. */
-export async function connectCloud(config: Config, logger: Logger, options: ConnectOptions = {}): Promise<CloudConnection> {
+export async function connectCloud(config: Config, logger: Logger, options: ConnectOptions): Promise<CloudConnection> {
   const clientOptions = {
     timeoutMs: config.client.timeoutMs,
     maxPageBytes: config.client.maxPageBytes,
@@ -65,7 +68,7 @@ export async function connectCloud(config: Config, logger: Logger, options: Conn
     return { client, scopes, close: () => client.close() };
   }
   // Embedded: on a free port (SIM_PORT is for `npm run sim`), never reachable from elsewhere.
-  const simulator = await startSimulator({ ...config.simulator, host: '127.0.0.1', port: 0 }, demoPersistence(config, logger));
+  const simulator = await startSimulator({ ...config.simulator, host: '127.0.0.1', port: 0 }, demoPersistence(config, logger, options.database));
   logger.info({ url: simulator.url }, 'no cloud credentials: using the built-in simulator with demo data');
   const client = createCloudClient({ ...clientOptions, baseUrl: simulator.url, apiKey: simulator.apiKey });
   const scopes = simulatorScopes(config, scopesFromManifest(simulator.manifest()));

@@ -94,7 +94,7 @@ export async function startService(loaded: Config, logger: Logger, options: Star
   // Started parts, stopped again when the start fails later on.
   const started: Stoppable[] = [];
   try {
-    const cloud = await connectCloud(config, logger, { onRequest: metrics.cloudRequestHook() });
+    const cloud = await connectCloud(config, logger, { database, onRequest: metrics.cloudRequestHook() });
     simulator = cloud.simulator;
     client = cloud.client;
     const collectorDeps: CollectorDeps = {

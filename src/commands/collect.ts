@@ -39,7 +39,7 @@ async function collectUntilStopped(config: Config, logger: Logger, signal: Abort
     open: sessionOptions(config.databaseSessions, runnerSessionName(runnerId)),
   });
   try {
-    const cloud = await connectCloud(config, logger);
+    const cloud = await connectCloud(config, logger, { database });
     try {
       if (cloud.simulator) process.stdout.write('No cloud credentials: collecting the built-in simulator (demo data).\n');
       if (signal.aborted) {

@@ -308,8 +308,9 @@ export interface ConfigShape {
   /** Knobs of the built-in simulator (used when cloud.mode is 'simulator', and by `npm run sim`). */
   simulator: SimulatorSettings;
   /**
-   * Where the built-in simulator of `npm start` / `npm run collect` keeps its demo company between
-   * restarts: `demo-simulator.json` in CLOUDTALLY_DATA_DIR; null (memory only) for `memory://`.
+   * `demo-simulator.json` in CLOUDTALLY_DATA_DIR, where older versions kept the demo company; now
+   * it is kept in the database and this file is read once into a PGlite database of this folder
+   * (src/demo/persistence.ts). null for `memory://`.
    */
   demoStateFile: string | null;
   /** Empty in simulator mode unless configured: the scopes then come from the simulator's manifest. */

@@ -62,6 +62,7 @@ export const LOCAL_TABLES: readonly string[] = [
   'budgets',
   'notify_messages',
   'notify_deliveries',
+  'demo_company',
 ];
 
 export type Placement = 'distributed' | 'reference' | 'local';

@@ -1024,3 +1024,18 @@ export const currentInstancesStamp = pgTable(
   },
   (t) => [check('current_instances_stamp_one_row', sql`${t.id} = 1`)],
 );
+
+// ---------------------------------------------------------------------------------------------
+// The demo company of the built-in simulator (simulator mode), kept with the database whose
+// history it made, so two databases started from one folder never share or advance each other's
+// demo. One row: the simulator's saved company as JSON text (src/simulator/persistence.ts).
+
+export const demoCompany = pgTable(
+  'demo_company',
+  {
+    id: boolean('id').primaryKey().default(true),
+    state: text('state').notNull(),
+    savedAt: timestamptz('saved_at').notNull(),
+  },
+  (t) => [check('demo_company_one_row', sql`${t.id}`)],
+);

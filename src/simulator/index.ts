@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { FaultController, type SimFault } from './faults.js';
 import { createRequestListener, type RequestLogEntry, type ServerSettings } from './http/server.js';
 import { resolveOptions, validateOptionsPatch, type SimulatorOptions } from './options.js';
-import { loadCompanyFile, serializeCompany, StateSaver, type SavedCompany } from './persistence.js';
+import { loadCompany, serializeCompany, StateSaver, type CompanyStore, type SavedCompany } from './persistence.js';
 import { buildRouter } from './routes/index.js';
 import { SimState, type SimManifest } from './state.js';
 
@@ -13,6 +13,7 @@ import { SimState, type SimManifest } from './state.js';
  */
 
 export type { SimFault } from './faults.js';
+export { fileStore, type CompanyStore } from './persistence.js';
 export { simulatorOptionsFromEnv, type SimulatorOptions } from './options.js';
 export { SimLookupError, SimState, type AddClusterInput, type SimManifest, type SimScopeSummary } from './state.js';
 export type { SimTaskStatus, SimTaskView } from './tasks.js';
@@ -42,23 +43,24 @@ export interface Simulator {
 
 /** Where a simulator keeps its company across restarts (the demo of `npm start`). */
 export interface PersistenceOptions {
-  /** The JSON file holding the company; created when absent, replaced atomically. */
-  file: string;
-  /** Told when a saved file cannot be used or a save fails (pino-compatible). */
+  /** Where the company is kept (fileStore(file), or a database row); created when absent, replaced whole. */
+  store: CompanyStore;
+  /** Told when a saved company cannot be used or a save fails (pino-compatible). */
   log?: { warn(details: object, message: string): void; info(details: object, message: string): void };
 }
 
 export interface PersistenceReport {
-  file: string;
-  /** `restored`: the saved company continues; `fresh`: none was saved; `replaced`: the saved file was unusable. */
+  /** The store's `where`. */
+  where: string;
+  /** `restored`: the saved company continues; `fresh`: none was saved; `replaced`: the saved one was unusable. */
   outcome: 'restored' | 'fresh' | 'replaced';
-  /** Why the saved file could not be used (`replaced`). */
+  /** Why the saved company could not be used (`replaced`). */
   problem?: string;
 }
 
 /**
  * Starts the simulator. Without `persistence` the company lives in memory only (tests, `npm run
- * sim`); with it, a company saved in the file continues and every change is saved there.
+ * sim`); with it, a company saved in its store continues and every change is saved there.
  */
 export async function startSimulator(options: SimulatorOptions = {}, persistence?: PersistenceOptions): Promise<Simulator> {
   const opts = resolveOptions(options);
@@ -68,24 +70,25 @@ export async function startSimulator(options: SimulatorOptions = {}, persistence
   let saved: SavedCompany | undefined;
   let report: PersistenceReport | undefined;
   if (persistence) {
-    const loaded = await loadCompanyFile(persistence.file, { seed: opts.seed, size: opts.size });
+    const where = persistence.store.where;
+    const loaded = await loadCompany(persistence.store, { seed: opts.seed, size: opts.size });
     if (loaded.outcome === 'restored') {
       saved = loaded;
-      report = { file: persistence.file, outcome: 'restored' };
-      persistence.log?.info({ file: persistence.file }, 'demo company restored: the simulator continues where it stopped');
+      report = { where, outcome: 'restored' };
+      persistence.log?.info({ where }, 'demo company restored: the simulator continues where it stopped');
     } else if (loaded.outcome === 'absent') {
-      report = { file: persistence.file, outcome: 'fresh' };
-      persistence.log?.info({ file: persistence.file }, 'no saved demo company: a new one is generated and saved');
+      report = { where, outcome: 'fresh' };
+      persistence.log?.info({ where }, 'no saved demo company: a new one is generated and saved');
     } else {
-      report = { file: persistence.file, outcome: 'replaced', problem: loaded.problem };
-      persistence.log?.warn({ file: persistence.file, problem: loaded.problem }, 'saved demo company unusable: a new one replaces it');
+      report = { where, outcome: 'replaced', problem: loaded.problem };
+      persistence.log?.warn({ where, problem: loaded.problem }, 'saved demo company unusable: a new one replaces it');
     }
   }
   const state = new SimState({ seed: opts.seed, size: opts.size, now: opts.now, taskDelayMs: opts.taskDelayMs, clock, saved });
   let saver: StateSaver | undefined;
   if (persistence) {
-    const { file, log } = persistence;
-    saver = new StateSaver(file, () => serializeCompany(state.saved(), clock()), (error) => log?.warn({ err: error, file }, 'saving the demo company failed'));
+    const { store, log } = persistence;
+    saver = new StateSaver(store, () => serializeCompany(state.saved(), clock()), (error) => log?.warn({ err: error, where: store.where }, 'saving the demo company failed'));
     state.onChange = () => saver?.changed();
     // Saved at once: a new company's creation times depend on the start time, so keep them.
     if (report?.outcome !== 'restored') saver.changed();

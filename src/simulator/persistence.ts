@@ -4,8 +4,9 @@ import { z } from 'zod';
 import type { SimCompany, SimInstance, SimScope } from './model.js';
 
 /**
- * The demo company on disk (`npm start` in simulator mode): the whole company as JSON, with the
- * position of the generator that invents new ids, so that a restart continues the same company.
+ * The demo company kept (`npm start` in simulator mode: in its database, src/demo/persistence.ts):
+ * the whole company as JSON, with the position of the generator that invents new ids, so that a
+ * restart continues the same company.
  * Saved whole, not as a journal of changes: every change (history steps, stops, tasks that
  * finished, anything a route changed) is in it without each change being recorded separately.
  * Tasks still running when it is saved are not kept (their effects never happen).
@@ -251,15 +252,40 @@ export function parseCompany(text: string, expected: { seed: number; size: numbe
   };
 }
 
-export async function loadCompanyFile(file: string, expected: { seed: number; size: number }): Promise<LoadOutcome> {
-  let text: string;
+/** Where a company is kept: a file, or a database row (src/demo/persistence.ts). */
+export interface CompanyStore {
+  /** Where it is, as the logs name it. */
+  readonly where: string;
+  /** The saved text; null when nothing was saved yet. Throws when it cannot be read. */
+  read(): Promise<string | null>;
+  /** Replaces the saved text, whole or not at all. */
+  write(text: string): Promise<void>;
+}
+
+/** A company kept in a JSON file, replaced atomically. */
+export function fileStore(file: string): CompanyStore {
+  return {
+    where: file,
+    async read() {
+      try {
+        return await readFile(file, 'utf8');
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+        throw error;
+      }
+    },
+    write: (text) => writeFileAtomically(file, text),
+  };
+}
+
+export async function loadCompany(store: CompanyStore, expected: { seed: number; size: number }): Promise<LoadOutcome> {
+  let text: string | null;
   try {
-    text = await readFile(file, 'utf8');
+    text = await store.read();
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { outcome: 'absent' };
     return { outcome: 'unusable', problem: `cannot be read (${(error as Error).message})` };
   }
-  return parseCompany(text, expected);
+  return text === null ? { outcome: 'absent' } : parseCompany(text, expected);
 }
 
 /** Writes the whole file or nothing: a temporary file beside it, then a rename over it. */
@@ -277,7 +303,7 @@ export async function writeFileAtomically(file: string, text: string): Promise<v
 
 /**
  * Saves after each change, never two writes at once: changes during a write are saved by one
- * more write after it. `flush()` waits until everything changed so far is on disk.
+ * more write after it. `flush()` waits until everything changed so far is saved.
  */
 export class StateSaver {
   private dirty = false;
@@ -285,7 +311,7 @@ export class StateSaver {
   private writing: Promise<void> | null = null;
 
   constructor(
-    private readonly file: string,
+    private readonly store: CompanyStore,
     private readonly snapshot: () => string,
     private readonly onError: (error: Error) => void,
   ) {}
@@ -308,7 +334,7 @@ export class StateSaver {
     while (this.dirty) {
       this.dirty = false;
       try {
-        await writeFileAtomically(this.file, this.snapshot());
+        await this.store.write(this.snapshot());
         this.failed = false;
       } catch (error) {
         this.failed = true;

@@ -21,6 +21,7 @@ const EXPECTED_TABLES = [
   'cost_rollups',
   'current_instances',
   'current_instances_stamp',
+  'demo_company',
   'free_features', // a view: every snapshot's rows, over free_features_versions and free_features_staged
   'free_features_staged',
   'free_features_versions',

@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collect } from '../../src/commands/collect.js';
 import { loadConfig } from '../../src/config/index.js';
+import { openDatabase } from '../../src/db/connection.js';
 import { createLogger, silentLogger } from '../../src/logger.js';
 import { startService, type RunningService } from '../../src/main.js';
 import { launchChromium, skipBrowserTests, watchedPage } from '../helpers/browser.js';
@@ -109,7 +110,9 @@ describe.each(variants)('the demo after a restart on $name', ({ database }) => {
     expect(runsBefore).toBeGreaterThanOrEqual(4); // the backfilled history
     await first.stop();
     service = undefined;
-    expect(readdirSync(dir)).toContain('demo-simulator.json');
+    // The company is kept in the database, not in a file of the folder.
+    expect(readdirSync(dir)).not.toContain('demo-simulator.json');
+    expect(await savedCompanies(env, dir)).toBe(1);
     const restartedAt = new Date();
 
     // `npm run collect` in between collects the same saved company.
@@ -155,18 +158,32 @@ describe.each(variants)('the demo after a restart on $name', ({ database }) => {
   it('starts a fresh company when the saved one is corrupt, with a warning in the log', async () => {
     await service?.stop();
     service = undefined;
-    writeFileSync(join(dir, 'demo-simulator.json'), '{"format":"cloudtally-demo-simulator","version":1,"seed":42,"size":"sixty"');
+    const config0 = loadConfig({ CLOUDTALLY_DATA_DIR: dir, ...env });
+    const db = await openDatabase(config0.database);
+    await db.execute(`update demo_company set state = $1`, ['{"format":"cloudtally-demo-simulator","version":1,"seed":42,"size":"sixty"']);
+    await db.close();
     const lines: string[] = [];
     const logger = createLogger({ level: 'info', destination: { write: (line: string) => void lines.push(line) } });
     const config = loadConfig({ CLOUDTALLY_DATA_DIR: dir, PORT: '0', SIM_TASK_DELAY_MS: '20', ...env });
     service = await startService(config, logger, { demoHistoryDays: HISTORY_DAYS });
     await service.ready;
     const warning = lines.map((l) => JSON.parse(l) as { level: number; msg: string; file?: string; problem?: string }).find((l) => l.msg === 'saved demo company unusable: a new one replaces it');
-    expect(warning).toMatchObject({ level: 40, file: join(dir, 'demo-simulator.json') });
+    expect(warning).toMatchObject({ level: 40, where: 'the database (table demo_company)' });
     expect(warning?.problem).toMatch(/^not JSON/);
     expect((await fetch(`${service.url}/reports/overview`)).status).toBe(200);
   }, 180_000);
 });
+
+/** Rows of demo_company in the database of this folder and environment. */
+async function savedCompanies(env: Record<string, string>, dir: string): Promise<number> {
+  const db = await openDatabase(loadConfig({ CLOUDTALLY_DATA_DIR: dir, ...env }).database);
+  try {
+    const [row] = await db.query<{ n: number }>('select count(*)::int as n from demo_company');
+    return row!.n;
+  } finally {
+    await db.close();
+  }
+}
 
 async function freshPostgres(baseUrl: string): Promise<{ env: Record<string, string>; drop: () => Promise<void> }> {
   const name = `ct_test_${Date.now()}_${randomBytes(4).toString('hex')}`;

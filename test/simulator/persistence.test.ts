@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startSimulator, type PersistenceOptions, type Simulator } from '../../src/simulator/index.js';
+import { fileStore, startSimulator, type PersistenceOptions, type Simulator } from '../../src/simulator/index.js';
 import { serializeCompany } from '../../src/simulator/persistence.js';
 
 const NOW = new Date('2025-06-01T12:00:00Z');
@@ -16,7 +16,7 @@ describe('simulator persistence', () => {
   const log: PersistenceOptions['log'] = { warn: (details, message) => warnings.push({ details, message }), info: () => undefined };
 
   const start = async (options: { seed?: number; size?: number; persist?: boolean } = {}) => {
-    const sim = await startSimulator({ seed: options.seed ?? 7, size: options.size ?? 40, taskDelayMs: 0, now: NOW }, options.persist === false ? undefined : { file, log });
+    const sim = await startSimulator({ seed: options.seed ?? 7, size: options.size ?? 40, taskDelayMs: 0, now: NOW }, options.persist === false ? undefined : { store: fileStore(file), log });
     opened.push(sim);
     return sim;
   };
@@ -39,7 +39,7 @@ describe('simulator persistence', () => {
 
   it('saves a new company at once and continues it after a restart: changes, creation times and new ids', async () => {
     const first = await start();
-    expect(first.persistence).toEqual({ file, outcome: 'fresh' });
+    expect(first.persistence).toEqual({ where: file, outcome: 'fresh' });
     const [scope] = first.state.scopes();
     const vm = first.state.instances(scope!.project_id, scope!.region_id).find((i) => i.status === 'ACTIVE')!;
     await stopOverHttp(first, vm.id);
@@ -52,7 +52,7 @@ describe('simulator persistence', () => {
     expect(readdirTemporary()).toEqual([]);
 
     const second = await start();
-    expect(second.persistence).toEqual({ file, outcome: 'restored' });
+    expect(second.persistence).toEqual({ where: file, outcome: 'restored' });
     expect(text(second)).toBe(before);
     expect(second.state.instance(vm.id)!.status).toBe('SHUTOFF');
     expect(second.state.clusters(scope!.project_id, scope!.region_id).map((c) => c.name)).toContain('kept-cluster');

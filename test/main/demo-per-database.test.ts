@@ -1,0 +1,85 @@
+/**
+ * A demo per database: PGlite in a folder and a Postgres database started with the same folder as
+ * CLOUDTALLY_DATA_DIR each keep their own demo company (in their own database), so starting one
+ * never advances the other's company or invents history for it. Needs Postgres (TEST_DATABASE_URL):
+ * two PGlite databases cannot share one folder.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { collect } from '../../src/commands/collect.js';
+import { loadConfig } from '../../src/config/index.js';
+import { createLogger, silentLogger } from '../../src/logger.js';
+import { startService, type RunningService } from '../../src/main.js';
+
+const postgresUrl = process.env.TEST_DATABASE_URL;
+
+interface Counted {
+  summary: Array<{ label: string; value: unknown }>;
+}
+
+describe.skipIf(!postgresUrl)('two databases started from one folder', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ct-demo-per-db-'));
+  const dbName = `ct_test_${Date.now()}_${randomBytes(4).toString('hex')}`;
+  const postgres = new URL(postgresUrl ?? 'postgres://unused');
+  postgres.pathname = `/${dbName}`;
+  let service: RunningService | undefined;
+
+  const admin = async (sql: string) => {
+    const url = new URL(postgresUrl!);
+    url.pathname = '/postgres';
+    const client = new pg.Client({ connectionString: url.toString() });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  afterAll(async () => {
+    await service?.stop();
+    await admin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+    rmSync(dir, { recursive: true, force: true });
+  }, 60_000);
+
+  /** Starts on PGlite in the folder, or on Postgres with the same folder; returns what the simulator logged. */
+  async function start(on: 'pglite' | 'postgres', historyDays: number): Promise<string[]> {
+    const lines: string[] = [];
+    const logger = createLogger({ level: 'info', destination: { write: (line: string) => void lines.push(line) } });
+    const env = on === 'postgres' ? { DATABASE_URL: postgres.toString() } : {};
+    service = await startService(loadConfig({ CLOUDTALLY_DATA_DIR: dir, PORT: '0', SIM_TASK_DELAY_MS: '20', ...env }), logger, { demoHistoryDays: historyDays });
+    await service.ready;
+    await service.collection.idle();
+    return lines.map((l) => (JSON.parse(l) as { msg: string }).msg).filter((m) => /demo company/.test(m));
+  }
+  async function stop(): Promise<void> {
+    await service?.stop();
+    service = undefined;
+  }
+  async function changesSince(since: Date, kind: string): Promise<unknown[]> {
+    const res = await fetch(`${service!.url}/api/reports/changes?kind=${kind}&since=${encodeURIComponent(since.toISOString())}`);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as Counted;
+    return ['Added', 'Removed', 'Changed'].map((label) => body.summary.find((s) => s.label === label)?.value);
+  }
+
+  it('never shares or advances the other\'s demo company', async () => {
+    await admin(`CREATE DATABASE ${dbName}`);
+    expect(await start('pglite', 1)).toEqual(['no saved demo company: a new one is generated and saved']);
+    await stop();
+    const pgliteStopped = new Date();
+
+    // Postgres from the same folder: its own, new company, whose history (clusters added,
+    // instances stopped, tags fixed) is built in its own database.
+    expect(await start('postgres', 2)).toEqual(['no saved demo company: a new one is generated and saved']);
+    await stop();
+    expect(await collect(loadConfig({ CLOUDTALLY_DATA_DIR: dir, DATABASE_URL: postgres.toString(), LOG_LEVEL: 'silent' }), silentLogger())).toBe(0);
+
+    // PGlite again: the company it left, unchanged by what ran on Postgres.
+    expect(await start('pglite', 1)).toEqual(['demo company restored: the simulator continues where it stopped']);
+    for (const kind of ['instances', 'clusters', 'servers']) expect(await changesSince(pgliteStopped, kind), kind).toEqual([0, 0, 0]);
+  }, 300_000);
+});
