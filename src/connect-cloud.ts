@@ -32,9 +32,12 @@ export interface ConnectOptions {
   onRequest?: CloudClientOptions['onRequest'];
 }
 
-/** The settings every run and report of this process uses: the loaded ones, with the demo's where the simulator stands in. */
-export function runtimeConfig(loaded: Config): Config {
-  return loaded.cloud.mode === 'simulator' ? demoConfig(loaded) : loaded;
+/**
+ * The settings every run and report of this process uses: the loaded ones, with the demo's where
+ * the simulator stands in (`now`: when the process starts, which sizes one demo budget).
+ */
+export function runtimeConfig(loaded: Config, now: Date): Config {
+  return loaded.cloud.mode === 'simulator' ? demoConfig(loaded, now) : loaded;
 }
 
 /**

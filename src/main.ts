@@ -23,7 +23,7 @@ import {
 import type { Config } from './config/index.js';
 import { connectCloud, runtimeConfig } from './connect-cloud.js';
 import { openDatabase, type Database } from './db/connection.js';
-import { backfillDemoHistory, demoHistorySteps } from './demo/history.js';
+import { backfillDemoHistory, demoHistoryDays, demoHistorySteps } from './demo/history.js';
 import type { Logger } from './logger.js';
 import { refreshCurrentInstancesAfterRun, workAfterRun } from './notify/after-run.js';
 import { createNotifyService } from './notify/service.js';
@@ -64,14 +64,14 @@ export interface RunningService {
 export interface StartOptions {
   /** Clock for reports and demo history (tests). */
   now?: () => Date;
-  /** Demo history to backfill in simulator mode when the database is empty (default 7 days). */
+  /** Days of demo history to backfill in simulator mode when the database is empty (default: back to the previous month's first day, at least 35). */
   demoHistoryDays?: number;
 }
 
 export async function startService(loaded: Config, logger: Logger, options: StartOptions = {}): Promise<RunningService> {
-  // The same settings as `npm run collect` (the demo's gap caps and budgets in simulator mode).
-  const config = runtimeConfig(loaded);
   const now = options.now ?? (() => new Date());
+  // The same settings as `npm run collect` (the demo's gap caps and budgets in simulator mode).
+  const config = runtimeConfig(loaded, now());
   // Refuse a non-loopback HOST in local-only mode before anything is opened.
   const host = listenHostFor(config);
   // A port that is taken stops the start before the database (a PGlite folder) is opened.
@@ -178,7 +178,7 @@ export async function startService(loaded: Config, logger: Logger, options: Star
 
     const starting = new AbortController();
     const ready = Promise.all([
-      startCollecting({ logger, collection, collectorDeps, simulator, database, now, days: options.demoHistoryDays ?? 7, signal: starting.signal, onProgress, onBackfill: (progress) => (demoHistory = progress) }),
+      startCollecting({ logger, collection, collectorDeps, simulator, database, now, days: options.demoHistoryDays ?? demoHistoryDays(now()), signal: starting.signal, onProgress, onBackfill: (progress) => (demoHistory = progress) }),
       // Snapshots collected while the service was down, or other idle settings: the read model follows.
       refreshCurrentInstancesAfterRun({ db: database, config, logger }),
     ]).then(() => undefined);

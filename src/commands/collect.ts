@@ -17,7 +17,7 @@ const STOP_GRACE_MS = DEFAULT_STOP_TIMEOUT_MS + 10_000;
  */
 export async function collect(loaded: Config, logger: Logger): Promise<number> {
   // The same settings as the service (the demo's gap caps in simulator mode), so both close days alike.
-  const config = runtimeConfig(loaded);
+  const config = runtimeConfig(loaded, new Date());
   const stop = abortOnSignal(logger, STOP_GRACE_MS);
   try {
     const code = await collectUntilStopped(config, logger, stop.signal);

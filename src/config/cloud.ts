@@ -6,7 +6,7 @@ import type { CloudConfig } from './types.js';
 
 /**
  * Hours between the steps of the demo history that simulator mode backfills into an empty
- * database; also the demo service's cost cap, so that history integrates without gaps.
+ * database (the demo's gap cap, src/demo/config.ts, is an hour more, so it integrates without gaps).
  */
 export const DEMO_HISTORY_STEP_HOURS = 6;
 

@@ -1,16 +1,23 @@
 import { DEMO_HISTORY_STEP_HOURS, type Config, type DeepReadonly, type Scope } from '../config/index.js';
-import { DEMO_BUDGETS } from './budgets.js';
+import { demoBudgets } from './budgets.js';
+
+/**
+ * The demo's gap cap: its history is collected every DEMO_HISTORY_STEP_HOURS, and with the
+ * schedules' caps (2 h for hourly instances) a day would count only a third of its hours. An hour
+ * more than the step, because a backfilled step's snapshots are taken a few milliseconds later or
+ * earlier than the step's time: a cap of exactly the step would leave those milliseconds uncovered.
+ */
+export const DEMO_MAX_GAP_HOURS = DEMO_HISTORY_STEP_HOURS + 1;
 
 /**
  * The demo's own configuration (simulator mode), for what the configuration does not set:
- * - gap caps of DEMO_HISTORY_STEP_HOURS: the demo history is collected every 6 hours, and with the
- *   schedules' caps (2 h for hourly instances) a day would count only a third of its hours;
- * - the demo budgets (src/demo/budgets.ts);
+ * - the demo's gap cap (DEMO_MAX_GAP_HOURS);
+ * - the demo budgets (src/demo/budgets.ts; one of them sized by `now`);
  * - tags for the demo company's Kubernetes clusters (the API gives them none), as a configuration
  *   would give them: by team, and one cluster left untagged so that tag hygiene has one to list.
  */
-export function demoConfig(loaded: Config): Config {
-  return Object.freeze({ ...loaded, costMaxGapHours: loaded.costMaxGapHours ?? DEMO_HISTORY_STEP_HOURS, budgets: loaded.budgets ?? DEMO_BUDGETS });
+export function demoConfig(loaded: Config, now: Date): Config {
+  return Object.freeze({ ...loaded, costMaxGapHours: loaded.costMaxGapHours ?? DEMO_MAX_GAP_HOURS, budgets: loaded.budgets ?? demoBudgets(now) });
 }
 
 /** Team of each demo Kubernetes cluster by name (src/simulator/catalog.ts); k8s-dev-sandbox stays untagged. */

@@ -15,7 +15,7 @@ import { SimState, type SimManifest } from './state.js';
 export type { SimFault } from './faults.js';
 export { fileStore, type CompanyStore } from './persistence.js';
 export { simulatorOptionsFromEnv, type SimulatorOptions } from './options.js';
-export { SimLookupError, SimState, type AddClusterInput, type SimManifest, type SimScopeSummary } from './state.js';
+export { SimLookupError, SimState, type AddClusterInput, type AddInstanceInput, type SimManifest, type SimScopeSummary } from './state.js';
 export type { SimTaskStatus, SimTaskView } from './tasks.js';
 export type * from './model.js';
 

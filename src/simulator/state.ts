@@ -53,6 +53,13 @@ export interface AddClusterInput {
   created_at?: Date;
 }
 
+export interface AddInstanceInput {
+  name: string;
+  flavor: string;
+  tags?: Record<string, string>;
+  created_at?: Date;
+}
+
 /**
  * The in-memory company shared by the HTTP routes and by tests. Every read first settles the
  * tasks that are due, so effects of asynchronous operations are visible without polling the task.
@@ -303,6 +310,35 @@ export class SimState {
     });
     this.insertCluster(scope, cluster);
     return cluster;
+  }
+
+  /** Adds a running virtual machine at once (no task), listed through the scope's first security group. */
+  addInstance(projectId: number, regionId: number, input: AddInstanceInput): SimInstance {
+    const scope = this.scope(projectId, regionId);
+    const group = scope.securityGroups[0];
+    if (!group) throw new SimLookupError(`no security group in project ${projectId} region ${regionId}`);
+    if (!scope.flavors.some((f) => f.name === input.flavor)) throw new SimLookupError(`no flavor ${input.flavor} in project ${projectId} region ${regionId}`);
+    const instance: SimInstance = {
+      id: this.runtimeRng.uuid(),
+      name: input.name,
+      description: '',
+      projectId,
+      regionId,
+      createdAt: input.created_at ?? wholeSeconds(this.clock().getTime()),
+      flavorName: input.flavor,
+      status: 'ACTIVE',
+      tags: tagsFromInput(input.tags),
+      securityGroupIds: [group.id],
+      sshKeyName: null,
+      ordinal: scope.nextOrdinal++,
+      external: false,
+      clusterId: null,
+    };
+    scope.instances.push(instance);
+    group.instances.push(instance);
+    this.instanceById.set(instance.id, instance);
+    this.noteChange();
+    return instance;
   }
 
   /** Lists a built cluster and indexes its servers (used by addCluster and the create task). */

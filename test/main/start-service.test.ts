@@ -57,13 +57,13 @@ describe('startService on embedded defaults', () => {
     // The first backfilled snapshot is 24 h old: every instance counts ~24 resource hours since,
     // not the 8 that a 2-hour cap (twice the hourly schedule) would leave of 6-hour steps.
     expect(hours).toBeGreaterThan(0.9 * 24 * inventory.page.total);
-    expect(trend.notes.join(' ')).toContain('gaps longer than 6 h are capped');
+    expect(trend.notes.join(' ')).toContain('gaps longer than 7 h are capped');
   });
 
   it('never shows a demo cluster created after it was first seen', async () => {
     type Inventory = { rows: Array<{ name: string; created_at: string | null; first_seen: string | null }> };
     const clusters = (await (await fetch(`${service.url}/api/reports/inventory?kind=clusters&limit=1000`)).json()) as Inventory;
-    expect(clusters.rows.map((r) => r.name)).toContain('demo-training-1'); // added by the backfill
+    expect(clusters.rows.map((r) => r.name)).toContain('demo-training-1'); // added by the backfill's second step
     const younger = clusters.rows.filter((r) => r.created_at && r.first_seen && Date.parse(r.created_at) > Date.parse(r.first_seen));
     expect(younger).toEqual([]);
   });
