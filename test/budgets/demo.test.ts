@@ -1,6 +1,7 @@
 /**
- * The demo (simulator mode, no budgets configured) ships with two budgets, one over and one on
- * track (src/demo/budgets.ts). Two days of demo history up to a fixed now, over real HTTP.
+ * The demo (simulator mode, no budgets configured) ships with three budgets (src/demo/budgets.ts).
+ * Two days of demo history up to a fixed now, over real HTTP (the full history, with one budget at
+ * risk, is test/main/demo-finance.test.ts).
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
@@ -15,7 +16,7 @@ describe('the demo budgets', () => {
     await service?.stop();
   }, 60_000);
 
-  it('shows one budget over and one on track', async () => {
+  it('shows one budget over and two on track (no forecast after two days)', async () => {
     const config = loadConfig(
       { CLOUDTALLY_DATA_DIR: 'memory://', PORT: '0', SIM_TASK_DELAY_MS: '20', CLOUDTALLY_CONFIG: 'demo.json' },
       { readFile: () => JSON.stringify({ collect_on_start: false }) },
@@ -29,7 +30,10 @@ describe('the demo budgets', () => {
     expect(body.rows.map((r) => [r.budget, r.covers, r.currency, r.amount, r.status])).toEqual([
       ['ML team (demo)', 'Tag team = ml', 'EUR', '5000', 'over'],
       ['Platform project (demo)', 'Project = 380102', 'EUR', '150000', 'on track'],
+      // Sized halfway between the spend so far and the month's forecast (6,698.10 x (14.5 + 15.5 / 2)
+      // = 149,032.73, rounded to 100); two days of history give no forecast yet, so on track.
+      ['Inference project (demo)', 'Project = 380103', 'USD', '149000', 'on track'],
     ]);
-    expect(body.charts).toHaveLength(2);
+    expect(body.charts).toHaveLength(3);
   }, 180_000);
 });
