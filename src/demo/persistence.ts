@@ -27,17 +27,22 @@ function databaseStore(db: Queryable, legacyFile: string | null): CompanyStore {
       const [row] = await db.query<{ state: string }>('select state from demo_company where id');
       if (row) return row.state;
       if (legacyFile === null) return null;
-      return readFile(legacyFile, 'utf8').catch((error: NodeJS.ErrnoException) => {
+      const text = await readFile(legacyFile, 'utf8').catch((error: NodeJS.ErrnoException) => {
         if (error.code === 'ENOENT') return null;
         throw error;
       });
+      // Into the table at once: from now on the database holds this folder's company.
+      if (text !== null) await save(db, text);
+      return text;
     },
-    async write(text) {
-      await db.execute(
-        `insert into demo_company (id, state, saved_at) values (true, $1, now())
-         on conflict (id) do update set state = excluded.state, saved_at = excluded.saved_at`,
-        [text],
-      );
-    },
+    write: (text) => save(db, text),
   };
+}
+
+async function save(db: Queryable, text: string): Promise<void> {
+  await db.execute(
+    `insert into demo_company (id, state, saved_at) values (true, $1, now())
+     on conflict (id) do update set state = excluded.state, saved_at = excluded.saved_at`,
+    [text],
+  );
 }
