@@ -142,6 +142,8 @@ export interface ReportContext<Db = unknown, Cfg = unknown> {
 /** Chooses the database a report reads from, given the data version read on the primary. */
 export interface ReadRouter<Db> {
   readerAt(primary: Db, version: string, options?: { actions?: boolean }): Promise<Db>;
+  /** A read on the replica found it unreachable: read the primary until it answers again. */
+  unavailable(err: unknown): void;
 }
 
 /** A filter or grouping control shown above a report; its `name` is the query parameter it sets. */
