@@ -4,12 +4,13 @@
  * the time it holds, gaps capped: the same rule as every other cost figure). Own columns carry
  * the `x_` prefix. These are estimates from snapshots, not invoice lines.
  */
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { snapshotKeysSql, versionedTable } from '../db/versions.js';
 import { gapCapsFor } from '../costing/gap-caps.js';
 import { pricePieces, type PricePiece } from '../costing/price-pieces.js';
 import { PRICED_KINDS, pricedResourcesSql, type PricedKind } from '../costing/pricing.js';
-import type { Column, Row } from './report.js';
+import type { Column, DatasetMetadata, Row } from './report.js';
 import { addDays, monthBounds } from './shared/format.js';
 import { idParam } from './shared/params.js';
 import { periodCoverage } from './shared/coverage.js';
@@ -23,6 +24,7 @@ import type { Report, ReportCtx } from './shared/types.js';
 import { totalRow } from './shared/totals.js';
 import { scopeFilterFields } from './shared/fields.js';
 import { regionNames } from './shared/regions.js';
+import { reportMetadataUrl } from '../present/urls.js';
 import type { OriginalTag } from '../db/schema.js';
 
 export const focusParams = z.strictObject({
@@ -152,6 +154,58 @@ export const FOCUS_COLUMNS: Column[] = (<Column[]>[
   { key: 'x_Snapshots', label: 'x_Snapshots', kind: 'int' },
   text('x_CostSource'),
 ]).map((c) => ({ ...c, ...(FOCUS_SHOWN.has(c.key) ? {} : { secondary: true }), ...(c.key === 'ResourceName' ? { identifies: true } : {}) }));
+
+/** The FOCUS version whose columns and rules the export follows. */
+export const FOCUS_VERSION = '1.2';
+
+/**
+ * When the export's schema took its current form (FOCUS metadata CreationDate). Change it with the
+ * columns: the schema id follows the columns by itself, and a test pins it.
+ */
+const FOCUS_SCHEMA_CREATED = '2026-11-28T00:00:00Z';
+
+/** FOCUS metadata data types of the export's column kinds. */
+function focusDataType(kind: Column['kind']): string {
+  switch (kind) {
+    case 'money':
+    case 'decimal':
+    case 'int':
+      return 'DECIMAL';
+    case 'timestamp':
+      return 'DATETIME';
+    case 'tags':
+      return 'JSON';
+    default:
+      return 'STRING';
+  }
+}
+
+/** A UUID (version 8: custom) derived from `text`, so the same schema always has the same id. */
+function uuidOf(text: string): string {
+  const hex = createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 32).split('');
+  hex[12] = '8';
+  hex[16] = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
+  const h = hex.join('');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+}
+
+/**
+ * The FOCUS metadata of the export (FOCUS's Schema object: SchemaId, FocusVersion, CreationDate and
+ * one ColumnDefinition per column), readable without the rows: the JSON at
+ * /api/reports/focus/metadata, its version and schema id in headers of every answer, and a file
+ * beside every scheduled delivery.
+ */
+export function focusMetadata(columns: readonly Column[]): DatasetMetadata {
+  const definitions = columns.map((c) => ({ ColumnName: c.key, DataType: focusDataType(c.kind) }));
+  const schemaId = uuidOf(JSON.stringify({ FocusVersion: FOCUS_VERSION, ColumnDefinition: definitions }));
+  return {
+    headers: { 'X-FOCUS-Version': FOCUS_VERSION, 'X-FOCUS-Schema-Id': schemaId },
+    document: {
+      DataGenerator: { DataGenerator: 'cloudtally' },
+      Schema: [{ SchemaId: schemaId, FocusVersion: FOCUS_VERSION, CreationDate: FOCUS_SCHEMA_CREATED, ColumnDefinition: definitions }],
+    },
+  };
+}
 
 /** FOCUS date/time format: 'YYYY-MM-DDTHH:mm:ssZ' (UTC, whole seconds). */
 export function focusDateTime(date: Date): string {
@@ -457,6 +511,7 @@ export const focusReport: Report<FocusParams> = defineReport({
   description: 'Estimated cost per resource and day in the FinOps FOCUS 1.2 column layout, for loading next to invoices.',
   section: 'cost',
   params: focusParams,
+  datasetMetadata: focusMetadata(FOCUS_COLUMNS),
 
   async run(ctx, params, page) {
     const period = periodOf(ctx, params);
@@ -484,7 +539,8 @@ export const focusReport: Report<FocusParams> = defineReport({
       notes: [
         ...freshnessNotes(ctx.now, snapshots, 'priced resources'),
         `Estimated cost, not invoice data: each resource's hourly price from the collected flavor prices, held from one snapshot to the next (${gapCapText(ctx.config)} capped, not extrapolated), summed per UTC day. BilledCost = EffectiveCost = ListCost = ContractedCost.`,
-        'One row per priced resource and day with a cost above zero; stopped resources cost nothing and resources without a known price are left out (see the overview\'s coverage). Columns starting with x_ are cloudtally\'s own.',
+        'One row per priced resource and unbroken stretch of a day with the same tags and unit price (a retag, a new price or a gap starts a new row; ChargePeriodStart/End say which stretch), with a cost above zero; stopped resources cost nothing and resources without a known price are left out (see the overview\'s coverage). Tags are the provider\'s, x_NormalizedTags what cloudtally groups by. Columns starting with x_ are cloudtally\'s own.',
+        `FOCUS ${FOCUS_VERSION}: the schema (columns and types) is at ${reportMetadataUrl('focus')}.`,
         'Days whose hourly detail was thinned by retention are spread over the resources of the day\'s last snapshot so that they add up to the stored daily cost (x_CostSource says which).',
       ],
     };
