@@ -248,6 +248,8 @@ describe.each(testDatabases())('FOCUS reconciles with the cost report on $name',
     const document = JSON.parse(meta.body) as { Schema: Array<{ SchemaId: string; FocusVersion: string; CreationDate: string; ColumnDefinition: Array<{ ColumnName: string; DataType: string }> }> };
     const schema = document.Schema[0]!;
     expect(schema.FocusVersion).toBe('1.2');
+    // Pinned: a change of columns changes the id (then also change the schema's CreationDate in focus.ts).
+    expect([schema.SchemaId, schema.CreationDate]).toEqual(['6b4a92a8-dda1-89ec-adec-b289d5370400', '2026-11-28T00:00:00Z']);
     expect(schema.SchemaId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     const csv = await csvRows(`/api/reports/focus.csv?from=${DAY}&to=${DAY}`);
     // One column definition per column of the file, in its order, with FOCUS's data types.
