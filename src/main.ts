@@ -66,6 +66,8 @@ export interface StartOptions {
   now?: () => Date;
   /** Days of demo history to backfill in simulator mode when the database is empty (default: back to the previous month's first day, at least 35). */
   demoHistoryDays?: number;
+  /** How often a read replica found behind is looked at again (default 1 s; tests). */
+  replicaRecheckMs?: number;
 }
 
 export async function startService(loaded: Config, logger: Logger, options: StartOptions = {}): Promise<RunningService> {
@@ -85,7 +87,12 @@ export async function startService(loaded: Config, logger: Logger, options: Star
   // Reports read a replica once it shows the primary's data version (never migrated: read-only).
   const replica = config.databaseReadUrl ? await openDatabase({ driver: 'pg', url: config.databaseReadUrl }, open) : null;
   const reads = replica
-    ? createReadRouting(replica, { logger, onRoute: (target, reason) => metrics.observeReportRead(target, reason) })
+    ? createReadRouting(replica, {
+        logger,
+        recheckMs: options.replicaRecheckMs,
+        onRoute: (target, reason) => metrics.observeReportRead(target, reason),
+        onLook: () => metrics.observeReplicaCheck(),
+      })
     : undefined;
   const databases = replica ? { close: async () => void (await Promise.all([replica.close(), database.close()])) } : database;
 

@@ -1,9 +1,14 @@
 import type { Queryable } from '../db/connection.js';
 import { sqlLiteral as sqlText } from '../db/sql-literal.js';
 import { PRICED_KINDS, type PricedKind } from './pricing.js';
-import { queryRows, sql } from '../db/statement.js';
+import { queryRows, sql, type SQL } from '../db/statement.js';
 import { checkDayRange, pieceWindow, piecesCte, type CostOverTimeOptions } from './time-pieces.js';
 /** Per-snapshot pieces of time, for per-resource integration (the FOCUS export). */
+
+/** An instant as ISO 8601 UTC text with microseconds, whatever the session's time zone. */
+function isoText(at: SQL): SQL {
+  return sql`to_char(${at} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+}
 
 export interface PricePiece {
   /** The priced snapshot whose run-rates hold during the piece. */
@@ -18,6 +23,12 @@ export interface PricePiece {
   currency: string | null;
   /** Seconds the snapshot's rates hold on that day (exact decimal text). */
   secs: string;
+  /**
+   * When the piece starts and ends (ISO 8601, end exclusive): the part of the day the snapshot's
+   * rates hold. A sealed day's piece is the whole day (its hours are scaled, not placed in time).
+   */
+  starts_at: string;
+  ends_at: string;
   /** The snapshot's rows of its own kind (snapshots.row_count, written with its completion). */
   row_count: number;
 }
@@ -49,11 +60,13 @@ export async function pricePieces(q: Queryable, query: { fromDay: string; toDay:
       join cost_rollups r on r.snapshot_id = s.id and r.dimension = 'kind' and r.currency = d.currency
       where r.price_per_hour > 0
     )
-    select u.*, s.row_count from (
-      select id as snapshot_id, kind, scope_key, project_id, region_id, taken_at, to_char(day, 'YYYY-MM-DD') as day, null::text as currency, secs
+    select u.snapshot_id, u.kind, u.scope_key, u.project_id, u.region_id, u.taken_at, to_char(u.day, 'YYYY-MM-DD') as day, u.currency, u.secs,
+      ${isoText(sql.raw('u.starts_at'))} as starts_at, ${isoText(sql.raw('u.ends_at'))} as ends_at, s.row_count from (
+      select id as snapshot_id, kind, scope_key, project_id, region_id, taken_at, day, null::text as currency, secs,
+        greatest(taken_at, day::timestamptz) as starts_at, greatest(taken_at, day::timestamptz) + make_interval(secs => secs::double precision) as ends_at
       from pieces
       union all
-      select id, kind, scope_key, project_id, region_id, taken_at, to_char(day, 'YYYY-MM-DD'), currency, secs from sealed_pieces
+      select id, kind, scope_key, project_id, region_id, taken_at, day, currency, secs, day::timestamptz, day::timestamptz + interval '1 day' from sealed_pieces
     ) u join snapshots s on s.id = u.snapshot_id
     order by u.day, u.kind, u.scope_key, u.snapshot_id`,
   );

@@ -79,6 +79,8 @@ export const PRICED_RESOURCE_COLUMNS = [
   'running',
   'flavor',
   'tags',
+  /** The tags as the API gave them (a list of key, value, read_only; `[]` where the API gives none). */
+  'tags_original',
   'created_at',
   'ssh_key_name',
   'servers_total',
@@ -241,7 +243,7 @@ function instanceBranch(snaps: string, ids?: string): string {
   return `select i.snapshot_id, s.taken_at, 'instance'::text as kind, s.scope_key, i.instance_id as resource_id, i.name,
     coalesce(i.project_id, s.project_id) as project_id, coalesce(i.region_id, s.region_id) as region_id, i.region as region_name,
     coalesce(nullif(trim(i.status), ''), i.vm_state) as status, ${running} as running,
-    coalesce(i.flavor_name, fy.flavor_name, i.flavor_id, ${sqlText(NO_VALUE)}) as flavor, i.tags, i.created_at,
+    coalesce(i.flavor_name, fy.flavor_name, i.flavor_id, ${sqlText(NO_VALUE)}) as flavor, i.tags, i.tags_original, i.created_at,
     i.ssh_key_name, null::int as servers_total,
     ${flavorPrices(`case when ${running} then 1 else 0 end`)}
   from ${snapshotsWithFlavors(snaps, 'instance')} s
@@ -266,7 +268,7 @@ function clusterBranch(snaps: string): string {
   return `select c.snapshot_id, s.taken_at, 'cluster'::text as kind, s.scope_key, c.cluster_id as resource_id, c.cluster_name as name,
     coalesce(c.project_id, s.project_id) as project_id, coalesce(c.region_id, s.region_id) as region_id, c.region as region_name,
     c.cluster_status as status, ${running} as running,
-    coalesce(c.flavor_name, ${sqlText(NO_VALUE)}) as flavor, c.tags, c.created_at,
+    coalesce(c.flavor_name, ${sqlText(NO_VALUE)}) as flavor, c.tags, c.tags_original, c.created_at,
     c.ssh_key_name, coalesce(sv.total, 0) as servers_total,
     ${flavorPrices('coalesce(sv.active, 0)', 'coalesce(sv.total, 0) > 0')}
   from ${snapshotsWithFlavors(snaps, 'cluster')} s
@@ -282,7 +284,7 @@ function k8sBranch(snaps: string): string {
     coalesce(k.project_id, s.project_id) as project_id, coalesce(k.region_id, s.region_id) as region_id, null::text as region_name,
     -- price_status (show / hide) says whether the price is visible, not how the cluster runs.
     null::text as status, true as running,
-    ${sqlText(NO_VALUE)}::text as flavor, k.tags, null::timestamptz as created_at,
+    ${sqlText(NO_VALUE)}::text as flavor, k.tags, k.tags_original, null::timestamptz as created_at,
     null::text as ssh_key_name, null::int as servers_total,
     ${priceColumns({ currency: 'k.currency_code', hour: 'k.price_per_hour', month: 'k.price_per_month', quantity: '1' })}
   from ${snaps} s

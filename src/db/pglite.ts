@@ -1,9 +1,11 @@
 /** Embedded PGlite, in a folder or in memory (connection.ts says what every driver gives). */
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { PGlite, types as pgliteTypes, type Transaction as PGliteTransaction } from '@electric-sql/pglite';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import type { Database, Queryable, Row } from './connection.js';
 import { lockDataDir, type DataDirLock } from './data-dir-lock.js';
+import { initialisePgliteFolder } from './pglite-init.js';
 import * as schema from './schema.js';
 
 const identity = (value: string) => value;
@@ -12,6 +14,14 @@ const pgliteParsers = {
   [pgliteTypes.INT8]: identity,
   [pgliteTypes.DATE]: identity,
 };
+
+/**
+ * PGlite's own start parameters, plus a smaller buffer pool. Its default shared_buffers (128 MB)
+ * is allocated and touched inside the process at start: 140 MB of resident memory before the first
+ * query (measured: 322 MB RSS after opening a folder, 179 MB with 16 MB). One embedded session
+ * needs far less, and its files sit in the operating system's page cache anyway.
+ */
+const PGLITE_START_PARAMS = [...PGlite.defaultStartParams, '-c', 'shared_buffers=32MB'];
 
 export async function openPglite(dataDir: string, loadDataDir: Blob | undefined): Promise<Database> {
   const inMemory = dataDir === 'memory://' || dataDir === '';
@@ -23,7 +33,8 @@ export async function openPglite(dataDir: string, loadDataDir: Blob | undefined)
   }
   let client: PGlite;
   try {
-    client = await PGlite.create(inMemory ? 'memory://' : dataDir, { parsers: pgliteParsers, loadDataDir });
+    if (!inMemory && !loadDataDir && !existsSync(join(dataDir, 'PG_VERSION'))) await initialisePgliteFolder(dataDir, PGLITE_START_PARAMS);
+    client = await PGlite.create(inMemory ? 'memory://' : dataDir, { parsers: pgliteParsers, loadDataDir, startParams: PGLITE_START_PARAMS });
     await client.query("SET TIME ZONE 'UTC'");
   } catch (err) {
     dirLock?.release();

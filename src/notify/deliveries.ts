@@ -17,7 +17,7 @@ import type { Column, ReportDefinition, Row } from '../reports/report.js';
 import { deliveryMessageKey } from '../read-models/outbox.js';
 import { csvFilename, streamCsv } from '../present/csv.js';
 import { roundMoney } from '../present/money.js';
-import { reportUrls, urlWith } from '../present/urls.js';
+import { reportMetadataUrl, reportUrls, urlWith } from '../present/urls.js';
 import type { OutgoingMessage } from './message.js';
 import { enqueueMessage } from './outbox.js';
 
@@ -146,6 +146,10 @@ export async function renderDelivery(deps: Pick<DeliveryDeps, 'db' | 'config' | 
   const link = base ? `${base}${urlWith(urls.html, query)}` : undefined;
   const csvLink = base ? `${base}${urlWith(urls.csv, query)}` : null;
   const totalLines = totalsText(exported.columns, totals);
+  // A dataset export's metadata travels with it: a file beside the CSV, the document in the webhook's data.
+  const metadata = report.datasetMetadata;
+  const metadataLink = metadata && base ? `${base}${reportMetadataUrl(report.name)}` : null;
+  const metadataFilename = filename.replace(/\.csv$/, '.metadata.json');
   const label = delivery.name ?? report.title;
   const attach = csv.length <= MAX_ATTACHMENT_BYTES;
   const text = [
@@ -153,6 +157,7 @@ export async function renderDelivery(deps: Pick<DeliveryDeps, 'db' | 'config' | 
     ...totalLines,
     attach ? `The CSV is attached to mail (${filename}).` : `The CSV (${csv.length} bytes) is too large to attach; download it from the report.`,
     ...(csvLink ? [`CSV: ${csvLink}`] : []),
+    ...(metadata ? [`Dataset metadata: ${Object.entries(metadata.headers).map(([k, v]) => `${k} ${v}`).join(', ')}${attach ? ` (${metadataFilename} attached)` : ''}${metadataLink ? `; ${metadataLink}` : ''}.`] : []),
   ].join('\n');
   return {
     key: deliveryMessageKey(delivery.id, slot),
@@ -170,9 +175,11 @@ export async function renderDelivery(deps: Pick<DeliveryDeps, 'db' | 'config' | 
       partial,
       filename,
       csv_url: csvLink,
+      ...(metadata ? { metadata: metadata.document, metadata_url: metadataLink } : {}),
     },
     ...(link ? { link } : {}),
     ...(attach ? { attachment: { filename, contentType: 'text/csv; charset=utf-8', content: csv.toString('utf8') } } : {}),
+    ...(attach && metadata ? { sidecar: { filename: metadataFilename, contentType: 'application/json', content: JSON.stringify(metadata.document, null, 2) } } : {}),
   };
 }
 

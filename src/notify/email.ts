@@ -90,7 +90,9 @@ export function createMailer(smtp: DeepReadonly<SmtpSettings>, limits: MailerLim
           text: plainText(message),
           headers: { 'X-Cloudtally-Key': key },
           ...(message.attachment
-            ? { attachments: [{ filename: message.attachment.filename, contentType: message.attachment.contentType, content: message.attachment.content }] }
+            ? {
+                attachments: [message.attachment, ...(message.sidecar ? [message.sidecar] : [])].map((a) => ({ filename: a.filename, contentType: a.contentType, content: a.content })),
+              }
             : {}),
         });
         return { ok: true, status: null, retryable: false, error: null };

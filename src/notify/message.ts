@@ -22,4 +22,9 @@ export interface OutgoingMessage {
   link?: string;
   /** A file to attach to mail (webhooks get the link and the summary instead). */
   attachment?: { filename: string; contentType: string; content: string };
+  /**
+   * A file describing the attachment (a dataset's metadata), attached beside it in mail; webhooks
+   * carry it in `data` instead.
+   */
+  sidecar?: { filename: string; contentType: string; content: string };
 }

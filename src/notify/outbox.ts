@@ -24,6 +24,7 @@ export async function enqueueMessage(db: Queryable | Database, msg: OutgoingMess
     data: msg.data,
     ...(msg.link !== undefined ? { link: msg.link } : {}),
     ...(msg.attachment !== undefined ? { attachment: msg.attachment } : {}),
+    ...(msg.sidecar !== undefined ? { sidecar: msg.sidecar } : {}),
   };
   const channels = [...new Set(msg.channels)];
   const rows = await db.query<{ created: string }>(

@@ -46,6 +46,8 @@ export interface Metrics {
   observeAction(event: ActionObservation): void;
   /** Where a report read went with a read replica configured: `replica`, or `primary` and why. */
   observeReportRead(target: 'replica' | 'primary', reason: string): void;
+  /** The read replica's position was looked at (once per data version, then at most once per recheck while it is behind). */
+  observeReplicaCheck(): void;
   /** The function to pass as the cloud client's `onRequest` option. */
   cloudRequestHook(): (event: RequestEvent) => void;
   /** The function to pass as a collection's `onProgress` option. */
@@ -117,6 +119,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     name: 'cloudtally_report_reads_total',
     help: 'Report reads with a read replica configured, by target (replica, primary) and reason (current, behind, error).',
     labelNames: ['target', 'reason'] as const,
+    registers,
+  });
+  const replicaChecks = new Counter({
+    name: 'cloudtally_read_replica_checks_total',
+    help: "Looks at the read replica's data version (once per data version; again only while it is behind or failing).",
     registers,
   });
   const httpDuration = new Histogram({
@@ -271,6 +278,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     observeApiRequest,
     observeAction: (event) => actions.inc({ action: event.action, result: event.result }),
     observeReportRead: (target, reason) => reportReads.inc({ target, reason }),
+    observeReplicaCheck: () => replicaChecks.inc(),
     cloudRequestHook: () => observeApiRequest,
     collectionProgressHook: () => observeProgress,
     httpMiddleware: () => (req, res, next) => {

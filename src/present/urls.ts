@@ -11,6 +11,11 @@ export function urlWith(path: string, query: RawQuery): string {
   return text ? `${path}?${text}` : path;
 }
 
+/** Where a dataset export's metadata is served (reports with datasetMetadata). */
+export function reportMetadataUrl(name: string): string {
+  return `/api/reports/${encodeURIComponent(name)}/metadata`;
+}
+
 export function reportUrls(name: string) {
   const slug = encodeURIComponent(name);
   return {

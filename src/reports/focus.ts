@@ -4,12 +4,13 @@
  * the time it holds, gaps capped: the same rule as every other cost figure). Own columns carry
  * the `x_` prefix. These are estimates from snapshots, not invoice lines.
  */
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { snapshotKeysSql, versionedTable } from '../db/versions.js';
 import { gapCapsFor } from '../costing/gap-caps.js';
 import { pricePieces, type PricePiece } from '../costing/price-pieces.js';
 import { PRICED_KINDS, pricedResourcesSql, type PricedKind } from '../costing/pricing.js';
-import type { Column, Row } from './report.js';
+import type { Column, DatasetMetadata, Row } from './report.js';
 import { addDays, monthBounds } from './shared/format.js';
 import { idParam } from './shared/params.js';
 import { periodCoverage } from './shared/coverage.js';
@@ -22,6 +23,9 @@ import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
 import { totalRow } from './shared/totals.js';
 import { scopeFilterFields } from './shared/fields.js';
+import { regionNames } from './shared/regions.js';
+import { reportMetadataUrl } from '../present/urls.js';
+import type { OriginalTag } from '../db/schema.js';
 
 export const focusParams = z.strictObject({
   ...periodParamShape,
@@ -39,12 +43,27 @@ const BATCH = 2_000;
  * clusters rented by the hour whatever runs on them; "AI and Machine Learning" is for AI platform
  * services (managed training, models, inference endpoints), which cloudtally does not price.
  */
-const SERVICE: Record<PricedKind, { name: string; type: string; subcategory: string; sku: (flavor: string) => string }> = {
-  instance: { name: 'GPU Instances', type: 'GPU Instance', subcategory: 'Virtual Machines', sku: (f) => f },
+const SERVICE: Record<PricedKind, {
+  name: string;
+  type: string;
+  subcategory: string;
+  sku: (flavor: string) => string;
+  /** One published unit price: the flavor's hourly price in its project and region (the catalogue it is listed in); a Kubernetes cluster's own price. */
+  skuPrice: (scopeKey: string, flavor: string, resourceId: string) => string;
+  meter: string;
+  /** FOCUS-defined SKU price properties known of the flavor; null when none is. */
+  details: (flavor: string, gpus: number | null) => Record<string, string | number> | null;
+}> = {
+  instance: { name: 'GPU Instances', type: 'GPU Instance', subcategory: 'Virtual Machines', sku: (f) => f, skuPrice: (s, f) => `${s}/${f}`, meter: 'GPU Instance Hours', details: flavorDetails },
   // FOCUS has no bare metal subcategory.
-  cluster: { name: 'Bare Metal GPU Clusters', type: 'Bare Metal GPU Cluster', subcategory: 'Other (Compute)', sku: (f) => f },
-  k8s_price: { name: 'Managed Kubernetes', type: 'Kubernetes Cluster', subcategory: 'Containers', sku: () => 'k8s-cluster' },
+  cluster: { name: 'Bare Metal GPU Clusters', type: 'Bare Metal GPU Cluster', subcategory: 'Other (Compute)', sku: (f) => f, skuPrice: (s, f) => `${s}/${f}`, meter: 'GPU Server Hours', details: flavorDetails },
+  k8s_price: { name: 'Managed Kubernetes', type: 'Kubernetes Cluster', subcategory: 'Containers', sku: () => 'k8s-cluster', skuPrice: (s, _f, id) => `${s}/k8s-cluster/${id}`, meter: 'Kubernetes Cluster Hours', details: () => null },
 };
+
+/** A flavor's SKU price properties: its name and, when its hardware description says, GPUs per unit. */
+function flavorDetails(flavor: string, gpus: number | null): Record<string, string | number> {
+  return { F_InstanceType: flavor, ...(gpus === null ? {} : { F_GpuCount: gpus }) };
+}
 
 /** Where each kind's resource ids live (the versioned table's view and its id), for bounding a batch of ids (trusted constants). */
 const ID_SOURCE: Record<PricedKind, { table: string; id: string }> = {
@@ -120,17 +139,73 @@ export const FOCUS_COLUMNS: Column[] = (<Column[]>[
   text('SubAccountId'),
   text('SubAccountName'),
   text('SkuId'),
+  text('SkuPriceId'),
+  text('SkuMeter'),
+  { key: 'SkuPriceDetails', label: 'SkuPriceDetails', kind: 'tags' },
   decimal('ConsumedQuantity'),
   text('ConsumedUnit'),
   money('ListUnitPrice', true),
   money('ContractedUnitPrice', true),
   { key: 'Tags', label: 'Tags', kind: 'tags' },
   // cloudtally's own columns (FOCUS custom columns carry the x_ prefix).
+  { key: 'x_NormalizedTags', label: 'x_NormalizedTags', kind: 'tags' },
   text('x_ScopeKey'),
   text('x_ResourceKind'),
   { key: 'x_Snapshots', label: 'x_Snapshots', kind: 'int' },
   text('x_CostSource'),
 ]).map((c) => ({ ...c, ...(FOCUS_SHOWN.has(c.key) ? {} : { secondary: true }), ...(c.key === 'ResourceName' ? { identifies: true } : {}) }));
+
+/** The FOCUS version whose columns and rules the export follows. */
+export const FOCUS_VERSION = '1.2';
+
+/**
+ * When the export's schema took its current form (FOCUS metadata CreationDate). Change it with the
+ * columns: the schema id follows the columns by itself, and a test pins it.
+ */
+const FOCUS_SCHEMA_CREATED = '2026-11-28T00:00:00Z';
+
+/** FOCUS metadata data types of the export's column kinds. */
+function focusDataType(kind: Column['kind']): string {
+  switch (kind) {
+    case 'money':
+    case 'decimal':
+    case 'int':
+      return 'DECIMAL';
+    case 'timestamp':
+      return 'DATETIME';
+    case 'tags':
+      return 'JSON';
+    default:
+      return 'STRING';
+  }
+}
+
+/** A UUID (version 8: custom) derived from `text`, so the same schema always has the same id. */
+function uuidOf(text: string): string {
+  const hex = createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 32).split('');
+  hex[12] = '8';
+  hex[16] = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
+  const h = hex.join('');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+}
+
+/**
+ * The FOCUS metadata of the export (FOCUS's Schema object: SchemaId, FocusVersion, CreationDate and
+ * one ColumnDefinition per column), readable without the rows: the JSON at
+ * /api/reports/focus/metadata, its version and schema id in headers of every answer, and a file
+ * beside every scheduled delivery.
+ */
+export function focusMetadata(columns: readonly Column[]): DatasetMetadata {
+  const definitions = columns.map((c) => ({ ColumnName: c.key, DataType: focusDataType(c.kind) }));
+  const schemaId = uuidOf(JSON.stringify({ FocusVersion: FOCUS_VERSION, ColumnDefinition: definitions }));
+  return {
+    headers: { 'X-FOCUS-Version': FOCUS_VERSION, 'X-FOCUS-Schema-Id': schemaId },
+    document: {
+      DataGenerator: { DataGenerator: 'cloudtally' },
+      Schema: [{ SchemaId: schemaId, FocusVersion: FOCUS_VERSION, CreationDate: FOCUS_SCHEMA_CREATED, ColumnDefinition: definitions }],
+    },
+  };
+}
 
 /** FOCUS date/time format: 'YYYY-MM-DDTHH:mm:ssZ' (UTC, whole seconds). */
 export function focusDateTime(date: Date): string {
@@ -224,40 +299,94 @@ function fitsOneBatch(group: Group, size: number): boolean {
 }
 
 /**
+ * The tags as the provider gave them (FOCUS passes tags on unaltered): the first of repeated keys,
+ * and `true` for a tag without a value (FOCUS's rule for valueless tags).
+ */
+export function providerTags(original: readonly OriginalTag[] | null): Record<string, string | true> {
+  const tags = Object.create(null) as Record<string, string | true>;
+  for (const tag of original ?? []) if (!Object.hasOwn(tags, tag.key)) tags[tag.key] = tag.value ?? true;
+  return { ...tags };
+}
+
+type SegmentSums = {
+  scope_key: string;
+  resource_id: string;
+  currency: string;
+  cost: string;
+  quantity_hours: string;
+  unit_price: string;
+  starts_at: Date | string;
+  ends_at: Date | string;
+  snapshots: number;
+  last_id: number;
+};
+
+type SegmentDetails = {
+  snapshot_id: number;
+  resource_id: string;
+  name: string | null;
+  flavor: string;
+  tags: Record<string, string>;
+  tags_original: OriginalTag[] | null;
+  project_id: number | null;
+  region_id: number | null;
+  region_name: string | null;
+  gpus: number | null;
+};
+
+/**
  * One batch of rows of `groups` (one day and kind; several only with after and bound null): per
- * resource (and currency) the day's cost, ids in (after, bound], in the groups' order.
+ * resource, currency and segment of the day its cost, ids in (after, bound], in the groups' order.
+ * A segment is a stretch of time in which the resource ran without a break with the same tags (as
+ * received and normalised), flavor and unit price: a retag or a new price starts a new row, so each
+ * row carries one set of tags (the rows summed by a tag give the cost report by that tag) and one
+ * published unit price (ListUnitPrice x PricingQuantity = ListCost).
  */
 async function batchRows(ctx: ReportCtx, groups: readonly Group[], after: string | null, bound: string | null): Promise<Row[]> {
   const { day, kind } = groups[0]!;
   const pieces = groups.flatMap((g) => g.pieces);
-  // The sums by hash aggregation over narrow rows, then each resource's details from its newest
-  // snapshot of the day by index lookups (carrying names and tags through the aggregation would
-  // make it sort wide rows).
-  const sums = await ctx.db.query<{ scope_key: string; resource_id: string; currency: string; cost: string; quantity_hours: string; unit_price: string | null; snapshots: number; last_id: number }>(
-    `with p as (select * from unnest($1::int[], $2::numeric[], $3::text[]) as p(id, secs, currency)),
-      latest as (select s.id, s.kind, s.scope_key, s.project_id, s.region_id, s.taken_at, s.run_id from snapshots s where s.id in (select id from p))
-     select x.scope_key, x.resource_id, x.currency,
-       trim_scale(sum(x.price_per_hour * p.secs) / 3600) as cost,
-       trim_scale(sum(x.quantity * p.secs) / 3600) as quantity_hours,
-       case when min(x.unit_price_per_hour) = max(x.unit_price_per_hour) then max(x.unit_price_per_hour)
-         else trim_scale(round(sum(x.price_per_hour * p.secs) / nullif(sum(x.quantity * p.secs), 0), 12)) end as unit_price,
+  // The sums over narrow rows, then each segment's details from its last snapshot by index
+  // lookups (carrying names through the aggregation would make it sort wider rows).
+  const sums = await ctx.db.query<SegmentSums>(
+    `with p as (select * from unnest($1::int[], $2::numeric[], $3::text[], $6::timestamptz[], $7::timestamptz[]) as p(id, secs, currency, starts_at, ends_at)),
+      latest as (select s.id, s.kind, s.scope_key, s.project_id, s.region_id, s.taken_at, s.run_id from snapshots s where s.id in (select id from p)),
+      held as (
+        select x.scope_key, x.resource_id, x.snapshot_id, x.taken_at, x.currency, x.unit_price_per_hour, x.flavor, x.tags, x.tags_original,
+          x.price_per_hour, x.quantity, p.secs, p.starts_at, p.ends_at
+        from (${pricedResourcesSql('latest', [kind])}) x
+        join p on p.id = x.snapshot_id and (p.currency is null or p.currency = x.currency)
+        where x.currency is not null and x.price_per_hour > 0 and ($4::text is null or x.resource_id > $4) and ($5::text is null or x.resource_id <= $5)
+      ),
+      marked as (
+        select h.*, case when lag(h.ends_at) over w >= h.starts_at - interval '1 millisecond'
+            and lag(h.currency) over w = h.currency and lag(h.unit_price_per_hour) over w = h.unit_price_per_hour
+            and lag(h.flavor) over w = h.flavor and lag(h.tags) over w = h.tags and lag(h.tags_original) over w = h.tags_original
+          then 0 else 1 end as starts
+        from held h
+        window w as (partition by h.scope_key, h.resource_id order by h.starts_at, h.snapshot_id)
+      ),
+      segments as (
+        select m.*, sum(m.starts) over (partition by m.scope_key, m.resource_id order by m.starts_at, m.snapshot_id rows unbounded preceding) as segment
+        from marked m
+      )
+     select scope_key, resource_id, currency, min(unit_price_per_hour)::text as unit_price,
+       trim_scale(sum(price_per_hour * secs) / 3600) as cost,
+       trim_scale(sum(quantity * secs) / 3600) as quantity_hours,
+       min(starts_at) as starts_at, max(ends_at) as ends_at,
        count(*)::int as snapshots,
-       (max(array[extract(epoch from x.taken_at), x.snapshot_id]))[2]::int as last_id
-     from (${pricedResourcesSql('latest', [kind])}) x
-     join p on p.id = x.snapshot_id and (p.currency is null or p.currency = x.currency)
-     where x.currency is not null and ($4::text is null or x.resource_id > $4) and ($5::text is null or x.resource_id <= $5)
-     group by x.scope_key, x.resource_id, x.currency
-     having sum(x.price_per_hour * p.secs) > 0
-     order by x.resource_id, x.currency`,
-    [pieces.map((x) => x.snapshot_id), pieces.map((x) => x.secs), pieces.map((x) => x.currency), after, bound],
+       (max(array[extract(epoch from taken_at), snapshot_id]))[2]::int as last_id
+     from segments
+     group by scope_key, resource_id, currency, segment
+     order by resource_id, min(starts_at), currency`,
+    [pieces.map((x) => x.snapshot_id), pieces.map((x) => x.secs), pieces.map((x) => x.currency), after, bound, pieces.map((x) => x.starts_at), pieces.map((x) => x.ends_at)],
   );
   if (sums.length === 0) return [];
   const position = new Map(groups.map((group, index) => [group.scopeKey, { group, index }]));
   // The groups' order (scopes as pricePieces sorted them), ids in the database's order within each.
   const sorted = groups.length === 1 ? sums : [...sums].sort((a, b) => position.get(a.scope_key)!.index - position.get(b.scope_key)!.index);
-  const details = await ctx.db.query<{ snapshot_id: number; resource_id: string; name: string | null; flavor: string; tags: Record<string, string>; project_id: number | null; region_id: number | null; region_name: string | null }>(
+  const details = await ctx.db.query<SegmentDetails>(
     `with latest as (select s.id, s.kind, s.scope_key, s.project_id, s.region_id, s.taken_at, s.run_id from snapshots s where s.id = any($1::int[]))
-     select x.snapshot_id, x.resource_id, x.name, x.flavor, x.tags, x.project_id, x.region_id, x.region_name
+     select x.snapshot_id, x.resource_id, x.name, x.flavor, x.tags, x.tags_original, x.project_id, x.region_id, x.region_name, x.gpus
      from (${pricedResourcesSql('latest', [kind])}) x where x.resource_id = any($2::text[])`,
     [[...new Set(sums.map((r) => r.last_id))], [...new Set(sums.map((r) => r.resource_id))]],
   );
@@ -267,16 +396,19 @@ async function batchRows(ctx: ReportCtx, groups: readonly Group[], after: string
     if (!d) throw new Error(`focus: resource ${r.resource_id} is missing from snapshot ${r.last_id} it was just read from`);
     return { ...r, ...d };
   });
+  // Records without a region name (Kubernetes prices never carry one) take their region's name from
+  // the instances and clusters collected there.
+  const unnamed = [...new Set(found.filter((r) => !r.region_name && r.region_id !== null).map((r) => r.region_id!))];
+  const names = await regionNames(ctx.db, unnamed);
   const service = SERVICE[kind];
   const focus = ctx.config.focus;
-  // The charge period is the UTC day, the billing period the calendar month holding it (both end-exclusive).
-  const start = `${day}T00:00:00Z`;
-  const end = `${addDays(day, 1)}T00:00:00Z`;
-  const month = monthBounds(new Date(start));
+  // The billing period is the calendar month holding the charge (end-exclusive).
+  const month = monthBounds(new Date(`${day}T00:00:00Z`));
   return found.map((r) => {
     const { group } = position.get(r.scope_key)!;
     const cost = String(r.cost);
-    const unit = r.unit_price === null ? null : String(r.unit_price);
+    const unit = String(r.unit_price);
+    const flavor = String(r.flavor);
     return {
       BilledCost: cost,
       BillingAccountId: focus.billingAccountId,
@@ -287,9 +419,9 @@ async function batchRows(ctx: ReportCtx, groups: readonly Group[], after: string
       ChargeCategory: 'Usage',
       // Null: no row is a correction of an invoiced billing period.
       ChargeClass: null,
-      ChargeDescription: `${service.type} ${r.name ?? r.resource_id}, ${r.flavor}, estimated from snapshots`,
-      ChargePeriodEnd: end,
-      ChargePeriodStart: start,
+      ChargeDescription: `${service.type} ${r.name ?? r.resource_id}, ${flavor}, estimated from snapshots`,
+      ChargePeriodEnd: focusDateTime(new Date(r.ends_at)),
+      ChargePeriodStart: focusDateTime(new Date(r.starts_at)),
       // List prices, no discounts known: every cost column is the same amount.
       ContractedCost: cost,
       EffectiveCost: cost,
@@ -307,15 +439,20 @@ async function batchRows(ctx: ReportCtx, groups: readonly Group[], after: string
       ResourceName: r.name,
       ResourceType: service.type,
       RegionId: r.region_id === null ? null : String(r.region_id),
-      RegionName: r.region_name,
+      RegionName: r.region_name || (r.region_id === null ? null : (names[String(r.region_id)] ?? null)),
       SubAccountId: r.project_id === null ? null : String(r.project_id),
       SubAccountName: r.project_id === null ? null : `project ${r.project_id}`,
-      SkuId: service.sku(String(r.flavor)),
+      SkuId: service.sku(flavor),
+      SkuPriceId: service.skuPrice(group.scopeKey, flavor, r.resource_id),
+      SkuMeter: service.meter,
+      SkuPriceDetails: service.details(flavor, r.gpus),
       ConsumedQuantity: r.quantity_hours,
       ConsumedUnit: 'Hours',
       ListUnitPrice: unit,
       ContractedUnitPrice: unit,
-      Tags: r.tags ?? {},
+      // As received; a Kubernetes cluster's are the configuration's (the API gives none), as given there.
+      Tags: providerTags(r.tags_original),
+      x_NormalizedTags: r.tags ?? {},
       x_ScopeKey: group.scopeKey,
       x_ResourceKind: group.kind,
       x_Snapshots: r.snapshots,
@@ -374,6 +511,7 @@ export const focusReport: Report<FocusParams> = defineReport({
   description: 'Estimated cost per resource and day in the FinOps FOCUS 1.2 column layout, for loading next to invoices.',
   section: 'cost',
   params: focusParams,
+  datasetMetadata: focusMetadata(FOCUS_COLUMNS),
 
   async run(ctx, params, page) {
     const period = periodOf(ctx, params);
@@ -401,7 +539,8 @@ export const focusReport: Report<FocusParams> = defineReport({
       notes: [
         ...freshnessNotes(ctx.now, snapshots, 'priced resources'),
         `Estimated cost, not invoice data: each resource's hourly price from the collected flavor prices, held from one snapshot to the next (${gapCapText(ctx.config)} capped, not extrapolated), summed per UTC day. BilledCost = EffectiveCost = ListCost = ContractedCost.`,
-        'One row per priced resource and day with a cost above zero; stopped resources cost nothing and resources without a known price are left out (see the overview\'s coverage). Columns starting with x_ are cloudtally\'s own.',
+        'One row per priced resource and unbroken stretch of a day with the same tags and unit price (a retag, a new price or a gap starts a new row; ChargePeriodStart/End say which stretch), with a cost above zero; stopped resources cost nothing and resources without a known price are left out (see the overview\'s coverage). Tags are the provider\'s, x_NormalizedTags what cloudtally groups by. Columns starting with x_ are cloudtally\'s own.',
+        `FOCUS ${FOCUS_VERSION}: the schema (columns and types) is at ${reportMetadataUrl('focus')}.`,
         'Days whose hourly detail was thinned by retention are spread over the resources of the day\'s last snapshot so that they add up to the stored daily cost (x_CostSource says which).',
       ],
     };

@@ -129,6 +129,18 @@ export interface ReportExport {
   sql?: ExportSql;
 }
 
+/**
+ * What describes a dataset export (FOCUS) apart from its rows, so that a tool can read it without
+ * them: served at /api/reports/<name>/metadata, named in headers on every answer carrying the
+ * rows, and sent beside the file of a scheduled delivery.
+ */
+export interface DatasetMetadata {
+  /** Headers on the CSV and JSON answers and on the metadata's own answer (e.g. the format's version and schema id). */
+  headers: Readonly<Record<string, string>>;
+  /** The metadata document (JSON). */
+  document: Readonly<Record<string, unknown>>;
+}
+
 /** What a report may read. Reports read the database only (never the cloud API). */
 export interface ReportContext<Db = unknown, Cfg = unknown> {
   /** The primary: the data version is read here, and every read unless `reads` routes it. */
@@ -142,6 +154,8 @@ export interface ReportContext<Db = unknown, Cfg = unknown> {
 /** Chooses the database a report reads from, given the data version read on the primary. */
 export interface ReadRouter<Db> {
   readerAt(primary: Db, version: string, options?: { actions?: boolean }): Promise<Db>;
+  /** A read on the replica found it unreachable: read the primary until it answers again. */
+  unavailable(err: unknown): void;
 }
 
 /** A filter or grouping control shown above a report; its `name` is the query parameter it sets. */
@@ -185,4 +199,6 @@ export interface ReportDefinition<P = unknown, Db = unknown, Cfg = unknown> {
   view?: string;
   /** Results come from the report cache while the data is unchanged (reports/shared/cache.ts). */
   cached?: boolean;
+  /** For a dataset export: its metadata, the same for every answer (see DatasetMetadata). */
+  datasetMetadata?: DatasetMetadata;
 }

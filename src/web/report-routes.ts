@@ -5,7 +5,7 @@ import { isPartial } from '../reports/shared/coverage.js';
 import { regionIdsOf, regionNames } from '../reports/shared/regions.js';
 import type { Queryable } from '../db/connection.js';
 import { contentDisposition, csvFilename, streamCsv } from '../present/csv.js';
-import { reportUrls, type RawQuery } from '../present/urls.js';
+import { reportMetadataUrl, reportUrls, type RawQuery } from '../present/urls.js';
 import { isDatabaseUnavailable, notFound } from './errors.js';
 import { toJson } from './json.js';
 import { SECTIONS } from './layout.js';
@@ -54,6 +54,13 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
     return report;
   };
 
+  /** A dataset export's metadata headers and a link to its metadata document, on every answer carrying its rows. */
+  const setMetadataHeaders = (res: Response, report: AnyReport): void => {
+    if (!report.datasetMetadata) return;
+    for (const [name, value] of Object.entries(report.datasetMetadata.headers)) res.setHeader(name, value);
+    res.setHeader('Link', `<${reportMetadataUrl(report.name)}>; rel="describedby"; type="application/json"`);
+  };
+
   const sendCsv = async (req: Request, res: Response, report: AnyReport, params: unknown, reportQuery: RawQuery, exact: boolean): Promise<void> => {
     const ctx = deps.context();
     const exported = await report.export(ctx, params);
@@ -62,6 +69,7 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
     const partial = exported.coverage !== undefined && isPartial(exported.coverage);
     res.setHeader('Content-Disposition', contentDisposition(csvFilename(report.name, reportQuery, ctx.now, { partial })));
     res.setHeader('Cache-Control', 'no-store');
+    setMetadataHeaders(res, report);
     if (req.method === 'HEAD') {
       // Headers only: do not run the whole export for nothing (and let the report close its cursor).
       await exported.rows[Symbol.asyncIterator]().return?.();
@@ -94,6 +102,13 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
     await sendCsv(req, res, report, params, reportQuery, exact);
   });
 
+  router.get('/api/reports/:name/metadata', (req, res) => {
+    const report = find(req, res);
+    if (!report.datasetMetadata) throw notFound(`The report "${report.name}" is not a dataset export and has no metadata.`);
+    setMetadataHeaders(res, report);
+    res.type('json').send(toJson(report.datasetMetadata.document));
+  });
+
   router.get('/api/reports/:name', async (req, res) => {
     const report = find(req, res);
     const { params, ignored, page, format, reportQuery, exact } = await parseReportQuery(report, toRawQuery(req.query), 'json', API_PAGING);
@@ -101,6 +116,7 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
     const ctx = deps.context();
     const output = await report.run(ctx, params, page);
     res.setHeader('Cache-Control', 'no-store');
+    setMetadataHeaders(res, report);
     res.type('json').send(
       toJson({
         report: report.name,
@@ -116,6 +132,7 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
         notes: output.notes,
         ...(ignored.length > 0 ? { ignored_parameters: ignored } : {}),
         ...(output.coverage ? { coverage: output.coverage } : {}),
+        ...(report.datasetMetadata ? { metadata_url: reportMetadataUrl(report.name), metadata: report.datasetMetadata.document } : {}),
         // When the figures were computed: a result served from the report cache is older than the request.
         generated_at: (output.computedAt ?? ctx.now).toISOString(),
       }),

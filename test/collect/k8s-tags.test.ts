@@ -132,6 +132,14 @@ describe.each(testDatabases())('configured tags of Kubernetes clusters on $name'
     // The only resource with this team value: its group's run-rate is the endpoint's price.
     const rates = await teamRunRates(config, T1);
     expect(rates.get('K8s-Owners')).toBe(price.perHour);
+    // FOCUS passes the tags on as configured, and the normalised ones beside them.
+    const focus = await served<{ rows: Row[] }>(config, T2, '/api/reports/focus?limit=10000');
+    const rows = focus.rows.filter((r) => String(r.ResourceId).endsWith(`/${tagged}`));
+    expect(rows.length).toBeGreaterThan(0);
+    for (const r of rows) {
+      expect(r.Tags).toEqual({ Team: 'K8s-Owners', env: 'prod' });
+      expect(r.x_NormalizedTags).toEqual({ team: 'K8s-Owners', env: 'prod' });
+    }
   });
 
   it('lists the untagged Kubernetes clusters in tag hygiene, not the tagged one', async () => {

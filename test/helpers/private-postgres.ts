@@ -67,7 +67,7 @@ function installedVersion(): string | null {
  * Why a private cluster cannot be made here (a message for the skipped test), or null when it can.
  */
 export function privatePostgresUnavailable(): string | null {
-  for (const command of ['pg_createcluster', 'pg_ctlcluster', 'pg_dropcluster']) {
+  for (const command of ['pg_createcluster', 'pg_ctlcluster', 'pg_dropcluster', 'runuser']) {
     if (!onPath(command)) return `${command} is not installed (Debian's postgresql-common): the private Postgres cluster cannot be made`;
   }
   if (!installedVersion()) return 'no Postgres server is installed under /usr/lib/postgresql/<version>/bin';
@@ -163,11 +163,43 @@ async function waitUntilReady(url: string, timeoutMs: number): Promise<void> {
 }
 
 /** Makes, starts and returns a private cluster on the first spare port of `ports`. */
-export async function createPrivateCluster(options: { ports?: readonly [number, number] } = {}): Promise<PrivateCluster> {
+export function createPrivateCluster(options: { ports?: readonly [number, number] } = {}): Promise<PrivateCluster> {
+  return makeCluster(options.ports ?? PRIVATE_PORTS, async (cluster) => cluster.start());
+}
+
+/**
+ * Makes and starts a streaming replica of `primary` (a private cluster): a cluster of its own on
+ * the next spare port whose data directory is a `pg_basebackup -R` of the primary, so it replays
+ * the primary's WAL as it is written and answers read-only queries (hot standby).
+ */
+export function createStreamingReplica(primary: PrivateCluster, options: { ports?: readonly [number, number] } = {}): Promise<PrivateCluster> {
+  return makeCluster(options.ports ?? PRIVATE_PORTS, async (cluster) => {
+    const dataDir = dataDirectoryOf(cluster.version, cluster.name);
+    // pg_basebackup fills an empty directory (its parent is not the postgres user's to write).
+    for (const entry of readdirSync(dataDir)) rmSync(join(dataDir, entry), { recursive: true, force: true });
+    await command('runuser', [
+      '-u', 'postgres', '--',
+      join('/usr/lib/postgresql', cluster.version, 'bin', 'pg_basebackup'),
+      '--host', '127.0.0.1', '--port', String(primary.port), '--username', 'postgres',
+      '--pgdata', dataDir, '--write-recovery-conf', '--wal-method', 'stream', '--checkpoint', 'fast', '--no-sync',
+    ]);
+    await cluster.start();
+  });
+}
+
+/** The data directory of a Debian cluster (its postgresql.conf says). */
+function dataDirectoryOf(version: string, name: string): string {
+  const conf = readFileSync(join('/etc/postgresql', version, name, 'postgresql.conf'), 'utf8');
+  const found = /^\s*data_directory\s*=\s*'([^']+)'/m.exec(conf);
+  if (!found) throw new Error(`no data_directory in /etc/postgresql/${version}/${name}/postgresql.conf`);
+  return found[1]!;
+}
+
+async function makeCluster(ports: readonly [number, number], init: (cluster: PrivateCluster) => Promise<void>): Promise<PrivateCluster> {
   const reason = privatePostgresUnavailable();
   if (reason) throw new Error(reason);
   const version = installedVersion()!;
-  const [first, last] = options.ports ?? PRIVATE_PORTS;
+  const [first, last] = ports;
   for (let port = first; port <= last; port++) {
     const name = `${NAME_PREFIX}${port}`;
     if (!claim(version, name)) continue;
@@ -199,7 +231,7 @@ export async function createPrivateCluster(options: { ports?: readonly [number, 
         '--',
         '--auth=trust',
       ]);
-      await cluster.start();
+      await init(cluster);
     } catch (err) {
       await cluster.drop().catch(() => undefined);
       throw err;

@@ -240,6 +240,15 @@ export const SNAPSHOT_TABLES: Record<string, string> = {
   k8s_cluster_prices: 'cluster_name',
 };
 
+/**
+ * Tables that gained columns since the golden history was recorded, with the columns it holds:
+ * Kubernetes prices got the configuration's tags (migration 0020), empty for the golden history.
+ */
+const GOLDEN_COLUMNS: Record<string, string> = {
+  k8s_cluster_prices:
+    'snapshot_id, cluster_name, currency_code, price_per_hour, price_per_month, price_without_discount_per_month, discount_percent, tax_percent, price_status, breakdown, project_id, region_id, raw',
+};
+
 export async function captureSnapshotRows(db: Database): Promise<Record<string, Record<string, string[]>>> {
   const snaps = await db.query<{ id: number; kind: string; scope_key: string; taken_at: Date }>(
     `select id, kind, scope_key, taken_at from snapshots where complete order by taken_at, kind, scope_key`,
@@ -250,7 +259,8 @@ export async function captureSnapshotRows(db: Database): Promise<Record<string, 
     for (const table of Object.keys(SNAPSHOT_TABLES)) {
       // The row's text (exact: numeric scale, json as stored) without its snapshot_id, the first
       // field (ids depend on the order in which concurrent units opened their snapshots).
-      const rows = await db.query<{ r: string }>(`select t::text as r from ${table} t where snapshot_id = $1`, [s.id]);
+      const columns = GOLDEN_COLUMNS[table];
+      const rows = await db.query<{ r: string }>(`select ${columns ? `row(${columns})` : 't'}::text as r from ${table} t where snapshot_id = $1`, [s.id]);
       if (rows.length > 0) tables[table] = rows.map((r) => r.r.replace(/^\(\d+,/, '(')).sort();
     }
     out[`${s.taken_at.toISOString()} ${s.kind} ${s.scope_key}`] = tables;

@@ -186,4 +186,52 @@ describe.each(testDatabases())('scheduled delivery on $name', ({ open }) => {
       expect(['replica-a', 'replica-b']).toContain(claims.get(`delivery-0@${key.slice('delivery:0:'.length)}`));
     }
   });
+
+  it('sends the FOCUS export with its dataset metadata: a file beside the CSV in mail, the document in the webhook', async () => {
+    const config = loadConfig(
+      { CLOUDTALLY_CONFIG: 'c.json', CLOUDTALLY_SMTP_URL: smtp.url, CLOUDTALLY_PUBLIC_URL: 'https://cloudtally.example.com' },
+      {
+        reports,
+        hostname: 'ct-test',
+        readFile: () =>
+          JSON.stringify({
+            cost_max_gap_hours: 24,
+            channels: [
+              { name: 'finance-hook', type: 'webhook', url: hook.url, allow_private_network: true },
+              { name: 'finance-mail', type: 'email', to: ['finance@example.com'], allow_private_network: true },
+            ],
+            deliveries: [{ name: 'focus-monthly', report: 'focus', params: { period: '2025-02' }, schedule: '0 7 1 * *', notify: ['finance-mail', 'finance-hook'] }],
+          }),
+      },
+    );
+    const scheduler = createDeliveryScheduler({ db, config, reports, logger: silentLogger(), claimant: 'replica-focus' });
+    expect(await scheduler.deliverSlot(0, SLOT)).toBe('enqueued');
+    const dispatcher = createDispatcher({ db, config, logger: silentLogger() });
+    // (The cron test's slots, still queued, go out too.)
+    expect(await dispatcher.dispatch(new Date())).toMatchObject({ retrying: 0, failed: 0 });
+    dispatcher.close();
+
+    const app = await startReportsApp(() => ({ db, config, now: SLOT }));
+    let metadata: { Schema: Array<{ FocusVersion: string; SchemaId: string }> };
+    try {
+      metadata = (await (await request(`${app.base}/api/reports/focus/metadata`)).body.json()) as typeof metadata;
+    } finally {
+      await app.close();
+    }
+    const schemaId = metadata.Schema[0]!.SchemaId;
+    expect(metadata.Schema[0]!.FocusVersion).toBe('1.2');
+
+    const mail = smtp.mails.find((m) => m.subject.includes('focus-monthly'))!;
+    expect(mail.attachments.map((a) => [a.filename, a.contentType])).toEqual([
+      ['cloudtally-focus-period-2025-02-2025-03-01-partial.csv', 'text/csv'],
+      ['cloudtally-focus-period-2025-02-2025-03-01-partial.metadata.json', 'application/json'],
+    ]);
+    expect(JSON.parse(mail.attachments[1]!.content.toString('utf8'))).toEqual(metadata);
+    expect(mail.text).toContain(`Dataset metadata: X-FOCUS-Version 1.2, X-FOCUS-Schema-Id ${schemaId}`);
+    expect(mail.text).toContain('https://cloudtally.example.com/api/reports/focus/metadata');
+
+    const body = (hook.posts.map((p) => JSON.parse(p.body)) as Array<{ data: Record<string, unknown> }>).find((b) => b.data.delivery === 'focus-monthly')!;
+    expect(body.data.metadata).toEqual(metadata);
+    expect(body.data.metadata_url).toBe('https://cloudtally.example.com/api/reports/focus/metadata');
+  });
 });

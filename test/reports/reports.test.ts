@@ -478,27 +478,34 @@ describe.each(testDatabases())('reports on $name', ({ open }) => {
 
   describe('FOCUS export', () => {
     const COST_ROWS = [
-      // day, kind, resource, currency, cost, pricing quantity (hours x running units), list unit price
-      ['2025-03-09', 'instance', 'i1', 'EUR', 2.5, 1, 2.5],
-      ['2025-03-10', 'cluster', 'c1', 'EUR', 12.5, 5, 2.5], // 2 servers x 2.5 h
-      ['2025-03-10', 'instance', 'i1', 'EUR', 13.75, 5.5, 2.5],
-      ['2025-03-10', 'instance', 'i2', 'EUR', 12, 3, 4],
-      ['2025-03-10', 'instance', 'i5', 'EUR', 11.25, 4.5, 2.5],
-      ['2025-03-10', 'instance', 'i6', 'EUR', 7.5, 3, 2.5],
-      ['2025-03-10', 'instance', 'i7', 'EUR', 3.75, 1.5, 2.5],
-      ['2025-03-10', 'instance', 'j1', 'USD', 13.5, 4.5, 3],
-      ['2025-03-10', 'k8s_price', 'p1-r1/k8s-prod', 'EUR', 9, 7.5, 1.2], // a name is unique within its scope only
+      // charge period, kind, resource, currency, cost, pricing quantity (hours x running units), list unit price.
+      // A row ends where the resource's price stops holding (a gap past the cap) or its tags change.
+      ['2025-03-09T23:00:00Z', '2025-03-10T00:00:00Z', 'instance', 'i1', 'EUR', 2.5, 1, 2.5],
+      ['2025-03-10T10:00:00Z', '2025-03-10T12:00:00Z', 'cluster', 'c1', 'EUR', 10, 4, 2.5], // 2 servers x 2 h (capped)
+      ['2025-03-10T17:00:00Z', '2025-03-10T17:30:00Z', 'cluster', 'c1', 'EUR', 2.5, 1, 2.5],
+      ['2025-03-10T00:00:00Z', '2025-03-10T01:00:00Z', 'instance', 'i1', 'EUR', 2.5, 1, 2.5], // TP held 2 h over midnight
+      ['2025-03-10T10:00:00Z', '2025-03-10T13:00:00Z', 'instance', 'i1', 'EUR', 7.5, 3, 2.5],
+      ['2025-03-10T16:00:00Z', '2025-03-10T17:00:00Z', 'instance', 'i1', 'EUR', 2.5, 1, 2.5],
+      ['2025-03-10T17:00:00Z', '2025-03-10T17:30:00Z', 'instance', 'i1', 'EUR', 1.25, 0.5, 2.5], // env: prod added at T3
+      ['2025-03-10T10:00:00Z', '2025-03-10T13:00:00Z', 'instance', 'i2', 'EUR', 12, 3, 4],
+      ['2025-03-10T10:00:00Z', '2025-03-10T13:00:00Z', 'instance', 'i5', 'EUR', 7.5, 3, 2.5],
+      ['2025-03-10T16:00:00Z', '2025-03-10T17:30:00Z', 'instance', 'i5', 'EUR', 3.75, 1.5, 2.5],
+      ['2025-03-10T10:00:00Z', '2025-03-10T13:00:00Z', 'instance', 'i6', 'EUR', 7.5, 3, 2.5],
+      ['2025-03-10T16:00:00Z', '2025-03-10T17:30:00Z', 'instance', 'i7', 'EUR', 3.75, 1.5, 2.5],
+      ['2025-03-10T10:00:00Z', '2025-03-10T13:00:00Z', 'instance', 'j1', 'USD', 9, 3, 3],
+      ['2025-03-10T16:00:00Z', '2025-03-10T17:30:00Z', 'instance', 'j1', 'USD', 4.5, 1.5, 3],
+      ['2025-03-10T10:00:00Z', '2025-03-10T17:30:00Z', 'k8s_price', 'p1-r1/k8s-prod', 'EUR', 9, 7.5, 1.2], // a name is unique within its scope only
     ];
     const focusPick = (rows: readonly Row[]) =>
-      rows.map((r) => [String(r.ChargePeriodStart).slice(0, 10), r.x_ResourceKind, r.ResourceId, r.BillingCurrency, dec(r.BilledCost), dec(r.PricingQuantity), dec(r.ListUnitPrice)]);
+      rows.map((r) => [r.ChargePeriodStart, r.ChargePeriodEnd, r.x_ResourceKind, r.ResourceId, r.BillingCurrency, dec(r.BilledCost), dec(r.PricingQuantity), dec(r.ListUnitPrice)]);
 
     it('gives one row per priced resource and day that adds up to the daily cost', async () => {
       const out = await run(focusReport, ctx, { from: '2025-03-09', to: '2025-03-10' });
       expect(focusPick(out.rows)).toEqual(COST_ROWS);
-      const i1 = out.rows[2]!;
+      const i1 = out.rows[6]!;
       expect(i1).toMatchObject({
-        ChargePeriodStart: '2025-03-10T00:00:00Z',
-        ChargePeriodEnd: '2025-03-11T00:00:00Z',
+        ChargePeriodStart: '2025-03-10T17:00:00Z',
+        ChargePeriodEnd: '2025-03-10T17:30:00Z',
         BillingPeriodStart: '2025-03-01T00:00:00Z',
         BillingPeriodEnd: '2025-04-01T00:00:00Z',
         ChargeClass: null,
@@ -513,14 +520,18 @@ describe.each(testDatabases())('reports on $name', ({ open }) => {
         SubAccountId: '1',
         RegionId: '1',
         RegionName: 'region-1',
+        SkuPriceId: 'p1-r1/g-a100',
+        SkuMeter: 'GPU Instance Hours',
+        SkuPriceDetails: { F_InstanceType: 'g-a100', F_GpuCount: 8 },
         Tags: { team: 'ml', 'cost.center': 'cc/1', env: 'prod' },
+        x_NormalizedTags: { team: 'ml', 'cost.center': 'cc/1', env: 'prod' },
         x_ScopeKey: 'p1-r1',
       });
       for (const key of ['EffectiveCost', 'ListCost', 'ContractedCost']) expect(i1[key]).toBe(i1.BilledCost);
       expect(out.notes.join(' ')).toMatch(/[Ee]stimate/);
       // The totals per currency are those of every row, whatever the page shows.
       const paged = await run(focusReport, ctx, { from: '2025-03-09', to: '2025-03-10' }, { limit: 2, offset: 0 });
-      const sumOf = (currency: string) => dec(COST_ROWS.filter((r) => r[3] === currency).reduce((n, r) => n + (r[4] as number), 0));
+      const sumOf = (currency: string) => dec(COST_ROWS.filter((r) => r[4] === currency).reduce((n, r) => n + (r[5] as number), 0));
       expect(dec(summaryValue(paged, 'BilledCost (EUR)'))).toBe(sumOf('EUR'));
       expect(dec(summaryValue(paged, 'BilledCost (USD)'))).toBe(sumOf('USD'));
       const page = await run(focusReport, ctx, { from: '2025-03-09', to: '2025-03-10' }, { limit: 3, offset: 4 });
@@ -529,7 +540,7 @@ describe.each(testDatabases())('reports on $name', ({ open }) => {
       for await (const row of focusRows(ctx, focusReport.params.parse({ from: '2025-03-09', to: '2025-03-10' }), 2)) batched.push(row);
       expect(focusPick(batched)).toEqual(COST_ROWS);
       const usd = await run(focusReport, ctx, { from: '2025-03-09', to: '2025-03-10', project: '2' });
-      expect(focusPick(usd.rows)).toEqual([COST_ROWS[7]]);
+      expect(focusPick(usd.rows)).toEqual(COST_ROWS.slice(12, 14));
     });
 
     it('reads the same rows whatever the batch size and whatever row_count hints that a group is small', async () => {

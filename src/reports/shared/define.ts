@@ -4,8 +4,10 @@
  * snapshot data alone may ask for it, or with `showsActions` also over stops and scheduled stops.
  * (JIT compilation, which cost report queries 100 ms to seconds, is off for every connection:
  * see db/connection.ts.) With a read replica (ctx.reads), every operation reads the replica once
- * it shows the primary's data version, the primary otherwise (read-routing.ts).
+ * it shows the primary's data version, the primary otherwise (read-routing.ts); a page or filter
+ * whose replica read finds the replica unreachable is computed again on the primary.
  */
+import { isDatabaseUnavailable } from '../../db/errors.js';
 import { cacheKey, dataVersionOf, ReportCache } from './cache.js';
 import { regionIdsOf, regionNames } from './regions.js';
 import type { ReportOutput } from '../report.js';
@@ -29,10 +31,21 @@ export function defineReport<P>(report: Report<P>, options: DefineOptions = {}):
     const current = version ?? (await dataVersionOf(ctx, versionOptions));
     return { ...ctx, db: await ctx.reads.readerAt(ctx.db, current, versionOptions) };
   };
+  const computed = async <T>(ctx: ReportCtx, version: string | undefined, compute: (ctx: ReportCtx) => Promise<T>): Promise<T> => {
+    const at = await reading(ctx, version);
+    if (at.db === ctx.db || !ctx.reads) return compute(at);
+    try {
+      return await compute(at);
+    } catch (err) {
+      if (!isDatabaseUnavailable(err)) throw err;
+      ctx.reads.unavailable(err);
+      return compute(ctx);
+    }
+  };
   const cached = <T>(ctx: ReportCtx, parts: readonly unknown[], compute: (ctx: ReportCtx) => Promise<T>): Promise<T> =>
     options.cached
-      ? reportCache.get(ctx, cacheKey([report.name, ...parts]), async (version) => compute(await reading(ctx, version)), versionOptions)
-      : reading(ctx).then(compute);
+      ? reportCache.get(ctx, cacheKey([report.name, ...parts]), (version) => computed(ctx, version, compute), versionOptions)
+      : computed(ctx, undefined, compute);
   return {
     ...report,
     cached: options.cached ?? false,
