@@ -7,7 +7,7 @@
  * (the same as the monthly report), summed in SQL.
  */
 import { z } from 'zod';
-import { gapCapsFor, type GapCaps } from '../costing/gap-caps.js';
+import { gapCapsFor, reachSeconds } from '../costing/gap-caps.js';
 import { PRICED_KINDS } from '../costing/pricing.js';
 import { absDecimal, compareDecimal } from '../read-models/decimal.js';
 import type { Column, Row, SummaryItem } from './report.js';
@@ -70,11 +70,6 @@ export interface AnomalyScan {
 }
 
 const DAY_MS = 86_400_000;
-
-function reachSeconds(caps: number | GapCaps): number {
-  const c = typeof caps === 'number' ? { instance: caps, cluster: caps, k8s_price: caps } : caps;
-  return Math.round(Math.max(c.instance, c.cluster, c.k8s_price) * 3600);
-}
 
 /** The last UTC day whose end plus the longest gap cap has passed: no rate that holds on it can still be running. */
 export function lastCompleteDay(ctx: Pick<ReportCtx, 'config' | 'now'>): string {
