@@ -20,9 +20,11 @@ export async function periodCoverage(ctx: ReportCtx, period: Pick<ResolvedPeriod
 /** The coverage of whole days (a previous period, a month): up to the end of toDay, or now if earlier. */
 export function rangeCoverage(ctx: ReportCtx, range: DayRange): Promise<Coverage> {
   const dayEnd = new Date(Date.parse(`${range.toDay}T00:00:00Z`) + 86_400_000);
-  const end = dayEnd.getTime() < ctx.now.getTime() ? dayEnd : ctx.now;
+  const start = new Date(`${range.fromDay}T00:00:00Z`);
+  // A range that has not begun covers nothing of nothing.
+  const end = new Date(Math.max(start.getTime(), Math.min(dayEnd.getTime(), ctx.now.getTime())));
   const lastDay = end.getTime() === dayEnd.getTime() ? range.toDay : end.toISOString().slice(0, 10);
-  return periodCoverage(ctx, { start: new Date(`${range.fromDay}T00:00:00Z`), end, fromDay: range.fromDay, lastDay });
+  return periodCoverage(ctx, { start, end, fromDay: range.fromDay, lastDay: lastDay < range.fromDay ? range.fromDay : lastDay });
 }
 
 /** Whether any hour of the period is covered: without one its spend is unknown (null), never 0. */
@@ -39,6 +41,21 @@ const uncovered = (c: Coverage) => c.period_hours - c.covered_hours;
  */
 export function comparable(current: Coverage, previous: Coverage): boolean {
   return hasData(current) && hasData(previous) && uncovered(previous) <= uncovered(current) + 1;
+}
+
+/**
+ * The note under a table with a column per month: which months have no data (empty cells, not
+ * 0) and which are partly covered, so that its totals are of the covered hours only.
+ */
+export function monthsNote(months: readonly string[], coverage: Record<string, Coverage>): string | null {
+  const none = months.filter((m) => !hasData(coverage[m]!));
+  const partly = months.filter((m) => hasData(coverage[m]!) && isPartial(coverage[m]!));
+  if (none.length === 0 && partly.length === 0) return null;
+  const parts = [
+    ...(none.length > 0 ? [`${none.join(', ')} ${none.length === 1 ? 'has' : 'have'} no data (no snapshot covers ${none.length === 1 ? 'it' : 'them'}): empty, not 0`] : []),
+    ...partly.map((m) => `${m} ${coveredText(coverage[m]!)}`),
+  ];
+  return `${parts.join('; ')}. Totals are of the covered hours only: spend in the hours no snapshot covers is unknown.`;
 }
 
 /** "covered 27 of 120 h" */
