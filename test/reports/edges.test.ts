@@ -13,7 +13,11 @@ import { testDatabases } from '../helpers/databases.js';
 import { appTest } from '../helpers/reports-app.js';
 import { parseCsv } from '../web/fixtures.js';
 import { dec, pick, type ReportsApp } from './helpers.js';
-import { PERIODS_NOW, periodsConfig, seedPeriods } from './periods-fixture.js';
+import { loadConfig } from '../../src/config/index.js';
+import { PERIODS_NOW, seedPeriods } from './periods-fixture.js';
+
+/** The fixture's 24 h cap, and a budget in EUR. */
+const config = loadConfig({ CLOUDTALLY_CONFIG: 'test.json' }, { readFile: () => JSON.stringify({ cost_max_gap_hours: 24, budgets: [{ name: 'All EUR', currency: 'EUR', amount_per_month: '1000' }] }) });
 
 interface Body {
   rows: Row[];
@@ -29,7 +33,7 @@ interface Body {
 describe.each(testDatabases())('numbers at the edges of what is known on $name', (database) => {
   let app: ReportsApp;
   appTest.beforeAll(async ({ reportsApps }) => {
-    ({ app } = await reportsApps.open(database, { seed: seedPeriods, config: periodsConfig(), now: PERIODS_NOW }));
+    ({ app } = await reportsApps.open(database, { seed: seedPeriods, config, now: PERIODS_NOW }));
   }, 120_000);
 
   const text = async (path: string) => {
@@ -111,6 +115,20 @@ describe.each(testDatabases())('numbers at the edges of what is known on $name',
       expect(records[0]).toContain('Spend 2024-12 (no data)');
       const cost = records[0]!.indexOf('Spend 2024-12 (no data)');
       expect(records.slice(1).map((r) => r[cost])).toEqual(['', '', '', '']);
+    });
+  });
+
+  describe('a budget month before collection began', () => {
+    it('has no spend and no status, rather than 0 and "on track"', async () => {
+      const body = await json('/api/reports/budgets?period=2024-12');
+      expect(body.rows.map((r) => [r.budget, r.spend, r.percent_used, r.status])).toEqual([['All EUR', null, null, 'no data']]);
+      expect(body.summary.find((s) => s.label === 'On track')!.value).toBe(0);
+      const records = await csv('/api/reports/budgets.csv?period=2024-12');
+      const spend = records[0]!.indexOf('Spend to date');
+      expect(records[1]![spend]).toBe('');
+      // February (624 of 672 h covered) keeps its figures: ml 1560 + web 2496 = 4056 EUR.
+      const feb = await json('/api/reports/budgets?period=2025-02');
+      expect(feb.rows.map((r) => [dec(r.spend), r.status])).toEqual([[4056, 'over']]);
     });
   });
 
