@@ -200,7 +200,7 @@ function columnsFor(dim: string, period: ResolvedPeriod, coverage: Coverage): Co
     { key: 'currency', label: 'Currency', kind: 'text' },
     { key: 'price_per_hour', label: 'Run-rate per hour', kind: 'money', currencyKey: 'currency', hourly: true },
     { key: 'price_per_month', label: 'Run-rate per month', kind: 'money', currencyKey: 'currency' },
-    { ...spendColumn('cost', `Spend ${period.label}`, coverage), sortable: false },
+    spendColumn('cost', `Spend ${period.label}`, coverage),
     { key: 'share', label: 'Share of currency run-rate', kind: 'percent' },
     { key: 'resources', label: 'Resources', kind: 'int' },
     { key: 'unpriced', label: 'Without price', kind: 'int' },

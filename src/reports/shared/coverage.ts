@@ -98,7 +98,7 @@ export function collectedBy(coverage: Coverage, range: { toDay: string }): boole
  * (so the CSV carries it too), and its empty cells read "no data" when no hour is covered.
  */
 export function spendColumn(key: string, label: string, coverage: Coverage): Column {
-  const column: Column = { key, label, kind: 'money', currencyKey: 'currency', sortable: true };
+  const column: Column = { key, label, kind: 'money', currencyKey: 'currency' };
   if (!hasData(coverage)) return { ...column, label: `${label} (no data)`, emptyText: 'no data' };
   return isPartial(coverage) ? { ...column, label: `${label} (${coveredText(coverage)})` } : column;
 }
