@@ -118,6 +118,15 @@ describe.each(testDatabases())('numbers at the edges of what is known on $name',
     });
   });
 
+  describe('charts', () => {
+    it('draw the uncovered days as gaps, never as 0', async () => {
+      const body = (await json('/api/reports/overview?period=2025-02')) as Body & { charts: Array<{ id: string; labels: string[]; datasets: Array<{ data: Array<number | null> }> }> };
+      const eur = body.charts.find((c) => c.id === 'cost-per-day-EUR')!;
+      const at = (day: string) => eur.datasets[0]!.data[eur.labels.indexOf(day)];
+      expect([at('2025-02-09'), at('2025-02-10'), at('2025-02-11'), at('2025-02-12')]).toEqual([156, null, null, 156]); // 60 + 96
+    });
+  });
+
   describe('a budget month before collection began', () => {
     it('has no spend and no status, rather than 0 and "on track"', async () => {
       const body = await json('/api/reports/budgets?period=2024-12');
