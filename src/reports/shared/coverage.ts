@@ -62,11 +62,11 @@ export function monthsNote(months: readonly string[], coverage: Record<string, C
 export const coveredText = (c: Coverage) => `covered ${c.covered_hours} of ${c.period_hours} h`;
 
 /** The note beside a comparison with the previous period: what it covers, and why a change % is not given. */
-export function comparisonNote(current: Coverage, previous: Coverage, what = 'change %'): string {
+export function comparisonNote(current: Coverage, previous: Coverage): string {
   const span = `${previous.from.slice(0, 10)} to ${new Date(Date.parse(previous.to) - 1).toISOString().slice(0, 10)}`;
-  if (!hasData(previous)) return `The previous period (${span}) has no data (nothing collected covers it): its spend is unknown, not 0, and no ${what} is given.`;
+  if (!hasData(previous)) return `The previous period (${span}) has no data (nothing collected covers it): its spend is unknown, not 0, and no change % is given.`;
   if (!comparable(current, previous)) {
-    return `No ${what} is given: the previous period (${span}) ${coveredText(previous)}, this one ${coveredText(current)}; a change would measure the missing snapshots, not spend.`;
+    return `No change % is given: the previous period (${span}) ${coveredText(previous)}, this one ${coveredText(current)}; a change would measure the missing snapshots, not spend.`;
   }
   return `The previous period (${span}) ${coveredText(previous)}${isPartial(previous) ? ': its spend is the spend of those hours' : ''}.`;
 }
@@ -86,11 +86,6 @@ export function coverageNote(coverage: Coverage): string {
   else if (coverage.first_snapshot_at > coverage.from) reasons.push(`collection began ${formatInstant(new Date(coverage.first_snapshot_at))}`);
   if (coverage.first_snapshot_at !== null) reasons.push('hours in a gap between snapshots longer than the gap cap count as not covered');
   return `The figures cover ${days(coverage.covered_hours)} of ${of}: ${reasons.join('; ')}. Spend in the uncovered hours is unknown, not zero.`;
-}
-
-/** Whether anything was collected before the end of `range` (else its spend is unknown, not 0). */
-export function collectedBy(coverage: Coverage, range: { toDay: string }): boolean {
-  return coverage.first_snapshot_at !== null && Date.parse(coverage.first_snapshot_at) < Date.parse(`${range.toDay}T00:00:00Z`) + 86_400_000;
 }
 
 /**
