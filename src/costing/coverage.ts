@@ -1,29 +1,20 @@
 /**
  * What is known of a span of time: the hours during which some complete priced snapshot's
- * run-rate holds (from its taken_at until the next snapshot of its kind and scope, at most the gap
- * cap: the same rule the cost figures use), plus the days sealed with daily figures (their hourly
+ * run-rate holds (from its taken_at until the next snapshot of its kind and scope, by the gap cap
+ * and its tolerance: the one rule the cost figures use, time-pieces.ts rateEndSql), plus the days sealed with daily figures (their hourly
  * detail is gone; they were computed from it). Everything else, before collection began or in a
  * gap longer than the cap, is not covered.
  */
 import type { Queryable } from '../db/connection.js';
 import { arrayParam, queryRows, sql, type SQL } from '../db/statement.js';
-import { gapCapsFor, type GapCapSettings } from './gap-caps.js';
+import { capSeconds, gapCapsFor, reachSeconds, type GapCapSettings } from './gap-caps.js';
 import { PRICED_KINDS } from './pricing.js';
+import { kindCapSql, rateEndSql } from './time-pieces.js';
 
-/** Seconds each priced kind's rate may hold, and the longest of them. */
-function capSeconds(settings: GapCapSettings): { instance: number; cluster: number; k8sPrice: number; longest: number } {
-  const caps = gapCapsFor(settings);
-  const c = typeof caps === 'number' ? { instance: caps, cluster: caps, k8s_price: caps } : caps;
-  const [instance, cluster, k8sPrice] = [c.instance, c.cluster, c.k8s_price].map((h) => Math.round(h * 3600)) as [number, number, number];
-  return { instance, cluster, k8sPrice, longest: Math.max(instance, cluster, k8sPrice) };
-}
-
-/** Each snapshot's interval end: the next snapshot of its kind and scope, at most its cap, at most `end`. */
+/** Each snapshot's interval end: by the cost figures' rule (rateEndSql), at most `end`. */
 function intervalEnd(settings: GapCapSettings, end: string): SQL {
-  const caps = capSeconds(settings);
-  return sql`least(coalesce(lead(taken_at) over (partition by kind, scope_key order by taken_at, id), ${end}::timestamptz),
-        taken_at + make_interval(secs => case kind when 'instance' then ${caps.instance}::int when 'cluster' then ${caps.cluster}::int else ${caps.k8sPrice}::int end),
-        ${end}::timestamptz)`;
+  const next = sql.raw('lead(taken_at) over (partition by kind, scope_key order by taken_at, id)');
+  return sql`least(${rateEndSql(sql.raw('taken_at'), sql`coalesce(${next}, ${end}::timestamptz)`, kindCapSql(capSeconds(gapCapsFor(settings))))}, ${end}::timestamptz)`;
 }
 
 export interface CoveredTime {
@@ -52,7 +43,7 @@ export async function coveredTime(
       select taken_at as s, ${intervalEnd(settings, end)} as e
       from snapshots
       where complete and kind = any(${kinds}::text[]) and taken_at < ${end}::timestamptz
-        and taken_at >= ${start}::timestamptz - make_interval(secs => ${capSeconds(settings).longest}::int)
+        and taken_at >= ${start}::timestamptz - make_interval(secs => ${reachSeconds(gapCapsFor(settings))}::int)
         and (taken_at at time zone 'UTC')::date not in (select day from sealed)
       union all
       select day::timestamp at time zone 'UTC', (day + 1)::timestamp at time zone 'UTC' from sealed
@@ -88,7 +79,8 @@ export interface DayGap {
 /**
  * The gaps of each complete UTC day of [fromDay, toDay]: the (kind, scope) pairs collected both
  * before the day began and since (so expected to cover it) whose complete snapshots' run-rates do
- * not hold for the whole day, with the hours they do cover (a failed collection, a gap longer
+ * not hold for the whole day (by the rule of coveredTime and the cost figures: cap + tolerance;
+ * judged on hours to 2 decimals, so "24 of 24 h" is never a gap), with the hours they do cover (a failed collection, a gap longer
  * than the cap, a restart). Sealed days count as covered. `lookbackDays` bounds how far back
  * "collected before" is looked for.
  */
@@ -120,7 +112,8 @@ export async function dailyGaps(q: Queryable, settings: GapCapSettings, range: {
       group by x.ds, x.kind, x.scope_key
     )
     select to_char(ds at time zone 'UTC', 'YYYY-MM-DD') as day, kind, scope_key, secs as covered_secs
-    from covered where secs < 86400
+    -- Judged on the hours as shown (hoursOf): a day whose gaps round to nothing is no gap.
+    from covered where round((secs / 3600)::numeric, 2) < 24
     order by 1, kind, scope_key`,
   );
   return rows.map((r) => ({ day: r.day, kind: r.kind, scope_key: r.scope_key, covered_hours: hoursOf(Number(r.covered_secs)) }));

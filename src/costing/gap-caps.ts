@@ -44,6 +44,31 @@ export function gapCapsFor(config: GapCapSettings): number | GapCaps {
   return config.costMaxGapHours ?? maxGapHoursForSchedules(config.schedules);
 }
 
+/**
+ * Slack on every gap cap: a snapshot's rate holds until the next snapshot of its kind and scope
+ * when that arrives within cap + CAP_TOLERANCE_SECS; when none does, it holds for the cap and the
+ * rest is a gap. A cap is a schedule's gap (or twice it) and schedules fire on whole minutes, but
+ * the snapshots they produce are taken seconds late (the process's timer, the cloud API's answer,
+ * the scopes queued before in the same run), one time later than the next: with a cap of exactly
+ * the schedule (the demo collects every 6 h under a 6 h cap) those seconds would count as not
+ * covered. One minute absorbs that drift, while a collection missed by a minute or more still
+ * leaves a gap of everything past the cap.
+ */
+export const CAP_TOLERANCE_SECS = 60;
+
+/** Each priced kind's cap in whole seconds (the rule that uses them: time-pieces.ts rateEndSql). */
+export function capSeconds(maxGapHours: number | Partial<GapCaps> | undefined): Readonly<Record<PricedKind, number>> {
+  const caps = resolveCaps(maxGapHours);
+  const secs = (h: number) => Math.round(h * 3600);
+  return { instance: secs(caps.instance), cluster: secs(caps.cluster), k8s_price: secs(caps.k8s_price) };
+}
+
+/** The furthest a snapshot's rate can reach after it: the longest cap plus the tolerance, in seconds. */
+export function reachSeconds(maxGapHours: number | Partial<GapCaps> | undefined): number {
+  const c = capSeconds(maxGapHours);
+  return Math.max(c.instance, c.cluster, c.k8s_price) + CAP_TOLERANCE_SECS;
+}
+
 export function resolveCaps(maxGapHours: number | Partial<GapCaps> | undefined): GapCaps {
   const caps: GapCaps =
     typeof maxGapHours === 'number'

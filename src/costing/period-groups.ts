@@ -17,8 +17,18 @@ export interface PeriodGroupsInput {
   /** The days of the period with figures (fromDay .. toDay). */
   range: { fromDay: string; toDay: string };
   previous: { fromDay: string; toDay: string };
-  /** False when nothing was collected in the previous period: its spend is unknown (null), not 0. A promise lets the run-rate be read meanwhile. */
+  /** False when no hour of the previous period is covered: its spend is unknown (null), not 0. A promise lets the run-rate be read meanwhile. */
   previousKnown: boolean | Promise<boolean>;
+  /** False when no hour of the period is covered: its spend is unknown (null), not 0 (default true). */
+  currentKnown?: boolean | Promise<boolean>;
+  /** False when the previous period is covered worse than this one: no change % (default: previousKnown). */
+  comparable?: boolean | Promise<boolean>;
+}
+
+interface Known {
+  current: boolean;
+  previous: boolean;
+  comparable: boolean;
 }
 
 export interface PeriodGroups {
@@ -43,11 +53,12 @@ export function gpuAggregatesSql(t = ''): string {
     case when ${known} then trim_scale(sum(${c('gpu_unknown_hours')}))::text end as gpu_unknown_hours`;
 }
 
-/** Change in percent with 2 decimals; NULL when the previous spend is 0 or unknown. */
-const CHANGE = (cost: string, previous: string) => `round((${cost} - ${previous}) * 100 / nullif(${previous}, 0), 2)`;
+/** Change in percent with 2 decimals; NULL when the previous spend is 0 or unknown, or the periods are not comparable. */
+const change = (known: Known, cost: string, previous: string) => (known.comparable ? `round((${cost} - ${previous}) * 100 / nullif(${previous}, 0), 2)` : 'null::numeric');
 
 /** The CTEs up to `joined`: one row per group and currency with run-rate, spend, previous spend and GPU figures. */
-function joinedCte(settings: GapCapSettings, now: Date, input: PeriodGroupsInput, previousKnown: boolean): SQL {
+function joinedCte(settings: GapCapSettings, now: Date, input: PeriodGroupsInput, known: Known): SQL {
+  const previousKnown = known.previous;
   const query = (range: { fromDay: string; toDay: string }) => bucketCostQuery(settings, now, input.dimension, range, input.filter);
   const previous = previousKnown
     ? sql`select group_value, currency, cost from (${costOverDaysSql(query(input.previous), 'all')}) p`
@@ -58,15 +69,16 @@ function joinedCte(settings: GapCapSettings, now: Date, input: PeriodGroupsInput
   keys as (select group_value, currency from now_groups union select group_value, currency from cur union select group_value, currency from prev),
   joined as (
     select k.group_value, k.currency,
-      case when k.currency is not null then coalesce(c.cost::numeric, 0) end as cost,
+      case when k.currency is not null and ${known.current}::boolean then coalesce(c.cost::numeric, 0) end as cost,
       case when k.currency is not null and ${previousKnown}::boolean then coalesce(p.cost::numeric, 0) end as previous_cost,
       case when k.currency is not null then coalesce(n.price_per_hour, 0) end as price_per_hour,
       case when k.currency is not null then coalesce(n.price_per_month, 0) end as price_per_month,
       coalesce(n.resource_count, 0) as resources, coalesce(n.unpriced_count, 0) as unpriced,
       -- A group without spend in the period ran no GPU either: 0 GPU-hours, not unknown.
-      case when c.group_value is null then 0 else c.gpu_hours::numeric end as gpu_hours,
+      -- In a period without any covered hour, GPU figures are unknown like the spend.
+      case when not ${known.current}::boolean then null when c.group_value is null then 0 else c.gpu_hours::numeric end as gpu_hours,
       case when k.currency is not null then (case when c.group_value is null then 0 else c.gpu_cost::numeric end) end as gpu_cost,
-      case when c.group_value is null then 0 else c.gpu_unknown_resource_hours::numeric end as gpu_unknown_hours
+      case when not ${known.current}::boolean then null when c.group_value is null then 0 else c.gpu_unknown_resource_hours::numeric end as gpu_unknown_hours
     from keys k
     left join now_groups n on n.group_value = k.group_value and n.currency is not distinct from k.currency
     left join cur c on c.group_value = k.group_value and c.currency is not distinct from k.currency
@@ -75,15 +87,21 @@ function joinedCte(settings: GapCapSettings, now: Date, input: PeriodGroupsInput
 }
 
 export async function periodGroups(ctx: { db: Queryable; config: GapCapSettings; now: Date }, input: PeriodGroupsInput): Promise<PeriodGroups> {
-  const [latest, previousKnown] = await Promise.all([latestGroupCosts(ctx.db, input.dimension, input.filter), Promise.resolve(input.previousKnown)]);
-  const joined = joinedCte(ctx.config, ctx.now, input, previousKnown);
+  const [latest, previous, current, comparable] = await Promise.all([
+    latestGroupCosts(ctx.db, input.dimension, input.filter),
+    Promise.resolve(input.previousKnown),
+    Promise.resolve(input.currentKnown ?? true),
+    Promise.resolve(input.comparable ?? input.previousKnown),
+  ]);
+  const known: Known = { current, previous, comparable: comparable && current && previous };
+  const joined = joinedCte(ctx.config, ctx.now, input, known);
   return {
     latest,
     async page(order, limit, offset) {
       const rows = await queryRows<Record<string, unknown>>(
         ctx.db,
         sql`with ${joined}
-         select *, ${sql.raw(CHANGE('cost', 'previous_cost'))}::float8 as change_percent,
+         select *, ${sql.raw(change(known, 'cost', 'previous_cost'))}::float8 as change_percent,
            case when currency is not null then round(100 * price_per_hour / nullif(sum(price_per_hour) over (partition by currency), 0), 2) end as share,
            trim_scale(round(gpu_cost / nullif(gpu_hours, 0), 6))::text as cost_per_gpu_hour,
            count(*) over ()::int as total_rows
@@ -97,7 +115,7 @@ export async function periodGroups(ctx: { db: Queryable; config: GapCapSettings;
       const rows = await queryRows<Record<string, unknown>>(
         ctx.db,
         sql`with ${joined}
-         select currency, trim_scale(sum(cost)) as cost, trim_scale(sum(previous_cost)) as previous_cost, ${sql.raw(CHANGE('sum(cost)', 'sum(previous_cost)'))}::float8 as change_percent,
+         select currency, trim_scale(sum(cost)) as cost, trim_scale(sum(previous_cost)) as previous_cost, ${sql.raw(change(known, 'sum(cost)', 'sum(previous_cost)'))}::float8 as change_percent,
            trim_scale(sum(price_per_hour)) as price_per_hour, trim_scale(sum(price_per_month)) as price_per_month,
            sum(resources)::int as resources, sum(unpriced)::int as unpriced, ${sql.raw(gpuAggregatesSql())}
          from joined where currency is not null

@@ -4,7 +4,7 @@
  */
 import { sqlLiteral as sqlText } from '../db/sql-literal.js';
 import { sql, type SQL } from '../db/statement.js';
-import { resolveCaps, type GapCaps } from './gap-caps.js';
+import { CAP_TOLERANCE_SECS, capSeconds, type GapCaps } from './gap-caps.js';
 import { PRICED_KINDS, type PricedKind } from './pricing.js';
 
 
@@ -40,25 +40,43 @@ export interface PieceWindow {
 }
 
 export function pieceWindow(fromDay: string, toDay: string, opts: CostOverTimeOptions): PieceWindow {
-  const caps = resolveCaps(opts.maxGapHours);
-  const secs = (h: number) => Math.round(h * 3600);
-  return { fromDay, toDay, capSecs: { instance: secs(caps.instance), cluster: secs(caps.cluster), k8s_price: secs(caps.k8s_price) }, now: (opts.now ?? new Date()).toISOString() };
+  return { fromDay, toDay, capSecs: capSeconds(opts.maxGapHours), now: (opts.now ?? new Date()).toISOString() };
 }
 
-/** The longest cap of the window, as an SQL interval. */
+/** The furthest any rate of the window reaches: its longest cap plus the tolerance. */
+export function reachSecs(w: PieceWindow): number {
+  return Math.max(w.capSecs.instance, w.capSecs.cluster, w.capSecs.k8s_price) + CAP_TOLERANCE_SECS;
+}
+
+/** reachSecs as an SQL interval. */
 function longestCap(w: PieceWindow): SQL {
-  return sql`make_interval(secs => ${Math.max(w.capSecs.instance, w.capSecs.cluster, w.capSecs.k8s_price)}::int)`;
+  return sql`make_interval(secs => ${reachSecs(w)}::int)`;
+}
+
+/**
+ * The one rule of how long a snapshot's rate holds (cost figures and coverage alike): from
+ * `takenAt` until `bound` (the next snapshot of its kind and scope, or the end of what is known)
+ * when that comes within cap + CAP_TOLERANCE_SECS (gap-caps.ts), else for the cap only.
+ * `capSecs` is an SQL integer expression (a kind's cap in seconds).
+ */
+export function rateEndSql(takenAt: SQL, bound: SQL, capSecs: SQL): SQL {
+  return sql`(case when ${bound} <= ${takenAt} + make_interval(secs => ${capSecs} + ${CAP_TOLERANCE_SECS}::int) then ${bound}
+    else ${takenAt} + make_interval(secs => ${capSecs}) end)`;
+}
+
+/** A kind's cap in seconds, as an SQL integer expression over a column `kind`. */
+export function kindCapSql(caps: Readonly<Record<PricedKind, number>>): SQL {
+  return sql`(case kind when 'instance' then ${caps.instance}::int when 'cluster' then ${caps.cluster}::int else ${caps.k8s_price}::int end)`;
 }
 
 /**
  * CTEs (`live_from`, `win`, `intervals`, `pieces`) cutting the complete priced snapshots' run-rates
  * into per-UTC-day pieces for the days of `w` not in `storedDays`: each snapshot's rate holds from
- * its taken_at until the next complete snapshot of the same (kind, scope), at most its kind's cap;
- * the newest until `w.now`, capped alike.
+ * its taken_at until the next complete snapshot of the same (kind, scope), the newest until
+ * `w.now`, by the rule of rateEndSql (the cap, with its tolerance).
  */
 export function piecesCte(storedDays: SQL, w: PieceWindow): SQL {
   const kinds = sql.raw(PRICED_KINDS.map(sqlText).join(', '));
-  const cap = sql`make_interval(secs => (case kind when 'instance' then ${w.capSecs.instance}::int when 'cluster' then ${w.capSecs.cluster}::int else ${w.capSecs.k8s_price}::int end))`;
   // Pieces are only ever made for days not in `storedDays` (a relation with a column day): snapshots
   // that end before the first such day (their rate holds at most the cap) are not read at all, so a
   // year of stored history costs nothing here.
@@ -74,7 +92,7 @@ export function piecesCte(storedDays: SQL, w: PieceWindow): SQL {
       and ${windowTimeRange(sql.raw('taken_at'), w)}
   ),
   intervals as (
-    select w.*, least(coalesce(w.next_at, ${w.now}::timestamptz), w.taken_at + ${cap}) as end_at from win w
+    select w.*, ${rateEndSql(sql.raw('w.taken_at'), sql`coalesce(w.next_at, ${w.now}::timestamptz)`, kindCapSql(w.capSecs))} as end_at from win w
   ),
   pieces as materialized (
     select iv.id, iv.kind, iv.scope_key, iv.project_id, iv.region_id, iv.taken_at, d.day::date as day,
@@ -110,6 +128,6 @@ export function gpuSums(e: string): string {
 
 /** The gap caps (seconds per priced kind) a closed day was computed with, as stored in cost_daily_closed_days.caps. */
 export function capsKey(w: PieceWindow): string {
-  return `instance=${w.capSecs.instance},cluster=${w.capSecs.cluster},k8s_price=${w.capSecs.k8s_price}`;
+  return `instance=${w.capSecs.instance},cluster=${w.capSecs.cluster},k8s_price=${w.capSecs.k8s_price},tolerance=${CAP_TOLERANCE_SECS}`;
 }
 

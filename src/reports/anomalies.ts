@@ -7,17 +7,17 @@
  * (the same as the monthly report), summed in SQL.
  */
 import { z } from 'zod';
-import { gapCapsFor, type GapCaps } from '../costing/gap-caps.js';
+import { gapCapsFor, reachSeconds } from '../costing/gap-caps.js';
 import { PRICED_KINDS } from '../costing/pricing.js';
 import { absDecimal, compareDecimal } from '../read-models/decimal.js';
-import type { Column, Row, SummaryItem } from './report.js';
+import type { Column, Coverage, Row, SummaryItem } from './report.js';
 import { listRows } from './shared/batches.js';
 import { dimensionOf } from './shared/costs.js';
 import type { ExplanationKey, ExplanationSource } from '../costing/derive/anomaly-explanations.js';
 import { comparedNote, explainDay, prepareExplanation, summarise, type ExplanationLine } from './shared/anomaly-explain.js';
 import { judge, type Judgement } from './shared/anomaly-stats.js';
 import { dailyGaps, type DayGap } from '../costing/coverage.js';
-import { periodCoverage } from './shared/coverage.js';
+import { coveredText, periodCoverage, rangeCoverage } from './shared/coverage.js';
 import { defineReport } from './shared/define.js';
 import { addDays, dimensionLabel, kindLabel } from './shared/format.js';
 import { optionalSelect } from './shared/fields.js';
@@ -70,11 +70,6 @@ export interface AnomalyScan {
 }
 
 const DAY_MS = 86_400_000;
-
-function reachSeconds(caps: number | GapCaps): number {
-  const c = typeof caps === 'number' ? { instance: caps, cluster: caps, k8s_price: caps } : caps;
-  return Math.round(Math.max(c.instance, c.cluster, c.k8s_price) * 3600);
-}
 
 /** The last UTC day whose end plus the longest gap cap has passed: no rate that holds on it can still be running. */
 export function lastCompleteDay(ctx: Pick<ReportCtx, 'config' | 'now'>): string {
@@ -227,6 +222,11 @@ const COLUMNS: Column[] = [
   { key: 'explanation_lines', label: 'What changed', kind: 'lines' },
 ];
 
+/** The coverage of the baseline days before the period (what its first day is compared with). */
+function baselineCoverage(ctx: ReportCtx, period: ResolvedPeriod): Promise<Coverage> {
+  return rangeCoverage(ctx, { fromDay: addDays(period.fromDay, -ctx.config.anomalies.baselineDays), toDay: addDays(period.fromDay, -1) });
+}
+
 interface Resolved {
   dimension: string;
   period: ResolvedPeriod;
@@ -263,9 +263,10 @@ export const anomaliesReport: Report<AnomaliesParams> = defineReport(
 
     async run(ctx, params, page) {
       const r = await resolve(ctx, params);
-      const [rows, coverage] = await Promise.all([
+      const [rows, coverage, previousCoverage] = await Promise.all([
         Promise.all(r.rows.slice(page.offset, page.offset + page.limit).map((row) => explainRow(ctx, r.dimension, row))),
         periodCoverage(ctx, r.period),
+        baselineCoverage(ctx, r.period),
       ]);
       const count = (kind: RowKind) => r.scan.rows.filter((x) => x.kind === kind).length;
       const s = ctx.config.anomalies;
@@ -284,7 +285,9 @@ export const anomaliesReport: Report<AnomaliesParams> = defineReport(
         rows,
         totalRows: r.rows.length,
         coverage,
+        previousCoverage,
         notes: [
+          `The baseline days before the period (${previousCoverage.from.slice(0, 10)} to ${addDays(previousCoverage.to.slice(0, 10), -1)}) ${coveredText(previousCoverage)}; only the days snapshots cover in full count in a baseline, never an uncovered day as 0.`,
           `Each complete day (UTC, up to ${r.scan.lastCompleteDay}) of each group and currency is compared with the median of its previous ${s.baselineDays} complete days. ` +
             `It is flagged when the change exceeds ${s.madMultiplier} x 1.4826 x the median absolute deviation of those days, is at least ${minChanges} in the currency and at least ${s.minChangePercent}% of the median.`,
           'The explanation compares the snapshots before the day with those during it: each line is a resource that appeared, disappeared, started, stopped, changed flavor or price, or moved between groups (tags), with its cost impact on the day.',
@@ -299,7 +302,8 @@ export const anomaliesReport: Report<AnomaliesParams> = defineReport(
       const r = await resolve(ctx, params);
       const rows: Row[] = [];
       for (const row of r.rows) rows.push(await explainRow(ctx, r.dimension, row));
-      return { columns: COLUMNS, rows: listRows(rows), coverage: await periodCoverage(ctx, r.period) };
+      const [coverage, previousCoverage] = await Promise.all([periodCoverage(ctx, r.period), baselineCoverage(ctx, r.period)]);
+      return { columns: COLUMNS, rows: listRows(rows), coverage, previousCoverage };
     },
 
     async filters(ctx, params) {

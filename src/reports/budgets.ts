@@ -10,7 +10,7 @@ import { budgetMonth, coversText, monthDays, type BudgetFigures, type BudgetMont
 import { defineReport } from './shared/define.js';
 import { FORECAST_DAYS } from './shared/forecast.js';
 import { chartNumber, isoDay } from './shared/format.js';
-import { coverageNote, isPartial } from './shared/coverage.js';
+import { coverageNote, hasData, isPartial } from './shared/coverage.js';
 import { addMonths } from './shared/period.js';
 import { sumByCurrency, totalRow } from './shared/totals.js';
 import { gapCapText } from './shared/time.js';
@@ -44,8 +44,11 @@ const COLUMNS: Column[] = [
   { key: 'source', label: 'Defined in', kind: 'text' },
 ];
 
-function rowOf(f: BudgetFigures, month: string): Row {
+/** A budget's row; in a month without a covered hour its spend and everything from it are unknown, never 0 and "on track". */
+function rowOf(f: BudgetFigures, m: BudgetMonth): Row {
   const b = f.budget;
+  const month = m.month;
+  const unknown = hasData(m.coverage) ? {} : { spend: null, forecast: null, percent_used: null, forecast_percent: null, status: 'no data' };
   return {
     id: b.id,
     budget: b.name,
@@ -63,6 +66,7 @@ function rowOf(f: BudgetFigures, month: string): Row {
     thresholds: b.thresholds.join(', '),
     notify: b.notify.join(', '),
     source: b.source === 'config' ? 'configuration file' : 'web app',
+    ...unknown,
   };
 }
 
@@ -105,9 +109,9 @@ export const budgetsReport: Report<BudgetsParams> = defineReport({
 
   async run(ctx, params, page) {
     const m = await resolve(ctx, params);
-    const rows = m.figures.map((f) => rowOf(f, m.month));
+    const rows = m.figures.map((f) => rowOf(f, m));
     const shown = m.figures.slice(page.offset, page.offset + page.limit);
-    const counts = (s: string) => m.figures.filter((f) => f.status === s).length;
+    const counts = (s: string) => rows.filter((r) => r.status === s).length;
     const notes = [
       m.ended
         ? `${m.month} has ended: its forecast is its spend.`
@@ -139,7 +143,7 @@ export const budgetsReport: Report<BudgetsParams> = defineReport({
 
   async export(ctx, params) {
     const m = await resolve(ctx, params);
-    const rows = m.figures.map((f) => rowOf(f, m.month));
+    const rows = m.figures.map((f) => rowOf(f, m));
     return {
       columns: COLUMNS,
       rows: (async function* () {

@@ -10,7 +10,7 @@ import type { Column, Coverage, Row, SummaryItem } from './report.js';
 import { offsetRows } from './shared/batches.js';
 import { latestTotals, type CostFilter } from '../costing/current-costs.js';
 import { dimensionOf, GROUPING_HELP, unknownTagKeyNotes, groupingField, groupNameColumns, groupNames, groupLabels } from './shared/costs.js';
-import { collectedBy, periodCoverage } from './shared/coverage.js';
+import { changeColumn, comparable, comparisonNote, hasData, periodCoverage, rangeCoverage, spendColumn } from './shared/coverage.js';
 import { checkPeriodParams, periodField, resolvePeriod, type ResolvedPeriod } from './shared/period.js';
 import { periodGroups, type PeriodGroups } from '../costing/period-groups.js';
 import { gapCapText } from './shared/time.js';
@@ -71,14 +71,15 @@ function orderOf(params: CostParams): string {
     : 'currency asc nulls last, cost desc, price_per_hour desc, group_value asc';
 }
 
-function columns(dimension: string, period: ResolvedPeriod): Column[] {
+function columns(dimension: string, r: Pick<Resolved, 'period' | 'coverage' | 'previousCoverage'>): Column[] {
+  const { period } = r;
   return [
     { key: 'group', label: dimensionLabel(dimension), kind: 'text', hrefKey: 'href', sortable: true },
     ...groupNameColumns(dimension),
     { key: 'currency', label: 'Currency', kind: 'text', sortable: true },
-    { key: 'cost', label: `Spend ${period.label}`, kind: 'money', currencyKey: 'currency', sortable: true },
-    { key: 'previous_cost', label: `Spend ${period.previous.fromDay} to ${period.previous.toDay}`, kind: 'money', currencyKey: 'currency', sortable: true },
-    { key: 'change_percent', label: 'Change %', kind: 'decimal', sortable: true },
+    { ...spendColumn('cost', `Spend ${period.label}`, r.coverage), sortable: true },
+    { ...spendColumn('previous_cost', `Spend ${period.previous.fromDay} to ${period.previous.toDay}`, r.previousCoverage), sortable: true },
+    changeColumn(r.coverage, r.previousCoverage),
     { key: 'price_per_hour', label: 'Run-rate per hour (now)', kind: 'money', currencyKey: 'currency', hourly: true, hrefKey: 'href', sortable: true },
     { key: 'price_per_month', label: 'Run-rate per month (now)', kind: 'money', currencyKey: 'currency', sortable: true, secondary: true },
     { key: 'share', label: 'Share of currency run-rate', kind: 'percent', sortable: true },
@@ -92,25 +93,30 @@ interface Resolved {
   dimension: string;
   period: ResolvedPeriod;
   coverage: Coverage;
+  previousCoverage: Coverage;
   groups: PeriodGroups;
 }
 
 async function resolve(ctx: ReportCtx, params: CostParams): Promise<Resolved> {
   const dimension = resolveDimension(ctx, params);
   const period = resolvePeriod(params, ctx.now);
-  // The period's costs are read while the coverage is (only the previous period waits for it).
+  // The run-rate is read while the coverages are; the spend waits for them (unknown is never 0).
   const covered = periodCoverage(ctx, period);
-  const [coverage, groups] = await Promise.all([
+  const previousCovered = rangeCoverage(ctx, period.previous);
+  const [coverage, previousCoverage, groups] = await Promise.all([
     covered,
+    previousCovered,
     periodGroups(ctx, {
       dimension,
       filter: filterOf(params),
       range: { fromDay: period.fromDay, toDay: period.lastDay },
       previous: period.previous,
-      previousKnown: covered.then((c) => collectedBy(c, period.previous)),
+      currentKnown: covered.then(hasData),
+      previousKnown: previousCovered.then(hasData),
+      comparable: Promise.all([covered, previousCovered]).then(([c, p]) => comparable(c, p)),
     }),
   ]);
-  return { dimension, period, coverage, groups };
+  return { dimension, period, coverage, previousCoverage, groups };
 }
 
 async function fetchRows(ctx: ReportCtx, r: Resolved, params: CostParams, limit: number, offset: number): Promise<{ rows: Row[]; total: number }> {
@@ -165,20 +171,28 @@ export const costReport: Report<CostParams> = defineReport({
       title: `Cost by ${dimensionLabel(r.dimension)}, ${r.period.label}${scopeNote ? ` (${scopeNote})` : ''}`,
       summary: [
         ...totals.flatMap((t): SummaryItem[] => [
-          { label: `Spend ${r.period.label} (${String(t.currency)})`, value: t.cost as string, kind: 'money', currency: t.currency as string, hint: 'estimated from snapshots' },
+          {
+            label: `Spend ${r.period.label} (${String(t.currency)})`,
+            value: t.cost as string | null,
+            kind: 'money',
+            currency: t.currency as string,
+            ...(hasData(r.coverage) ? { hint: 'estimated from snapshots' } : { hint: 'no snapshot covers the period: unknown, not 0', emptyText: 'no data' }),
+          },
         ]),
         ...runRateSummary(currentTotals),
       ],
       charts: shareCharts('share', `Share of the run-rate by ${dimensionLabel(r.dimension)}`, groups, chartNames),
-      columns: columns(r.dimension, r.period),
+      columns: columns(r.dimension, r),
       rows,
       totalRows: total,
       totals: totalsRows(r.dimension, totals),
       coverage: r.coverage,
+      previousCoverage: r.previousCoverage,
       notes: [
+        comparisonNote(r.coverage, r.previousCoverage),
         ...(await unknownTagKeyNotes(ctx.db, r.dimension)),
         ...freshnessNotes(ctx.now, snapshots, 'priced resources (instances, GPU clusters, Kubernetes clusters)'),
-        `Spend ${r.period.label} = ${r.period.fromDay} to ${r.period.lastDay}${r.period.lastDay < r.period.toDay ? ' (so far)' : ''}, estimated: each snapshot's run-rate holds until the next one, ${gapCapText(ctx.config)} are capped. Compared with ${r.period.previous.fromDay} to ${r.period.previous.toDay}; change % is empty when that spend is 0 or unknown.`,
+        `Spend ${r.period.label} = ${r.period.fromDay} to ${r.period.lastDay}${r.period.lastDay < r.period.toDay ? ' (so far)' : ''}, estimated: each snapshot's run-rate holds until the next one, ${gapCapText(ctx.config)} are capped. Compared with ${r.period.previous.fromDay} to ${r.period.previous.toDay}; change % is empty when that spend is 0 or unknown, or when that period is covered by snapshots more than an hour less than this one.`,
         'Run-rate = the sum of current hourly prices. Only running resources cost (instances and cluster servers with status ACTIVE); stopped ones are counted at 0.',
         'Amounts in different currencies are never added together: each share is within its own currency.',
         ...(r.dimension.startsWith('tag:') ? [`Resources without the tag key "${r.dimension.slice(4)}" are in the (untagged) group.`] : []),
@@ -191,10 +205,11 @@ export const costReport: Report<CostParams> = defineReport({
   async export(ctx, params) {
     const r = await resolve(ctx, params);
     return {
-      columns: columns(r.dimension, r.period),
+      columns: columns(r.dimension, r),
       rows: offsetRows(async (limit, offset) => (await fetchRows(ctx, r, params, limit, offset)).rows),
       totals: async () => totalsRows(r.dimension, await r.groups.totals()),
       coverage: r.coverage,
+      previousCoverage: r.previousCoverage,
     };
   },
 

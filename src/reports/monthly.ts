@@ -11,11 +11,11 @@ import type { Column, Coverage, Row, SummaryItem } from './report.js';
 import { offsetRows } from './shared/batches.js';
 import type { CostFilter } from '../costing/current-costs.js';
 import { dimensionOf, GROUPING_HELP, unknownTagKeyNotes, groupingField, groupNameColumns, groupNames } from './shared/costs.js';
-import { periodCoverage } from './shared/coverage.js';
+import { coveredText, hasData, isPartial, monthsNote, periodCoverage, rangeCoverage } from './shared/coverage.js';
 import { optionalSelect, pricedKindSelect, scopeFilterFields } from './shared/fields.js';
 import { dimensionLabel, kindLabel } from './shared/format.js';
 import { invalidParameter } from './shared/params.js';
-import { addMonths, checkPeriodParams, monthsOf, periodField, resolvePeriod, type ResolvedPeriod } from './shared/period.js';
+import { addMonths, checkPeriodParams, lastDayOfMonth, monthsOf, periodField, resolvePeriod, type ResolvedPeriod } from './shared/period.js';
 import { latestSnapshots } from '../db/latest-snapshots.js';
 import { arrayParam, queryRows, sql, type SQL } from '../db/statement.js';
 import { freshnessNotes } from './shared/snapshots.js';
@@ -48,8 +48,14 @@ interface Resolved {
   period: ResolvedPeriod;
   months: string[];
   coverage: Coverage;
+  /** Each month's coverage: a month without a covered hour has null cells (unknown), never 0. */
+  monthCoverage: Record<string, Coverage>;
   cells: BucketCostRow[];
 }
+
+const known = (r: Resolved, month: string) => hasData(r.monthCoverage[month]!);
+/** Whether some month is not covered in full: totals are then of the covered hours only. */
+const incomplete = (r: Resolved) => r.months.some((m) => isPartial(r.monthCoverage[m]!));
 
 async function resolve(ctx: ReportCtx, params: MonthlyParams): Promise<Resolved> {
   const dimension = dimensionOf(params.by, ctx.config);
@@ -60,11 +66,14 @@ async function resolve(ctx: ReportCtx, params: MonthlyParams): Promise<Resolved>
   const toMonth = asked.toDay.slice(0, 7);
   const period = resolvePeriod({ from: fromMonth, to: toMonth }, ctx.now);
   const filter: CostFilter = { kind: params.kind as PricedKind | undefined, projectId: params.project, regionId: params.region };
-  const [coverage, cells] = await Promise.all([
+  const months = monthsOf(period);
+  const [coverage, cells, ...perMonth] = await Promise.all([
     periodCoverage(ctx, period),
     bucketCostsFor(ctx.db, ctx.config, ctx.now, dimension, { fromDay: period.fromDay, toDay: period.lastDay }, 'month', filter),
+    ...months.map((m) => rangeCoverage(ctx, { fromDay: `${m}-01`, toDay: lastDayOfMonth(m) })),
   ]);
-  return { dimension, filter, period: { ...period, label: fromMonth === toMonth ? fromMonth : `${fromMonth} to ${toMonth}` }, months: monthsOf(period), coverage, cells: cells.filter((c) => c.currency !== null) };
+  const monthCoverage = Object.fromEntries(months.map((m, i) => [m, perMonth[i]!]));
+  return { dimension, filter, period: { ...period, label: fromMonth === toMonth ? fromMonth : `${fromMonth} to ${toMonth}` }, months, coverage, monthCoverage, cells: cells.filter((c) => c.currency !== null) };
 }
 
 function columns(r: Resolved): Column[] {
@@ -72,8 +81,13 @@ function columns(r: Resolved): Column[] {
     { key: 'group', label: dimensionLabel(r.dimension), kind: 'text' },
     ...groupNameColumns(r.dimension),
     { key: 'currency', label: 'Currency', kind: 'text' },
-    ...r.months.map((m): Column => ({ key: m, label: m, kind: 'money', currencyKey: 'currency' })),
-    { key: 'total', label: 'Total', kind: 'money', currencyKey: 'currency' },
+    // The label says what a month's figures stand on, so that the CSV carries it too.
+    ...r.months.map((m): Column => {
+      const c = r.monthCoverage[m]!;
+      if (!hasData(c)) return { key: m, label: `${m} (no data)`, kind: 'money', currencyKey: 'currency', emptyText: 'no data' };
+      return { key: m, label: isPartial(c) ? `${m} (${coveredText(c)})` : m, kind: 'money', currencyKey: 'currency' };
+    }),
+    { key: 'total', label: incomplete(r) ? 'Total (covered hours only)' : 'Total', kind: 'money', currencyKey: 'currency', emptyText: 'no data' },
     ...gpuColumns(),
   ];
 }
@@ -93,10 +107,13 @@ function cellsCte(r: Resolved): SQL {
 }
 
 
-/** A row with every month (0 where the group had no cost that month) and the row's total. */
+/**
+ * A row with every month (0 where the group had no cost in a covered month, null in a month
+ * without any covered hour: unknown) and the row's total.
+ */
 function rowOf(r: Resolved, group: string, currency: string, months: Record<string, string>, total: string, extra: Row = {}): Row {
   const row: Row = { group, ...extra, currency };
-  for (const m of r.months) row[m] = months[m] ?? '0';
+  for (const m of r.months) row[m] = known(r, m) ? (months[m] ?? '0') : null;
   row.total = total;
   return row;
 }
@@ -176,14 +193,22 @@ export const monthlyReport: Report<MonthlyParams> = defineReport({
     const thisMonth = ctx.now.toISOString().slice(0, 7);
     return {
       title: `Spend per month by ${dimensionLabel(r.dimension)}, ${r.period.label}${scope ? ` (${scope})` : ''}`,
-      summary: sums.map((t): SummaryItem => ({ label: `Spend ${r.period.label} (${String(t.currency)})`, value: t.total as string, kind: 'money', currency: t.currency as string, hint: 'estimated from snapshots' })),
+      summary: sums.map((t): SummaryItem => ({
+        label: `Spend ${r.period.label} (${String(t.currency)})`,
+        value: t.total as string,
+        kind: 'money',
+        currency: t.currency as string,
+        hint: incomplete(r) ? 'estimated from snapshots, of the covered hours only' : 'estimated from snapshots',
+      })),
       charts: [],
       columns: columns(r),
       rows,
       totalRows: total,
       totals: sums,
       coverage: r.coverage,
+      columnCoverage: r.monthCoverage,
       notes: [
+        ...[monthsNote(r.months, r.monthCoverage)].filter((n): n is string => n !== null),
         ...(await unknownTagKeyNotes(ctx.db, r.dimension)),
         ...freshnessNotes(ctx.now, snapshots, 'priced resources'),
         `Each cell is the estimated spend of the group in that calendar month (UTC): each snapshot's run-rate holds until the next one, ${gapCapText(ctx.config)} are capped, not extrapolated.` +

@@ -8,7 +8,7 @@ import type { DailyCostRow } from '../costing/cost-over-time.js';
 import { PRICED_KINDS } from '../costing/pricing.js';
 import { SNAPSHOT_KINDS } from '../db/schema.js';
 import type { ChartSpec, Column, Coverage, Row, SummaryItem } from './report.js';
-import { periodCoverage } from './shared/coverage.js';
+import { hasData, periodCoverage, spendColumn } from './shared/coverage.js';
 import { checkPeriodParams, periodField, periodGiven, periodParamShape, resolvePeriod, type ResolvedPeriod } from './shared/period.js';
 import { periodGroups, type PeriodGroups } from '../costing/period-groups.js';
 import { offsetRows } from './shared/batches.js';
@@ -97,7 +97,7 @@ async function currencyFigures(ctx: ReportCtx, totals: readonly CurrencyTotal[],
 /** Display text of a forecast band (the card's value stays exact). */
 const bandText = (v: string | null) => (v === null ? 'n/a' : Number(v).toFixed(2));
 
-function summaryOf(figures: readonly CurrencyFigures[], month: string, historyNote: string | null, periodSpend: ReadonlyArray<{ currency: string; cost: string }>, periodLabel: string | null): SummaryItem[] {
+function summaryOf(figures: readonly CurrencyFigures[], month: string, historyNote: string | null, periodSpend: ReadonlyArray<{ currency: string; cost: string | null }>, periodLabel: string | null, periodKnown: boolean): SummaryItem[] {
   const items: SummaryItem[] = [];
   for (const f of figures) {
     if (f.currency === null) continue;
@@ -105,7 +105,13 @@ function summaryOf(figures: readonly CurrencyFigures[], month: string, historyNo
     items.push({ label: `Run-rate per hour (${c})`, value: f.price_per_hour, kind: 'money', currency: c, hourly: true });
     items.push({ label: `Run-rate per month (${c})`, value: f.price_per_month, kind: 'money', currency: c, hint: MONTHLY_RUN_RATE_HINT });
     const spend = periodSpend.find((s) => s.currency === c);
-    if (periodLabel !== null) items.push({ label: `Spend ${periodLabel} (${c})`, value: spend?.cost ?? '0', kind: 'money', currency: c, hint: 'estimated from snapshots' });
+    if (periodLabel !== null) {
+      items.push(
+        periodKnown
+          ? { label: `Spend ${periodLabel} (${c})`, value: spend?.cost ?? '0', kind: 'money', currency: c, hint: 'estimated from snapshots' }
+          : { label: `Spend ${periodLabel} (${c})`, value: null, kind: 'money', currency: c, hint: 'no snapshot covers the period: unknown, not 0', emptyText: 'no data' },
+      );
+    }
     items.push({ label: `Month to date ${month} (${c})`, value: f.month_to_date, kind: 'money', currency: c, hint: 'estimated from snapshots' });
     items.push({ label: `Projected ${month}, run-rate method (${c})`, value: f.projected_month, kind: 'money', currency: c, hint: 'month to date + the current run-rate until month end' });
     items.push({
@@ -187,14 +193,14 @@ function freshnessByScope(now: Date, snapshots: readonly SnapshotInfo[]): string
   return lines;
 }
 
-function columnsFor(dim: string, period: ResolvedPeriod): Column[] {
+function columnsFor(dim: string, period: ResolvedPeriod, coverage: Coverage): Column[] {
   return [
     { key: 'group', label: dimensionLabel(dim), kind: 'text', hrefKey: 'href' },
     ...groupNameColumns(dim),
     { key: 'currency', label: 'Currency', kind: 'text' },
     { key: 'price_per_hour', label: 'Run-rate per hour', kind: 'money', currencyKey: 'currency', hourly: true },
     { key: 'price_per_month', label: 'Run-rate per month', kind: 'money', currencyKey: 'currency' },
-    { key: 'cost', label: `Spend ${period.label}`, kind: 'money', currencyKey: 'currency' },
+    spendColumn('cost', `Spend ${period.label}`, coverage),
     { key: 'share', label: 'Share of currency run-rate', kind: 'percent' },
     { key: 'resources', label: 'Resources', kind: 'int' },
     { key: 'unpriced', label: 'Without price', kind: 'int' },
@@ -212,9 +218,10 @@ async function resolve(ctx: ReportCtx, params: OverviewParams): Promise<Resolved
   const dim = dimension(ctx, params);
   const period = resolvePeriod(params, ctx.now);
   // The overview shows no previous period: previousKnown false skips reading it.
+  const covered = periodCoverage(ctx, period);
   const [coverage, groups] = await Promise.all([
-    periodCoverage(ctx, period),
-    periodGroups(ctx, { dimension: dim, filter: {}, range: { fromDay: period.fromDay, toDay: period.lastDay }, previous: period.previous, previousKnown: false }),
+    covered,
+    periodGroups(ctx, { dimension: dim, filter: {}, range: { fromDay: period.fromDay, toDay: period.lastDay }, previous: period.previous, previousKnown: false, currentKnown: covered.then(hasData) }),
   ]);
   return { dim, period, coverage, groups };
 }
@@ -298,11 +305,12 @@ export const overviewReport: Report<OverviewParams> = defineReport({
         figures,
         month.month,
         missingHistory,
-        groupTotals.map((t) => ({ currency: String(t.currency), cost: String(t.cost) })),
+        groupTotals.map((t) => ({ currency: String(t.currency), cost: t.cost === null ? null : String(t.cost) })),
         showPeriod ? r.period.label : null,
+        hasData(r.coverage),
       ),
       charts: [...daily, ...shareCharts('top', `Top groups by ${dimensionLabel(r.dim)}`, groups, chartNames)],
-      columns: columnsFor(r.dim, r.period),
+      columns: columnsFor(r.dim, r.period, r.coverage),
       rows: table.rows,
       totalRows: table.total,
       totals: totalsOf(r, groupTotals),
@@ -314,7 +322,7 @@ export const overviewReport: Report<OverviewParams> = defineReport({
   async export(ctx, params) {
     const r = await resolve(ctx, params);
     return {
-      columns: columnsFor(r.dim, r.period),
+      columns: columnsFor(r.dim, r.period, r.coverage),
       rows: offsetRows(async (limit, offset) => (await groupRows(ctx, r, limit, offset)).rows),
       totals: async () => totalsOf(r, await r.groups.totals()),
       coverage: r.coverage,

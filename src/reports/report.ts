@@ -29,6 +29,11 @@ export interface Column extends PresentedColumn {
    * order): the HTML table shows it first, always, and keeps it in view when scrolling sideways.
    */
   identifies?: boolean;
+  /**
+   * What the HTML shows in an empty cell of this column instead of "n/a": "no data" where the
+   * period or month the column is about has no covered hours (its spend is unknown, not 0).
+   */
+  emptyText?: string;
 }
 
 export interface SummaryItem {
@@ -40,6 +45,8 @@ export interface SummaryItem {
   /** For money: an hourly amount (see Column.hourly). */
   hourly?: boolean;
   hint?: string;
+  /** What the HTML shows for a null value instead of "n/a" (see Column.emptyText). */
+  emptyText?: string;
 }
 
 export interface ChartSpec {
@@ -87,6 +94,10 @@ export interface ReportOutput {
   totals?: Row[];
   /** For reports over a period: which hours of it the snapshots cover. */
   coverage?: Coverage;
+  /** For reports compared with the period before: which hours of that one the snapshots cover. */
+  previousCoverage?: Coverage;
+  /** For reports with a column per period (months): each such column's coverage, by column key. */
+  columnCoverage?: Record<string, Coverage>;
   /**
    * Names of the regions in the rows' region columns, by region id (as text): see
    * reports/shared/regions.ts. Set by defineReport, so a cached page keeps them; the web looks
@@ -120,6 +131,8 @@ export interface ReportExport {
   exactMoney?: boolean;
   /** As in ReportOutput.coverage; a period not fully covered marks the CSV file name `-partial`. */
   coverage?: Coverage;
+  /** As in ReportOutput.previousCoverage (the CSV marks it in the columns' labels). */
+  previousCoverage?: Coverage;
   /**
    * The same rows as one SQL query, when the database the export reads can write CSV itself
    * (Postgres: `COPY ... TO STDOUT`): the web then has the database write the file and only passes

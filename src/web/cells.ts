@@ -143,6 +143,8 @@ export function formatCell(row: Row, column: Column, options: CellOptions = {}):
       return { text: String(value), className: 'num int id' };
     }
   }
+  const empty = row[column.key];
+  if (column.emptyText !== undefined && (empty === null || empty === undefined || empty === '')) return { text: column.emptyText, className: `${NUMERIC.has(column.kind) ? `num ${column.kind}` : column.kind} empty` };
   const currency = column.currencyKey ? (row[column.currencyKey] as string | undefined) ?? undefined : undefined;
   const cell = formatValue(row[column.key], column.kind, typeof currency === 'string' ? currency : undefined, column.hourly ?? false, options.showCurrency ?? true);
   const href = column.hrefKey ? safeAppHref(row[column.hrefKey]) : undefined;

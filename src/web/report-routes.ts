@@ -132,6 +132,8 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
         notes: output.notes,
         ...(ignored.length > 0 ? { ignored_parameters: ignored } : {}),
         ...(output.coverage ? { coverage: output.coverage } : {}),
+        ...(output.previousCoverage ? { previous_coverage: output.previousCoverage } : {}),
+        ...(output.columnCoverage ? { column_coverage: output.columnCoverage } : {}),
         ...(report.datasetMetadata ? { metadata_url: reportMetadataUrl(report.name), metadata: report.datasetMetadata.document } : {}),
         // When the figures were computed: a result served from the report cache is older than the request.
         generated_at: (output.computedAt ?? ctx.now).toISOString(),

@@ -155,7 +155,7 @@ function headerViews(columns: Column[], path: string, query: RawQuery): HeaderVi
 
 function summaryViews(items: SummaryItem[]): SummaryView[] {
   return items.map((item) => {
-    const cell = item.value === null ? { text: 'n/a' } : formatValue(item.value, item.kind, item.currency, item.hourly ?? false);
+    const cell = item.value === null ? { text: item.emptyText ?? 'n/a' } : formatValue(item.value, item.kind, item.currency, item.hourly ?? false);
     return { label: item.label, text: cell.text || 'n/a', title: 'title' in cell ? cell.title : undefined, hint: item.hint, kind: item.kind };
   });
 }

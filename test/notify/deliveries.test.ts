@@ -91,7 +91,8 @@ describe.each(testDatabases())('scheduled delivery on $name', ({ open }) => {
     // unknown (empty), each group's resource hours under "GPU count unknown" (26 x 24 = 624, 17 x 24 = 408).
     expect(csv.content.toString('utf8')).toBe(
       [
-        '\uFEFFtag team,Currency,2025-02,Total,GPU-hours,Cost per GPU-hour,Hours with GPU count unknown',
+        // The month's label says how much of it the snapshots cover, and the total that it is of those hours.
+        '\uFEFFtag team,Currency,2025-02 (covered 624 of 672 h),Total (covered hours only),GPU-hours,Cost per GPU-hour,Hours with GPU count unknown',
         'web,EUR,2496.00,2496.00,,,624',
         'ml,EUR,1560.00,1560.00,,,624',
         'web,USD,1224.00,1224.00,,,408',
@@ -109,7 +110,7 @@ describe.each(testDatabases())('scheduled delivery on $name', ({ open }) => {
     const body = JSON.parse(hook.posts[0]!.body) as { key: string; link: string; text: string; data: Record<string, unknown> };
     expect(body.key).toBe('delivery:monthly-by-team:2025-03-01T07:00:00.000Z');
     expect(body.link).toBe(link);
-    expect(body.text).toContain('Total: 2025-02 4056.00 EUR, Total 4056.00 EUR\nTotal: 2025-02 1224.00 USD, Total 1224.00 USD');
+    expect(body.text).toContain('Total: 2025-02 (covered 624 of 672 h) 4056.00 EUR, Total (covered hours only) 4056.00 EUR\nTotal: 2025-02 (covered 624 of 672 h) 1224.00 USD, Total (covered hours only) 1224.00 USD');
     expect(body.data).toMatchObject({
       kind: 'delivery',
       delivery: 'monthly-by-team',

@@ -74,7 +74,8 @@ describe.each(testDatabases())('numbers for spreadsheets on $name', (database) =
     it('writes the totals as the last CSV rows, first cell "Total", money rounded (hourly to 4 digits)', async () => {
       const records = await csv(`/api/reports/cost.csv?${query}`);
       expect(records[0]).toEqual([
-        'tag team', 'Currency', 'Spend month to date (2025-03)', 'Spend 2025-02-01 to 2025-02-10', 'Change %',
+        // The labels say what the figures stand on: collection began 03-09 14:30.
+        'tag team', 'Currency', 'Spend month to date (2025-03) (covered 9.5 of 233.5 h)', 'Spend 2025-02-01 to 2025-02-10 (no data)', 'Change % (not given: previous period has no data)',
         'Run-rate per hour (now)', 'Run-rate per month (now)', 'Share of currency run-rate', 'Resources', 'Without price',
         'GPU-hours', 'Cost per GPU-hour', 'Hours with GPU count unknown',
       ]);
@@ -112,8 +113,9 @@ describe.each(testDatabases())('numbers for spreadsheets on $name', (database) =
     it('shows the totals as the table footer, rounded for people', async () => {
       // Every column (cols=all); the Currency column names the currency, so amounts are bare.
       expect(await footer(`/reports/cost?${query}&cols=all`)).toEqual([
-        ['Total', 'EUR', '72.25', 'n/a', '', '13.7000', '10,001.00', '100.00%', '7', '0', '188', '0.3364', '7.5'],
-        ['Total', 'USD', '13.50', 'n/a', '', '3.0000', '2,190.00', '100.00%', '1', '0', '36', '0.3750', '0'],
+        // The previous period has no covered hour: "no data", not "n/a" (which says "no known price").
+        ['Total', 'EUR', '72.25', 'no data', '', '13.7000', '10,001.00', '100.00%', '7', '0', '188', '0.3364', '7.5'],
+        ['Total', 'USD', '13.50', 'no data', '', '3.0000', '2,190.00', '100.00%', '1', '0', '36', '0.3750', '0'],
       ]);
     });
 

@@ -48,14 +48,27 @@ describe.each(testDatabases())('reports over periods on $name', (database) => {
       const body = await ok('/api/reports/cost?by=tag:team&period=2025-02');
       expect(body.title).toBe('Cost by tag team, 2025-02');
       expect(pick(body.rows, ['group', 'currency', 'cost', 'previous_cost', 'change_percent', 'price_per_hour'], ['cost', 'previous_cost', 'price_per_hour'])).toEqual([
-        ['web', 'EUR', 2496, 0, null, 0], // i2 26 days x 96; nothing in January: no change %
-        ['ml', 'EUR', 1560, 960, 62.5, 2.5], // (1560 - 960) / 960
-        ['web', 'USD', 1224, 1152, 6.25, 3], // (1224 - 1152) / 1152
+        // No change %: January is covered 16 of 31 days (360 h uncovered), February all but 48 h.
+        ['web', 'EUR', 2496, 0, null, 0], // i2 26 days x 96
+        ['ml', 'EUR', 1560, 960, null, 2.5],
+        ['web', 'USD', 1224, 1152, null, 3],
       ]);
       expect(pick(body.totals ?? [], ['group', 'currency', 'cost', 'previous_cost', 'change_percent'], ['cost', 'previous_cost'])).toEqual([
-        ['Total', 'EUR', 4056, 960, 322.5], // (4056 - 960) / 960
-        ['Total', 'USD', 1224, 1152, 6.25],
+        ['Total', 'EUR', 4056, 960, null],
+        ['Total', 'USD', 1224, 1152, null],
       ]);
+      expect((body as Body & { previous_coverage?: Coverage }).previous_coverage).toEqual({
+        from: '2025-01-01T00:00:00.000Z', to: '2025-02-01T00:00:00.000Z', covered_hours: 384, period_hours: 744, first_snapshot_at: '2025-01-16T00:00:00.000Z',
+      });
+      expect(body.notes).toContain('No change % is given: the previous period (2025-01-01 to 2025-01-31) covered 384 of 744 h, this one covered 624 of 672 h; a change would measure the missing snapshots, not spend.');
+      // Two fully covered periods are compared: 03-01 .. 03-09 against 02-20 .. 02-28.
+      const march = await ok('/api/reports/cost?by=tag:team&from=2025-03-01&to=2025-03-09');
+      expect(pick(march.rows, ['group', 'currency', 'cost', 'previous_cost', 'change_percent'], ['cost', 'previous_cost'])).toEqual([
+        ['ml', 'EUR', 540, 540, 0], // 9 x 60 both
+        ['web', 'EUR', 0, 864, -100], // i2 9 x 96 in February only
+        ['web', 'USD', 576, 0, null], // j1 8 x 72 (stopped 03-05); stopped all of 02-20 .. 02-28: no change from 0
+      ]);
+      expect((march as Body & { previous_coverage?: Coverage }).previous_coverage).toMatchObject({ covered_hours: 216, period_hours: 216 });
       // Drill-down links stay.
       expect(String(body.rows[0]!.href)).toMatch(/^\/reports\/inventory\?/);
     });
@@ -79,11 +92,13 @@ describe.each(testDatabases())('reports over periods on $name', (database) => {
     it('defaults to month to date, compared with the same days of the month before', async () => {
       const body = await ok('/api/reports/cost?by=tag:team');
       // March 1-10 12:00 against February 1-10 (02-10 not covered): ml 9 x 60 = 540, web EUR 9 x 96 = 864, web USD 9 x 72 = 648.
+      // February 1-10 lacks 24 h, March so far none: no change % (it used to say +5.56 % for ml).
       expect(pick(body.rows, ['group', 'currency', 'cost', 'previous_cost', 'change_percent'], ['cost', 'previous_cost'])).toEqual([
-        ['ml', 'EUR', 570, 540, 5.56], // 30 / 540 = 5.555...%
-        ['web', 'EUR', 0, 864, -100],
-        ['web', 'USD', 612, 648, -5.56],
+        ['ml', 'EUR', 570, 540, null],
+        ['web', 'EUR', 0, 864, null],
+        ['web', 'USD', 612, 648, null],
       ]);
+      expect((body as Body & { previous_coverage?: Coverage }).previous_coverage).toMatchObject({ from: '2025-02-01T00:00:00.000Z', to: '2025-02-11T00:00:00.000Z', covered_hours: 216, period_hours: 240 });
     });
   });
 
@@ -147,7 +162,9 @@ describe.each(testDatabases())('reports over periods on $name', (database) => {
     it('shows the last 6 months by default and takes from/to months', async () => {
       const body = await ok('/api/reports/monthly?by=tag:team');
       expect(body.columns.map((c) => c.key).slice(0, -3)).toEqual(['group', 'currency', '2024-10', '2024-11', '2024-12', '2025-01', '2025-02', '2025-03', 'total']);
-      expect(dec(body.rows.find((r) => r.group === 'ml')!['2024-12'])).toBe(0);
+      // Months before collection began (01-16) are unknown, not 0: null, labelled so (the CSV's header too).
+      expect(body.rows.find((r) => r.group === 'ml')!['2024-12']).toBeNull();
+      expect(body.columns.find((c) => c.key === '2024-12')).toMatchObject({ label: '2024-12 (no data)' });
       const range = await ok('/api/reports/monthly?by=tag:team&from=2025-02&to=2025-03');
       expect(range.columns.map((c) => c.key).slice(0, -3)).toEqual(['group', 'currency', '2025-02', '2025-03', 'total']);
       expect(dec(range.rows.find((r) => r.group === 'ml')!.total)).toBe(2130);

@@ -5,7 +5,7 @@ import { sqlLiteral as sqlText } from '../../db/sql-literal.js';
 import { inTransaction } from '../../db/transaction.js';
 import { PRICED_KINDS } from '../pricing.js';
 import { executeStatement, sql } from '../../db/statement.js';
-import { capsKey, checkDayRange, gpuSums, pieceWindow, piecesCte, type CostOverTimeOptions } from '../time-pieces.js';
+import { capsKey, checkDayRange, reachSecs, gpuSums, pieceWindow, piecesCte, type CostOverTimeOptions } from '../time-pieces.js';
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
@@ -25,7 +25,7 @@ export async function closeCompleteDays(db: Database, opts: CostOverTimeOptions 
   const now = opts.now ?? new Date();
   const w = pieceWindow('2000-01-01', '2000-01-01', { ...opts, now });
   const caps = capsKey(w);
-  const reachSecs = Math.max(w.capSecs.instance, w.capSecs.cluster, w.capSecs.k8s_price);
+  const reach = reachSecs(w);
   const lastDay = new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS - DAY_MS).toISOString().slice(0, 10);
   const kinds = PRICED_KINDS.map(sqlText).join(', ');
   const open = await db.query<{ day: string }>(
@@ -50,7 +50,7 @@ export async function closeCompleteDays(db: Database, opts: CostOverTimeOptions 
       await tx.execute(
         `insert into cost_daily_closed_days (day, caps, reach_secs, closed_at) values ($1::date, $2, $3, now())
          on conflict (day) do update set caps = excluded.caps, reach_secs = excluded.reach_secs, closed_at = excluded.closed_at`,
-        [day, caps, reachSecs],
+        [day, caps, reach],
       );
       await writeDailyTotals(tx, [day]);
       closed.push(day);

@@ -6,6 +6,7 @@ import { sqlLiteral as sqlText } from '../../db/sql-literal.js';
 import { inTransaction } from '../../db/transaction.js';
 import { sameContentSql, versionedTable } from '../../db/versions.js';
 import { flavorSnapshotSql, NO_VALUE, PRICED_KINDS, pricedResourcesSql, STATE_RUNNING, STATE_STOPPED, TAG_DIMENSION_PREFIX, type PricedKind } from '../pricing.js';
+import { CAP_TOLERANCE_SECS } from '../gap-caps.js';
 /**
  * Writes cost_rollups rows for one complete priced snapshot (kind instance, cluster or k8s_price),
  * using the latest complete flavor snapshot of the same scope taken at or before it. Idempotent
@@ -91,17 +92,18 @@ async function samePricingInputs(q: Queryable, a: number, b: number): Promise<bo
 
 /**
  * Re-opens the closed days whose figures the snapshot's rates change (so reports integrate them
- * live again until closeCompleteDays closes them anew): a snapshot taken at T holds from T (and
- * cuts the previous one's rate at T) for at most the cap, so it affects the days that overlap
- * [T, T + cap). A backdated snapshot (the demo backfill, a late collection) lands here.
+ * live again until closeCompleteDays closes them anew): a snapshot taken at T holds from T for at
+ * most the cap plus its tolerance (reach_secs), and cuts the previous one's rate at T, or extends
+ * it to T when it came within the tolerance after the cap (time-pieces.ts rateEndSql), so it
+ * affects the days that overlap [T - tolerance, T + reach). A backdated snapshot (the demo backfill, a late collection) lands here.
  */
 async function reopenDaysAffectedBy(tx: Queryable, snapshotId: number): Promise<void> {
   await tx.execute(
     `delete from cost_daily_closed_days c using snapshots s
       where s.id = $1
-        and (c.day + 1)::timestamp at time zone 'UTC' > s.taken_at
+        and (c.day + 1)::timestamp at time zone 'UTC' > s.taken_at - make_interval(secs => $2::int)
         and c.day::timestamp at time zone 'UTC' < s.taken_at + make_interval(secs => c.reach_secs)`,
-    [snapshotId],
+    [snapshotId, CAP_TOLERANCE_SECS],
   );
 }
 

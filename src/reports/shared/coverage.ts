@@ -1,12 +1,12 @@
 /** What a report over a period knows (costing/coverage.ts), as the reports show it. */
 import { coveredTime, hoursOf } from '../../costing/coverage.js';
-import type { Coverage } from '../report.js';
+import type { Column, Coverage } from '../report.js';
 import { formatInstant } from './format.js';
-import type { ResolvedPeriod } from './period.js';
+import type { DayRange, ResolvedPeriod } from './period.js';
 import type { ReportCtx } from './types.js';
 
 /** The coverage of a resolved period (up to its end or now, whichever is earlier). */
-export async function periodCoverage(ctx: ReportCtx, period: ResolvedPeriod): Promise<Coverage> {
+export async function periodCoverage(ctx: ReportCtx, period: Pick<ResolvedPeriod, 'start' | 'end' | 'fromDay' | 'lastDay'>): Promise<Coverage> {
   const { coveredSecs, firstAt: first } = await coveredTime(ctx.db, ctx.config, period);
   return {
     from: period.start.toISOString(),
@@ -15,6 +15,60 @@ export async function periodCoverage(ctx: ReportCtx, period: ResolvedPeriod): Pr
     period_hours: hoursOf((period.end.getTime() - period.start.getTime()) / 1000),
     first_snapshot_at: first ? first.toISOString() : null,
   };
+}
+
+/** The coverage of whole days (a previous period, a month): up to the end of toDay, or now if earlier. */
+export function rangeCoverage(ctx: ReportCtx, range: DayRange): Promise<Coverage> {
+  const dayEnd = new Date(Date.parse(`${range.toDay}T00:00:00Z`) + 86_400_000);
+  const start = new Date(`${range.fromDay}T00:00:00Z`);
+  // A range that has not begun covers nothing of nothing.
+  const end = new Date(Math.max(start.getTime(), Math.min(dayEnd.getTime(), ctx.now.getTime())));
+  const lastDay = end.getTime() === dayEnd.getTime() ? range.toDay : end.toISOString().slice(0, 10);
+  return periodCoverage(ctx, { start, end, fromDay: range.fromDay, lastDay: lastDay < range.fromDay ? range.fromDay : lastDay });
+}
+
+/** Whether any hour of the period is covered: without one its spend is unknown (null), never 0. */
+export function hasData(coverage: Coverage): boolean {
+  return coverage.covered_hours > 0;
+}
+
+const uncovered = (c: Coverage) => c.period_hours - c.covered_hours;
+
+/**
+ * Whether a change against the previous period means anything: the previous period is covered at
+ * least as well as the current one, within an hour (its uncovered hours at most the current
+ * period's + 1). Otherwise the change would measure missing snapshots, not spend.
+ */
+export function comparable(current: Coverage, previous: Coverage): boolean {
+  return hasData(current) && hasData(previous) && uncovered(previous) <= uncovered(current) + 1;
+}
+
+/**
+ * The note under a table with a column per month: which months have no data (empty cells, not
+ * 0) and which are partly covered, so that its totals are of the covered hours only.
+ */
+export function monthsNote(months: readonly string[], coverage: Record<string, Coverage>): string | null {
+  const none = months.filter((m) => !hasData(coverage[m]!));
+  const partly = months.filter((m) => hasData(coverage[m]!) && isPartial(coverage[m]!));
+  if (none.length === 0 && partly.length === 0) return null;
+  const parts = [
+    ...(none.length > 0 ? [`${none.join(', ')} ${none.length === 1 ? 'has' : 'have'} no data (no snapshot covers ${none.length === 1 ? 'it' : 'them'}): empty, not 0`] : []),
+    ...partly.map((m) => `${m} ${coveredText(coverage[m]!)}`),
+  ];
+  return `${parts.join('; ')}. Totals are of the covered hours only: spend in the hours no snapshot covers is unknown.`;
+}
+
+/** "covered 27 of 120 h" */
+export const coveredText = (c: Coverage) => `covered ${c.covered_hours} of ${c.period_hours} h`;
+
+/** The note beside a comparison with the previous period: what it covers, and why a change % is not given. */
+export function comparisonNote(current: Coverage, previous: Coverage): string {
+  const span = `${previous.from.slice(0, 10)} to ${new Date(Date.parse(previous.to) - 1).toISOString().slice(0, 10)}`;
+  if (!hasData(previous)) return `The previous period (${span}) has no data (nothing collected covers it): its spend is unknown, not 0, and no change % is given.`;
+  if (!comparable(current, previous)) {
+    return `No change % is given: the previous period (${span}) ${coveredText(previous)}, this one ${coveredText(current)}; a change would measure the missing snapshots, not spend.`;
+  }
+  return `The previous period (${span}) ${coveredText(previous)}${isPartial(previous) ? ': its spend is the spend of those hours' : ''}.`;
 }
 
 export function isPartial(coverage: Coverage): boolean {
@@ -34,7 +88,20 @@ export function coverageNote(coverage: Coverage): string {
   return `The figures cover ${days(coverage.covered_hours)} of ${of}: ${reasons.join('; ')}. Spend in the uncovered hours is unknown, not zero.`;
 }
 
-/** Whether anything was collected before the end of `range` (else its spend is unknown, not 0). */
-export function collectedBy(coverage: Coverage, range: { toDay: string }): boolean {
-  return coverage.first_snapshot_at !== null && Date.parse(coverage.first_snapshot_at) < Date.parse(`${range.toDay}T00:00:00Z`) + 86_400_000;
+/**
+ * A spend column of a period: its label says when the period has no data or is partly covered
+ * (so the CSV carries it too), and its empty cells read "no data" when no hour is covered.
+ */
+export function spendColumn(key: string, label: string, coverage: Coverage): Column {
+  const column: Column = { key, label, kind: 'money', currencyKey: 'currency' };
+  if (!hasData(coverage)) return { ...column, label: `${label} (no data)`, emptyText: 'no data' };
+  return isPartial(coverage) ? { ...column, label: `${label} (${coveredText(coverage)})` } : column;
+}
+
+/** The change column: its label says why no change is given when the periods are not comparable. */
+export function changeColumn(current: Coverage, previous: Coverage): Column {
+  const column: Column = { key: 'change_percent', label: 'Change %', kind: 'decimal', sortable: true };
+  if (comparable(current, previous)) return column;
+  const why = hasData(previous) ? `previous period ${coveredText(previous)}` : 'previous period has no data';
+  return { ...column, label: `Change % (not given: ${hasData(current) ? why : 'this period has no data'})` };
 }

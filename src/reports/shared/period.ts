@@ -98,6 +98,11 @@ export function addMonths(day: string, months: number): string {
   return isoDay(new Date(Date.UTC(y, m - 1 + months, 1)));
 }
 
+/** The last day of a month YYYY-MM. */
+export function lastDayOfMonth(month: string): string {
+  return lastDayOf(`${month}-01`, 1);
+}
+
 /** The last day of the `months` months starting at `start` (a first of a month); 9999-12 ends 9999-12-31, not in year 10000. */
 function lastDayOf(start: string, months: number): string {
   const [y, m] = start.split('-').map(Number) as [number, number];
