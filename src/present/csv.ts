@@ -421,11 +421,14 @@ export interface CsvFilename {
 }
 
 /**
- * cloudtally-<report>-<filters>-<YYYY-MM-DD>.csv; sort order is not part of the name. A report
- * over a period that snapshots do not fully cover ends in `-partial.csv`.
+ * cloudtally-<report>-<filters>-<YYYY-MM-DD>.csv; sort order is not part of the name. With
+ * `asOf`, the date is the instant the figures are as of, to the second in UTC
+ * (`2026-11-27T210005Z`: no colons, which some systems refuse in file names). A report over a
+ * period that snapshots do not fully cover ends in `-partial.csv`.
  */
-export function csvFilename(report: string, reportQuery: RawQuery, now: Date, options: { partial?: boolean } = {}): CsvFilename {
-  const date = now.toISOString().slice(0, 10);
+export function csvFilename(report: string, reportQuery: RawQuery, now: Date, options: { partial?: boolean; asOf?: boolean } = {}): CsvFilename {
+  const iso = now.toISOString();
+  const date = options.asOf ? `${iso.slice(0, 10)}T${iso.slice(11, 19).replace(/:/g, '')}Z` : iso.slice(0, 10);
   const words = filterWords(reportQuery);
   const build = (clean: (s: string) => string): string => {
     const filters = words.map(clean).filter(Boolean).join('_').slice(0, MAX_FILTER_PART).replace(/[-_]+$/, '');

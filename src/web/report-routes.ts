@@ -60,7 +60,10 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
     res.status(200);
     res.setHeader('Content-Type', 'text/csv; charset=utf-8');
     const partial = exported.coverage !== undefined && isPartial(exported.coverage);
-    res.setHeader('Content-Disposition', contentDisposition(csvFilename(report.name, reportQuery, ctx.now, { partial })));
+    // The file's name says the instant its figures are as of: the page's "Figures as of", the JSON's generated_at.
+    const asOf = exported.computedAt ?? ctx.now;
+    res.setHeader('Content-Disposition', contentDisposition(csvFilename(report.name, reportQuery, asOf, { partial, asOf: true })));
+    res.setHeader('X-Figures-As-Of', asOf.toISOString());
     res.setHeader('Cache-Control', 'no-store');
     if (req.method === 'HEAD') {
       // Headers only: do not run the whole export for nothing (and let the report close its cursor).

@@ -29,16 +29,23 @@ export function defineReport<P>(report: Report<P>, options: DefineOptions = {}):
     const current = version ?? (await dataVersionOf(ctx, versionOptions));
     return { ...ctx, db: await ctx.reads.readerAt(ctx.db, current, versionOptions) };
   };
-  const cached = <T>(ctx: ReportCtx, parts: readonly unknown[], compute: (ctx: ReportCtx) => Promise<T>): Promise<T> =>
-    options.cached
-      ? reportCache.get(ctx, cacheKey([report.name, ...parts]), async (version) => compute(await reading(ctx, version)), versionOptions)
-      : reading(ctx).then(compute);
+  /** A cached report answers as of the one instant of its data version (ReportCache.instant). */
+  const atInstant = async (ctx: ReportCtx): Promise<ReportCtx> =>
+    options.cached ? { ...ctx, now: reportCache.instant(ctx, await dataVersionOf(ctx, versionOptions)) } : ctx;
+  const cached = async <T>(ctx: ReportCtx, parts: readonly unknown[], compute: (ctx: ReportCtx) => Promise<T>): Promise<T> => {
+    if (!options.cached) return reading(ctx).then(compute);
+    const at = await atInstant(ctx);
+    return reportCache.get(at, cacheKey([report.name, ...parts]), async (version) => compute(await reading(at, version)), versionOptions);
+  };
   return {
     ...report,
     cached: options.cached ?? false,
     run: (ctx, params, page) =>
-      cached(ctx, ['run', params, page], async (at) => withRegionNames(at, { ...(await report.run(at, params, page)), computedAt: ctx.now })),
-    export: async (ctx, params) => report.export(await reading(ctx), params),
+      cached(ctx, ['run', params, page], async (at) => withRegionNames(at, { ...(await report.run(at, params, page)), computedAt: at.now })),
+    export: async (ctx, params) => {
+      const at = await atInstant(ctx);
+      return { ...(await report.export(await reading(at), params)), computedAt: at.now };
+    },
     ...(report.filters
       ? { filters: (ctx: ReportCtx, params: P) => cached(ctx, ['filters', params], (at) => report.filters!(at, params)) }
       : {}),
