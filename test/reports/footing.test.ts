@@ -1,7 +1,7 @@
 /**
  * Rounded outputs that foot, numbers rounded for their unit, one instant per answer and an exact
- * projection, over real HTTP. The dataset (seedFooting) is made so that rounding each row on its
- * own does not add up to the rounded total:
+ * projection, over real HTTP, on the dataset of footing-fixture.ts, made so that rounding each row
+ * on its own does not add up to the rounded total:
  *
  * Gaps capped at 24 h; instance snapshots at 00:00 UTC on 2025-03-01 .. 03-10, and one more at
  * 03-10 03:20. NOW = 2025-03-10 08:00.
@@ -18,53 +18,12 @@
  */
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { bulkInsert } from '../../src/db/bulk.js';
-import type { Database } from '../../src/db/connection.js';
-import { computeCostRollups } from '../../src/costing/derive/rollups.js';
-import { gpuFlavors, instances } from '../../src/db/schema.js';
-import { addDays } from '../../src/reports/shared/format.js';
 import { testDatabases } from '../helpers/databases.js';
 import { appTest } from '../helpers/reports-app.js';
 import { parseCsv } from '../web/fixtures.js';
+import { FOOTING_NOW as NOW, seedFooting } from './footing-fixture.js';
 import type { ReportsApp } from './helpers.js';
-import { A, B, instance, periodsConfig, run, snapshot } from './periods-fixture.js';
-
-const NOW = new Date('2025-03-10T08:00:00Z');
-const C_BACK = new Date('2025-03-10T03:20:00Z');
-
-async function seedFooting(db: Database): Promise<void> {
-  const flavorAt = new Date('2025-02-28T23:00:00Z');
-  const runF = await run(db, flavorAt);
-  const eur = await snapshot(db, runF, 'flavor', A, flavorAt);
-  await bulkInsert(db, gpuFlavors, [
-    { snapshotId: eur, flavorId: 'f-g-a', flavorName: 'g-a', currencyCode: 'EUR', pricePerHour: '1.001', pricePerMonth: '730.735', priceStatus: 'show', projectId: 1, regionId: 1, hardware: { gpu: '1x A100' }, raw: {} },
-  ]);
-  const usd = await snapshot(db, runF, 'flavor', B, flavorAt);
-  await bulkInsert(db, gpuFlavors, [
-    { snapshotId: usd, flavorId: 'f-g-u', flavorName: 'g-u', currencyCode: 'USD', pricePerHour: '0.3335', pricePerMonth: '243.455', priceStatus: 'show', projectId: 2, regionId: 2, hardware: { gpu: '1x A100' }, raw: {} },
-  ]);
-  const times: Date[] = [];
-  for (let day = '2025-03-01'; day <= '2025-03-10'; day = addDays(day, 1)) times.push(new Date(`${day}T00:00:00Z`));
-  times.push(C_BACK);
-  const ids: number[] = [];
-  for (const at of times) {
-    const runId = await run(db, at);
-    const a = await snapshot(db, runId, 'instance', A, at);
-    const cMissing = at.getTime() === new Date('2025-03-10T00:00:00Z').getTime();
-    await bulkInsert(db, instances, [
-      { snapshotId: a, ...instance(A, 'ia', 'g-a', 'a', true) },
-      { snapshotId: a, ...instance(A, 'ib', 'g-a', 'b', true) },
-      ...(cMissing ? [] : [{ snapshotId: a, ...instance(A, 'ic', 'g-a', 'c', true) }]),
-    ]);
-    const b = await snapshot(db, runId, 'instance', B, at);
-    await bulkInsert(db, instances, [
-      { snapshotId: b, ...instance(B, 'jx', 'g-u', 'x', true) },
-      { snapshotId: b, ...instance(B, 'jy', 'g-u', 'y', true) },
-    ]);
-    ids.push(a, b);
-  }
-  for (const id of ids) await computeCostRollups(db, id);
-}
+import { periodsConfig } from './periods-fixture.js';
 
 /** Decimal text as an integer count of its last digit's unit at `digits` (exact: no float). */
 function units(text: string, digits: number): bigint {
