@@ -55,7 +55,8 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
   };
 
   const sendCsv = async (req: Request, res: Response, report: AnyReport, params: unknown, reportQuery: RawQuery, exact: boolean): Promise<void> => {
-    const ctx = deps.context();
+    // One data version per answer: read once, for the instant and the rows alike.
+    const ctx = oneDataVersion(deps.context());
     const exported = await report.export(ctx, params);
     res.status(200);
     res.setHeader('Content-Type', 'text/csv; charset=utf-8');
@@ -101,7 +102,7 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
     const report = find(req, res);
     const { params, ignored, page, format, reportQuery, exact } = await parseReportQuery(report, toRawQuery(req.query), 'json', API_PAGING);
     if (format === 'csv') return sendCsv(req, res, report, params, reportQuery, exact);
-    const ctx = deps.context();
+    const ctx = oneDataVersion(deps.context());
     const output = await report.run(ctx, params, page);
     res.setHeader('Cache-Control', 'no-store');
     res.type('json').send(

@@ -57,6 +57,14 @@ export function oneDataVersion<C extends object>(ctx: C): C {
   return copy;
 }
 
+/** A copy of `ctx` computing for `now` that shares the data versions its request already read (oneDataVersion). */
+export function withNow<C extends object & { now: Date }>(ctx: C, now: Date): C {
+  const copy = { ...ctx, now };
+  const read = versionsOfRequest.get(ctx);
+  if (read) versionsOfRequest.set(copy, read);
+  return copy;
+}
+
 /** The data version for `ctx`: read now, or the one its request already read (oneDataVersion). */
 export function dataVersionOf(ctx: { db: Queryable }, options: { actions?: boolean } = {}): Promise<string> {
   const read = versionsOfRequest.get(ctx);

@@ -6,7 +6,7 @@
  * see db/connection.ts.) With a read replica (ctx.reads), every operation reads the replica once
  * it shows the primary's data version, the primary otherwise (read-routing.ts).
  */
-import { cacheKey, dataVersionOf, ReportCache } from './cache.js';
+import { cacheKey, dataVersionOf, ReportCache, withNow } from './cache.js';
 import { regionIdsOf, regionNames } from './regions.js';
 import type { ReportOutput } from '../report.js';
 import type { Report, ReportCtx } from './types.js';
@@ -31,7 +31,7 @@ export function defineReport<P>(report: Report<P>, options: DefineOptions = {}):
   };
   /** A cached report answers as of the one instant of its data version (ReportCache.instant). */
   const atInstant = async (ctx: ReportCtx): Promise<ReportCtx> =>
-    options.cached ? { ...ctx, now: reportCache.instant(ctx, await dataVersionOf(ctx, versionOptions)) } : ctx;
+    options.cached ? withNow(ctx, reportCache.instant(ctx, await dataVersionOf(ctx, versionOptions))) : ctx;
   const cached = async <T>(ctx: ReportCtx, parts: readonly unknown[], compute: (ctx: ReportCtx) => Promise<T>): Promise<T> => {
     if (!options.cached) return reading(ctx).then(compute);
     const at = await atInstant(ctx);
