@@ -40,6 +40,16 @@ export interface PresentedColumn {
    * currency's minor unit (EUR 0.0040 per hour), see src/present/money.ts.
    */
   hourly?: boolean;
+  /**
+   * For money: a quotient (a cost per GPU-hour), not an amount that adds up: rounded on its own,
+   * never footed (present/footing.ts).
+   */
+  quotient?: boolean;
+  /**
+   * For decimals: the fraction digits of rounded outputs (HTML, rounded CSV), half away from zero;
+   * default 2 (hours, GPU-hours, percentages). Exact outputs keep every digit.
+   */
+  digits?: number;
 }
 
 export type Row = Record<string, unknown>;

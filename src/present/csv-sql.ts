@@ -9,7 +9,8 @@
  *   gets a leading apostrophe; numeric cells are left alone only when they are a plain number (of
  *   an SQL number's texts, only -Infinity is not);
  * - money rounded half away from zero to the currency's minor unit (hourly: two digits more),
- *   with the digits padded; Postgres's numeric round() is that rule, exactly;
+ *   decimals to their digits, with the digits padded; Postgres's numeric round() is that rule,
+ *   exactly (rows the database writes are not footed: footing.ts needs every row first);
  * - timestamps as ISO 8601 UTC with milliseconds (JavaScript's toISOString), booleans as
  *   true/false, tags as jsonb's own text (csv.ts writes them so too), null and empty text as an empty
  *   cell (COPY would quote an empty string to tell it from NULL: it is made NULL first).
@@ -19,7 +20,7 @@
 import { DEFAULT_MINOR_UNIT, MINOR_UNITS } from './minor-units.js';
 import type { CsvColumn, CsvOptions } from './csv.js';
 import { FORMULA_START_CODES } from './formula.js';
-import { HOURLY_EXTRA_DIGITS } from './money.js';
+import { DECIMAL_DIGITS, HOURLY_EXTRA_DIGITS } from './money.js';
 
 /** A report's rows as one SQL query, for the database to write the CSV (see ReportExport.sql). */
 export interface ExportSql {
@@ -67,6 +68,8 @@ export function csvCellSql(column: CsvColumn, value: (key: string) => string, op
     case 'int':
       return `${v}::text`;
     case 'decimal':
+      if (options.exact) return numberCell(v, `${v}::text`);
+      return numberCell(v, `round(${v}::numeric, ${column.digits ?? DECIMAL_DIGITS})::text`);
     case 'percent':
       return numberCell(v, `${v}::text`);
     case 'money': {

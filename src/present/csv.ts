@@ -6,7 +6,8 @@ import type { ColumnKind, PresentedColumn, Row } from './column.js';
 import { csvCellSql, withCrlf, type CsvProgress, type ExportSql } from './csv-sql.js';
 import { diffText, isDiff } from './diff.js';
 import { FORMULA_START_CODES } from './formula.js';
-import { roundMoney } from './money.js';
+import { footedAmount } from './footing.js';
+import { DECIMAL_DIGITS, decimalText, roundDecimal, roundMoney } from './money.js';
 import type { RawQuery } from './urls.js';
 import { boundedMemo } from '../memo.js';
 
@@ -25,7 +26,10 @@ import { boundedMemo } from '../memo.js';
  * - Money is rounded to its currency's minor unit (hourly amounts: two digits more) by the one
  *   rule of money.ts, written as a plain number with a dot and no thousands separators, so
  *   Excel and Sheets read it as a number; with `exact` (the `?exact=1` parameter) it is written
- *   exactly as the report gives it. Each money column is followed by its currency unless the
+ *   exactly as the report gives it. Rows a report footed (footing.ts) carry their footed amounts,
+ *   which the rounded CSV writes, so that they add up to the Total rows. Decimals (hours,
+ *   GPU-hours, change %) are rounded to two digits (the column's `digits`) unless `exact`.
+ *   Each money column is followed by its currency unless the
  *   report already has the currency column. Percent columns are percentages (67.31) as the report
  *   gives them. Tags are written as JSON text as Postgres writes a jsonb (`{"env": "prod"}`, keys
  *   in jsonb's order, so that the database can write the same: csv-sql.ts), JSON columns as
@@ -138,6 +142,8 @@ export interface CsvColumn {
   /** For money: the row field holding the currency, and whether the amount is hourly. */
   currencyKey?: string;
   hourly?: boolean;
+  /** For decimals: fraction digits when rounded (default DECIMAL_DIGITS). */
+  digits?: number;
 }
 
 export interface CsvOptions {
@@ -145,14 +151,21 @@ export interface CsvOptions {
   exact?: boolean;
 }
 
-/** The cells of one row, money rounded to each row's currency unless `exact`. */
+/**
+ * The cells of one row; unless `exact`, money rounded to each row's currency (footed when the
+ * report footed its rows: footing.ts) and decimals to their digits.
+ */
 export function csvRecord(row: Row, columns: readonly CsvColumn[], options: CsvOptions = {}): string[] {
   return columns.map((c) => {
     const value = row[c.key];
     if (c.kind === 'money' && !options.exact) {
       const currency = c.currencyKey ? row[c.currencyKey] : undefined;
-      const rounded = roundMoney(value, typeof currency === 'string' ? currency : null, c.hourly ?? false);
+      const rounded = footedAmount(row, c.key) ?? roundMoney(value, typeof currency === 'string' ? currency : null, c.hourly ?? false);
       if (rounded !== null) return csvCell(rounded, c.kind);
+    }
+    if (c.kind === 'decimal' && !options.exact) {
+      const text = decimalText(value);
+      if (text !== null) return csvCell(roundDecimal(text, c.digits ?? DECIMAL_DIGITS), c.kind);
     }
     return csvCell(value, c.kind);
   });
@@ -169,6 +182,7 @@ export function csvColumns(columns: readonly PresentedColumn[]): CsvColumn[] {
       kind: column.kind,
       ...(column.currencyKey ? { currencyKey: column.currencyKey } : {}),
       ...(column.hourly ? { hourly: true } : {}),
+      ...(column.digits !== undefined ? { digits: column.digits } : {}),
     });
     if (column.kind === 'money' && column.currencyKey && !keys.has(column.currencyKey)) {
       out.push({ header: `${column.label} currency`, key: column.currencyKey, kind: 'text' });
@@ -407,11 +421,14 @@ export interface CsvFilename {
 }
 
 /**
- * cloudtally-<report>-<filters>-<YYYY-MM-DD>.csv; sort order is not part of the name. A report
- * over a period that snapshots do not fully cover ends in `-partial.csv`.
+ * cloudtally-<report>-<filters>-<YYYY-MM-DD>.csv; sort order is not part of the name. With
+ * `asOf`, the date is the instant the figures are as of, to the second in UTC
+ * (`2026-11-27T210005Z`: no colons, which some systems refuse in file names). A report over a
+ * period that snapshots do not fully cover ends in `-partial.csv`.
  */
-export function csvFilename(report: string, reportQuery: RawQuery, now: Date, options: { partial?: boolean } = {}): CsvFilename {
-  const date = now.toISOString().slice(0, 10);
+export function csvFilename(report: string, reportQuery: RawQuery, now: Date, options: { partial?: boolean; asOf?: boolean } = {}): CsvFilename {
+  const iso = now.toISOString();
+  const date = options.asOf ? `${iso.slice(0, 10)}T${iso.slice(11, 19).replace(/:/g, '')}Z` : iso.slice(0, 10);
   const words = filterWords(reportQuery);
   const build = (clean: (s: string) => string): string => {
     const filters = words.map(clean).filter(Boolean).join('_').slice(0, MAX_FILTER_PART).replace(/[-_]+$/, '');

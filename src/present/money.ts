@@ -23,6 +23,9 @@ export { DEFAULT_MINOR_UNIT, MINOR_UNITS, minorUnit } from './minor-units.js';
 /** Extra digits for hourly prices and rates beyond the minor unit. */
 export const HOURLY_EXTRA_DIGITS = 2;
 
+/** Fraction digits of a decimal (hours, GPU-hours, a change in %) in rounded outputs, unless its column says. */
+export const DECIMAL_DIGITS = 2;
+
 /** Fraction digits shown for an amount of `currency`: the minor unit, plus 2 for hourly amounts. */
 export function moneyDigits(currency: string | null | undefined, hourly = false): number {
   return minorUnit(currency) + (hourly ? HOURLY_EXTRA_DIGITS : 0);

@@ -7,7 +7,8 @@
 import { z } from 'zod';
 import { PRICED_KINDS, type PricedKind } from '../costing/pricing.js';
 import type { Column, Coverage, Row, SummaryItem } from './report.js';
-import { offsetRows } from './shared/batches.js';
+import { listRows } from './shared/batches.js';
+import { footRows } from '../present/footing.js';
 import { latestTotals, type CostFilter } from '../costing/current-costs.js';
 import { dimensionOf, GROUPING_HELP, unknownTagKeyNotes, groupingField, groupNameColumns, groupNames, groupLabels } from './shared/costs.js';
 import { changeColumn, comparable, comparisonNote, hasData, periodCoverage, rangeCoverage, spendColumn } from './shared/coverage.js';
@@ -140,6 +141,15 @@ async function fetchRows(ctx: ReportCtx, r: Resolved, params: CostParams, limit:
   return { rows, total: found.total };
 }
 
+/**
+ * Every row in the asked order with its rounded amounts footed to the totals (present/footing.ts):
+ * the footing needs every row of a currency, so a page is cut from all of them (groups are few).
+ */
+async function footedRows(ctx: ReportCtx, r: Resolved, params: CostParams, totals: Promise<Row[]>): Promise<{ rows: Row[]; total: number }> {
+  const [{ rows, total }, sums] = await Promise.all([fetchRows(ctx, r, params, Number.MAX_SAFE_INTEGER, 0), totals]);
+  return { rows: footRows(rows, columns(r.dimension, r), sums), total };
+}
+
 /** Totals rows with every column key (group_name empty). */
 function totalsRows(dimension: string, rows: Row[]): Row[] {
   return rows.map((t) => ({ ...(groupNameColumns(dimension).length > 0 ? { group_name: null } : {}), ...t }));
@@ -155,9 +165,10 @@ export const costReport: Report<CostParams> = defineReport({
   async run(ctx, params, page) {
     const r = await resolve(ctx, params);
     const filter = filterOf(params);
-    const [{ rows, total }, totals, currentTotals, groups, snapshots, chartNames] = await Promise.all([
-      fetchRows(ctx, r, params, page.limit, page.offset),
-      r.groups.totals(),
+    const totalsNow = r.groups.totals();
+    const [{ rows: all, total }, totals, currentTotals, groups, snapshots, chartNames] = await Promise.all([
+      footedRows(ctx, r, params, totalsNow.then((t) => totalsRows(r.dimension, t))),
+      totalsNow,
       latestTotals(ctx.db, filter),
       r.groups.latest, // the run-rate per group, read once by periodGroups
       latestSnapshots(ctx.db, PRICED_KINDS),
@@ -183,7 +194,7 @@ export const costReport: Report<CostParams> = defineReport({
       ],
       charts: shareCharts('share', `Share of the run-rate by ${dimensionLabel(r.dimension)}`, groups, chartNames),
       columns: columns(r.dimension, r),
-      rows,
+      rows: all.slice(page.offset, page.offset + page.limit),
       totalRows: total,
       totals: totalsRows(r.dimension, totals),
       coverage: r.coverage,
@@ -204,10 +215,11 @@ export const costReport: Report<CostParams> = defineReport({
 
   async export(ctx, params) {
     const r = await resolve(ctx, params);
+    const totals = r.groups.totals().then((t) => totalsRows(r.dimension, t));
     return {
       columns: columns(r.dimension, r),
-      rows: offsetRows(async (limit, offset) => (await fetchRows(ctx, r, params, limit, offset)).rows),
-      totals: async () => totalsRows(r.dimension, await r.groups.totals()),
+      rows: listRows((await footedRows(ctx, r, params, totals)).rows),
+      totals: () => totals,
       coverage: r.coverage,
       previousCoverage: r.previousCoverage,
     };

@@ -4,7 +4,8 @@
  */
 import { z } from 'zod';
 import type { Column, Row } from './report.js';
-import { offsetRows } from './shared/batches.js';
+import { listRows } from './shared/batches.js';
+import { footRows } from '../present/footing.js';
 import { chartNumber } from './shared/format.js';
 import { dirParam, idParam, sortParam } from './shared/params.js';
 import { latestSnapshots, latestSnapshotsSql } from '../db/latest-snapshots.js';
@@ -96,6 +97,15 @@ async function totals(ctx: ReportCtx, p: K8sPricesParams): Promise<Row[]> {
   return found.map((r) => totalRow(COLUMNS, Object.fromEntries([['currency', r.currency], ...SUMMED.map((k) => [k, r[k] ?? null])])));
 }
 
+/**
+ * Every cluster with its rounded amounts footed to the totals (present/footing.ts): the footing
+ * needs every row of a currency, so a page is cut from all of them (clusters are few).
+ */
+async function footedRows(ctx: ReportCtx, p: K8sPricesParams, sums: Promise<Row[]>): Promise<{ rows: Row[]; total: number }> {
+  const [{ rows, total }, totalRows] = await Promise.all([fetchRows(ctx, p, Number.MAX_SAFE_INTEGER, 0), sums]);
+  return { rows: footRows(rows, COLUMNS, totalRows), total };
+}
+
 const COLUMNS: Column[] = [
   { key: 'cluster_name', label: 'Cluster', kind: 'text', sortable: true },
   { key: 'scope', label: 'Scope', kind: 'text', sortable: true, secondary: true },
@@ -124,13 +134,15 @@ export const k8sPricesReport: Report<K8sPricesParams> = defineReport({
   params: k8sPricesParams,
 
   async run(ctx, params, page) {
-    const [{ rows, total }, snapshots, runRates, clusterTotals] = await Promise.all([
-      fetchRows(ctx, params, page.limit, page.offset),
+    const totalsNow = totals(ctx, params);
+    const [{ rows: all, total }, snapshots, runRates, clusterTotals] = await Promise.all([
+      footedRows(ctx, params, totalsNow),
       latestSnapshots(ctx.db, ['k8s_price']),
       // The run-rate per currency as the cost reports count it (every cluster, not the page's).
       latestTotals(ctx.db, { kind: 'k8s_price', projectId: params.project, regionId: params.region }),
-      totals(ctx, params),
+      totalsNow,
     ]);
+    const rows = all.slice(page.offset, page.offset + page.limit);
     const currencies = [...new Set(rows.map((r) => r.currency).filter((c): c is string => typeof c === 'string'))].sort();
     return {
       title: 'Kubernetes cluster prices',
@@ -163,6 +175,7 @@ export const k8sPricesReport: Report<K8sPricesParams> = defineReport({
   },
 
   async export(ctx, params) {
-    return { columns: COLUMNS, rows: offsetRows(async (limit, offset) => (await fetchRows(ctx, params, limit, offset)).rows), totals: () => totals(ctx, params) };
+    const sums = totals(ctx, params);
+    return { columns: COLUMNS, rows: listRows((await footedRows(ctx, params, sums)).rows), totals: () => sums };
   },
 }, { cached: true });

@@ -8,7 +8,8 @@ import { z } from 'zod';
 import type { BucketCostRow } from '../costing/cost-over-time.js';
 import { PRICED_KINDS, type PricedKind } from '../costing/pricing.js';
 import type { Column, Coverage, Row, SummaryItem } from './report.js';
-import { offsetRows } from './shared/batches.js';
+import { listRows } from './shared/batches.js';
+import { footRows } from '../present/footing.js';
 import type { CostFilter } from '../costing/current-costs.js';
 import { dimensionOf, GROUPING_HELP, unknownTagKeyNotes, groupingField, groupNameColumns, groupNames } from './shared/costs.js';
 import { coveredText, hasData, isPartial, monthsNote, periodCoverage, rangeCoverage } from './shared/coverage.js';
@@ -135,6 +136,15 @@ async function fetchRows(ctx: ReportCtx, r: Resolved, limit: number, offset: num
   return { rows, total: Number(found[0]?.total_rows ?? 0) };
 }
 
+/**
+ * Every row with its rounded amounts footed to the totals (present/footing.ts): the footing needs
+ * every row of a currency, so a page is cut from all of them.
+ */
+async function footedRows(ctx: ReportCtx, r: Resolved, sums: Promise<Row[]>): Promise<{ rows: Row[]; total: number }> {
+  const [{ rows, total }, totalRows] = await Promise.all([fetchRows(ctx, r, Number.MAX_SAFE_INTEGER, 0), sums]);
+  return { rows: footRows(rows, columns(r), totalRows), total };
+}
+
 /** Per currency: each month and the whole period, summed in SQL over every group. */
 async function totals(ctx: ReportCtx, r: Resolved): Promise<Row[]> {
   const found = await queryRows<{ currency: string; months: Record<string, string>; total: string }>(
@@ -188,7 +198,8 @@ export const monthlyReport: Report<MonthlyParams> = defineReport({
   async run(ctx, params, page) {
     const r = await resolve(ctx, params);
     if (params.allocation === 'on') return allocatedOutput(ctx, r, page);
-    const [{ rows, total }, sums, snapshots] = await Promise.all([fetchRows(ctx, r, page.limit, page.offset), totals(ctx, r), latestSnapshots(ctx.db, PRICED_KINDS)]);
+    const totalsNow = totals(ctx, r);
+    const [{ rows: all, total }, sums, snapshots] = await Promise.all([footedRows(ctx, r, totalsNow), totalsNow, latestSnapshots(ctx.db, PRICED_KINDS)]);
     const scope = [params.kind ? kindLabel(params.kind) : null, params.project ? `project ${params.project}` : null, params.region ? `region ${params.region}` : null].filter(Boolean).join(', ');
     const thisMonth = ctx.now.toISOString().slice(0, 7);
     return {
@@ -202,7 +213,7 @@ export const monthlyReport: Report<MonthlyParams> = defineReport({
       })),
       charts: [],
       columns: columns(r),
-      rows,
+      rows: all.slice(page.offset, page.offset + page.limit),
       totalRows: total,
       totals: sums,
       coverage: r.coverage,
@@ -226,10 +237,11 @@ export const monthlyReport: Report<MonthlyParams> = defineReport({
       const view = await allocated(ctx, r);
       return { columns: view.columns, rows: (async function* () { yield* view.rows; })(), totals: async () => view.totals, coverage: r.coverage };
     }
+    const sums = totals(ctx, r);
     return {
       columns: columns(r),
-      rows: offsetRows(async (limit, offset) => (await fetchRows(ctx, r, limit, offset)).rows),
-      totals: () => totals(ctx, r),
+      rows: listRows((await footedRows(ctx, r, sums)).rows),
+      totals: () => sums,
       coverage: r.coverage,
     };
   },

@@ -11,7 +11,8 @@ import type { ChartSpec, Column, Coverage, Row, SummaryItem } from './report.js'
 import { hasData, periodCoverage, spendColumn } from './shared/coverage.js';
 import { checkPeriodParams, periodField, periodGiven, periodParamShape, resolvePeriod, type ResolvedPeriod } from './shared/period.js';
 import { periodGroups, type PeriodGroups } from '../costing/period-groups.js';
-import { offsetRows } from './shared/batches.js';
+import { listRows } from './shared/batches.js';
+import { footRows } from '../present/footing.js';
 import { latestEffectiveCte, latestTotals, type CurrencyTotal } from '../costing/current-costs.js';
 import { queryRows, sql } from '../db/statement.js';
 import { dimensionOf, GROUPING_HELP, unknownTagKeyNotes, groupingField, groupingParam, groupNameColumns, groupNames, groupLabels } from './shared/costs.js';
@@ -244,6 +245,15 @@ async function groupRows(ctx: ReportCtx, r: Resolved, limit: number, offset: num
   return { rows, total: found.total };
 }
 
+/**
+ * Every group row with its rounded amounts footed to the totals (present/footing.ts): the footing
+ * needs every row of a currency, so a page is cut from all of them.
+ */
+async function footedGroupRows(ctx: ReportCtx, r: Resolved, totals: Promise<Row[]>): Promise<{ rows: Row[]; total: number }> {
+  const [{ rows, total }, sums] = await Promise.all([groupRows(ctx, r, Number.MAX_SAFE_INTEGER, 0), totals]);
+  return { rows: footRows(rows, columnsFor(r.dim, r.period, r.coverage), sums), total };
+}
+
 function totalsOf(r: Resolved, totals: Row[]): Row[] {
   return totals.map((t) => ({
     group: 'Total',
@@ -271,12 +281,13 @@ export const overviewReport: Report<OverviewParams> = defineReport({
     // The cost per day does not wait for the period's figures: both are read at once.
     const days = kindDailyCosts(ctx, chartDays);
     const [r] = await Promise.all([resolve(ctx, params), days]);
+    const totalsNow = r.groups.totals();
     const [kindDays, totals, groups, table, groupTotals, uncovered, allLatest, chartNames] = await Promise.all([
       days,
       latestTotals(ctx.db),
       r.groups.latest, // the run-rate per group, read once by periodGroups
-      groupRows(ctx, r, page.limit, page.offset),
-      r.groups.totals(),
+      footedGroupRows(ctx, r, totalsNow.then((t) => totalsOf(r, t))),
+      totalsNow,
       coverage(ctx),
       latestSnapshots(ctx.db, SNAPSHOT_KINDS),
       groupLabels(ctx.db, r.dim),
@@ -311,7 +322,7 @@ export const overviewReport: Report<OverviewParams> = defineReport({
       ),
       charts: [...daily, ...shareCharts('top', `Top groups by ${dimensionLabel(r.dim)}`, groups, chartNames)],
       columns: columnsFor(r.dim, r.period, r.coverage),
-      rows: table.rows,
+      rows: table.rows.slice(page.offset, page.offset + page.limit),
       totalRows: table.total,
       totals: totalsOf(r, groupTotals),
       coverage: r.coverage,
@@ -321,10 +332,11 @@ export const overviewReport: Report<OverviewParams> = defineReport({
 
   async export(ctx, params) {
     const r = await resolve(ctx, params);
+    const totals = r.groups.totals().then((t) => totalsOf(r, t));
     return {
       columns: columnsFor(r.dim, r.period, r.coverage),
-      rows: offsetRows(async (limit, offset) => (await groupRows(ctx, r, limit, offset)).rows),
-      totals: async () => totalsOf(r, await r.groups.totals()),
+      rows: listRows((await footedGroupRows(ctx, r, totals)).rows),
+      totals: () => totals,
       coverage: r.coverage,
     };
   },

@@ -129,6 +129,8 @@ export interface ReportExport {
    * since the tool sums the rows, and rounded rows would not add up to the period's cost.
    */
   exactMoney?: boolean;
+  /** The "now" these rows were computed for (set by defineReport): the CSV file name says it. */
+  computedAt?: Date;
   /** As in ReportOutput.coverage; a period not fully covered marks the CSV file name `-partial`. */
   coverage?: Coverage;
   /** As in ReportOutput.previousCoverage (the CSV marks it in the columns' labels). */

@@ -25,6 +25,7 @@ import type { Report, ReportCtx } from './shared/types.js';
 import { addDecimal } from '../read-models/decimal.js';
 import { otherLabel, topAndRest } from './shared/summary.js';
 import { sumByCurrency, totalRow } from './shared/totals.js';
+import { footRows } from '../present/footing.js';
 
 export const trendParams = z.strictObject({
   by: groupingParam('kind'),
@@ -106,7 +107,12 @@ async function runRateRows(ctx: ReportCtx, p: TrendParams, limit: number, offset
   };
 }
 
-async function dailyRows(ctx: ReportCtx, p: TrendParams): Promise<Row[]> {
+/**
+ * Cost per day and group in day order, its rounded amounts footed to its totals per currency
+ * (present/footing.ts) before any other order is applied, so that every order and format shows
+ * the same rounded figures.
+ */
+async function dailyRows(ctx: ReportCtx, p: TrendParams): Promise<{ rows: Row[]; totals: Row[] }> {
   const { dimension, fromDay, toDay, filter } = resolve(ctx, p);
   const rows = await dailyCostsFor(ctx.db, ctx.config, ctx.now, dimension, fromDay, toDay, filter);
   const out = rows.map((r) => ({
@@ -117,7 +123,9 @@ async function dailyRows(ctx: ReportCtx, p: TrendParams): Promise<Row[]> {
     resource_hours: r.resource_hours,
     unpriced_resource_hours: r.unpriced_resource_hours,
   }));
-  return p.dir === 'desc' ? out.reverse() : out;
+  const totals = await dailyTotals(ctx, p, dimension, out);
+  const footed = footRows(out, columnsFor(p, dimension), totals);
+  return { rows: p.dir === 'desc' ? footed.reverse() : footed, totals };
 }
 
 /**
@@ -206,7 +214,7 @@ export const trendReport: Report<TrendParams> = defineReport({
   async run(ctx, params, page) {
     const { dimension, fromDay, toDay, bucket, period, span } = resolve(ctx, params);
     // Charts cover the whole range; the table is one page of the chosen measure.
-    const [allRate, daily, snapshots, coverage, name] = await Promise.all([
+    const [allRate, { rows: daily, totals: dailySums }, snapshots, coverage, name] = await Promise.all([
       runRateRows(ctx, { ...params, dir: 'asc' }, 100_000, 0),
       dailyRows(ctx, { ...params, dir: 'asc' }),
       latestSnapshots(ctx.db, PRICED_KINDS),
@@ -258,7 +266,7 @@ export const trendReport: Report<TrendParams> = defineReport({
       columns: columnsFor(params, dimension),
       rows,
       totalRows: total,
-      ...(params.measure === 'daily-cost' ? { totals: await dailyTotals(ctx, params, dimension, daily) } : {}),
+      ...(params.measure === 'daily-cost' ? { totals: dailySums } : {}),
       coverage,
       notes: [
         ...(await unknownTagKeyNotes(ctx.db, dimension)),
@@ -274,8 +282,8 @@ export const trendReport: Report<TrendParams> = defineReport({
     const { dimension, period } = resolve(ctx, params);
     const coverage = await periodCoverage(ctx, period);
     if (params.measure === 'daily-cost') {
-      const rows = await dailyRows(ctx, params);
-      return { columns: columnsFor(params, dimension), rows: listRows(rows), totals: () => dailyTotals(ctx, params, dimension, rows), coverage };
+      const { rows, totals } = await dailyRows(ctx, params);
+      return { columns: columnsFor(params, dimension), rows: listRows(rows), totals: async () => totals, coverage };
     }
     return { columns: columnsFor(params, dimension), rows: offsetRows(async (limit, offset) => (await runRateRows(ctx, params, limit, offset)).rows), coverage };
   },

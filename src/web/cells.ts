@@ -1,5 +1,7 @@
 import { diffText, diffView, isDiff, NONE, type DiffView } from '../present/diff.js';
-import { formatMoney, formatNumber, formatPercent, formatTimestamp, isoOf } from '../present/format.js';
+import { footedAmount } from '../present/footing.js';
+import { DECIMAL_DIGITS, decimalText } from '../present/money.js';
+import { formatDecimalText, formatMoney, formatNumber, formatPercent, formatTimestamp, isoOf } from '../present/format.js';
 import type { Column, ColumnKind, Row } from '../reports/report.js';
 import { isRegionColumn } from '../reports/shared/regions.js';
 
@@ -72,19 +74,27 @@ function jsonText(value: unknown): string {
   return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)) ?? '';
 }
 
-export function formatValue(value: unknown, kind: ColumnKind, currency?: string, hourly = false, showCurrency = true): CellView {
+/**
+ * `digits`: for decimals, the fraction digits shown (default DECIMAL_DIGITS); `footed`: for money,
+ * the amount already rounded by the report's footing (present/footing.ts), shown instead of
+ * rounding the value on its own.
+ */
+export function formatValue(value: unknown, kind: ColumnKind, currency?: string, hourly = false, showCurrency = true, shown: { digits?: number; footed?: string } = {}): CellView {
   const className = NUMERIC.has(kind) ? `num ${kind}` : kind;
   if (value === null || value === undefined || value === '') return { text: kind === 'money' ? 'n/a' : '', className: `${className} empty` };
   switch (kind) {
     case 'money': {
-      const withCode = formatMoney(value, currency, hourly);
+      const withCode = formatMoney(shown.footed ?? value, currency, hourly);
       const text = !showCurrency && currency && withCode.endsWith(` ${currency}`) ? withCode.slice(0, -currency.length - 1) : withCode;
       return { text, title: `${String(value)}${currency ? ` ${currency}` : ''}`, className: String(value).startsWith('-') ? `${className} negative` : className };
     }
     case 'int':
       return { text: formatNumber(value, 0), className };
-    case 'decimal':
-      return { text: formatNumber(value), title: String(value), className };
+    case 'decimal': {
+      const digits = shown.digits ?? DECIMAL_DIGITS;
+      const text = decimalText(value);
+      return { text: text === null ? String(value) : formatDecimalText(text, digits, digits), title: String(value), className };
+    }
     case 'percent':
       return { text: formatPercent(value), title: String(value), className };
     case 'timestamp':
@@ -146,7 +156,10 @@ export function formatCell(row: Row, column: Column, options: CellOptions = {}):
   const empty = row[column.key];
   if (column.emptyText !== undefined && (empty === null || empty === undefined || empty === '')) return { text: column.emptyText, className: `${NUMERIC.has(column.kind) ? `num ${column.kind}` : column.kind} empty` };
   const currency = column.currencyKey ? (row[column.currencyKey] as string | undefined) ?? undefined : undefined;
-  const cell = formatValue(row[column.key], column.kind, typeof currency === 'string' ? currency : undefined, column.hourly ?? false, options.showCurrency ?? true);
+  const cell = formatValue(row[column.key], column.kind, typeof currency === 'string' ? currency : undefined, column.hourly ?? false, options.showCurrency ?? true, {
+    digits: column.digits,
+    footed: footedAmount(row, column.key),
+  });
   const href = column.hrefKey ? safeAppHref(row[column.hrefKey]) : undefined;
   return href ? { ...cell, href } : cell;
 }

@@ -62,12 +62,16 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
   };
 
   const sendCsv = async (req: Request, res: Response, report: AnyReport, params: unknown, reportQuery: RawQuery, exact: boolean): Promise<void> => {
-    const ctx = deps.context();
+    // One data version per answer: read once, for the instant and the rows alike.
+    const ctx = oneDataVersion(deps.context());
     const exported = await report.export(ctx, params);
     res.status(200);
     res.setHeader('Content-Type', 'text/csv; charset=utf-8');
     const partial = exported.coverage !== undefined && isPartial(exported.coverage);
-    res.setHeader('Content-Disposition', contentDisposition(csvFilename(report.name, reportQuery, ctx.now, { partial })));
+    // The file's name says the instant its figures are as of: the page's "Figures as of", the JSON's generated_at.
+    const asOf = exported.computedAt ?? ctx.now;
+    res.setHeader('Content-Disposition', contentDisposition(csvFilename(report.name, reportQuery, asOf, { partial, asOf: true })));
+    res.setHeader('X-Figures-As-Of', asOf.toISOString());
     res.setHeader('Cache-Control', 'no-store');
     setMetadataHeaders(res, report);
     if (req.method === 'HEAD') {
@@ -113,7 +117,7 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
     const report = find(req, res);
     const { params, ignored, page, format, reportQuery, exact } = await parseReportQuery(report, toRawQuery(req.query), 'json', API_PAGING);
     if (format === 'csv') return sendCsv(req, res, report, params, reportQuery, exact);
-    const ctx = deps.context();
+    const ctx = oneDataVersion(deps.context());
     const output = await report.run(ctx, params, page);
     res.setHeader('Cache-Control', 'no-store');
     setMetadataHeaders(res, report);

@@ -79,8 +79,8 @@ describe.each(testDatabases())('GPU-hours on $name', (database) => {
     const csv = await get('/api/reports/monthly.csv?by=tag%3Ateam&period=2025-03');
     const records = parseCsv(csv.body);
     expect(records[0]!.slice(-3)).toEqual(['GPU-hours', 'Cost per GPU-hour', 'Hours with GPU count unknown']);
-    expect(records[1]!.slice(-3)).toEqual(['48', '2.7750', '0']);
-    expect(records.at(-2)!.slice(-3)).toEqual(['168', '2.1257', '24']);
+    expect(records[1]!.slice(-3)).toEqual(['48.00', '2.7750', '0.00']);
+    expect(records.at(-2)!.slice(-3)).toEqual(['168.00', '2.1257', '24.00']);
     const page = await get('/reports/cost?by=tag%3Ateam&period=2025-03');
     expect(page.body).toContain('Cost per GPU-hour');
     // A cell of its own (the Currency column names the currency).

@@ -84,13 +84,13 @@ describe.each(testDatabases())('numbers for spreadsheets on $name', (database) =
       // 72.25 - the Kubernetes cluster's 7.5 h x 1.20 = 63.25 on GPUs (its GPUs are unknown: 7.5 h):
       // h100 i2 3 h x 8 = 24 GPU-hours (12.00), a100 51.25 / 2.50 = 20.5 h x 8 = 164; 63.25 / 188 = 0.3364.
       expect(records.slice(-2)).toEqual([
-        ['Total', 'EUR', '72.25', '', '', '13.7000', '10001.00', '100.00', '7', '0', '188', '0.3364', '7.5'],
-        ['Total', 'USD', '13.50', '', '', '3.0000', '2190.00', '100.00', '1', '0', '36', '0.3750', '0'],
+        ['Total', 'EUR', '72.25', '', '', '13.7000', '10001.00', '100.00', '7', '0', '188.00', '0.3364', '7.50'],
+        ['Total', 'USD', '13.50', '', '', '3.0000', '2190.00', '100.00', '1', '0', '36.00', '0.3750', '0.00'],
       ]);
       // The rows before them: ml spent 36.25 EUR this month (i1 2.50 on 03-09 + 33.75), runs at
       // 7.50 EUR/h, 5475/month, 54.74 % of the EUR run-rate (7.5 / 13.7).
       // All of it on a100 (8 GPUs at 2.50/h): 36.25 / 2.50 x 8 = 116 GPU-hours at 0.3125.
-      expect(records[1]).toEqual(['ml', 'EUR', '36.25', '', '', '7.5000', '5475.00', '54.74', '2', '0', '116', '0.3125', '0']);
+      expect(records[1]).toEqual(['ml', 'EUR', '36.25', '', '', '7.5000', '5475.00', '54.74', '2', '0', '116.00', '0.3125', '0.00']);
       // Money is a plain number with a dot: no thousands separators, no currency sign.
       for (const record of records.slice(1)) for (const cell of [record[2], record[5], record[6]]) expect(cell).toMatch(/^(-?\d+\.\d+)?$/);
     });
@@ -114,8 +114,8 @@ describe.each(testDatabases())('numbers for spreadsheets on $name', (database) =
       // Every column (cols=all); the Currency column names the currency, so amounts are bare.
       expect(await footer(`/reports/cost?${query}&cols=all`)).toEqual([
         // The previous period has no covered hour: "no data", not "n/a" (which says "no known price").
-        ['Total', 'EUR', '72.25', 'no data', '', '13.7000', '10,001.00', '100.00%', '7', '0', '188', '0.3364', '7.5'],
-        ['Total', 'USD', '13.50', 'no data', '', '3.0000', '2,190.00', '100.00%', '1', '0', '36', '0.3750', '0'],
+        ['Total', 'EUR', '72.25', 'no data', '', '13.7000', '10,001.00', '100.00%', '7', '0', '188.00', '0.3364', '7.50'],
+        ['Total', 'USD', '13.50', 'no data', '', '3.0000', '2,190.00', '100.00%', '1', '0', '36.00', '0.3750', '0.00'],
       ]);
     });
 

@@ -126,10 +126,10 @@ describe.each(testDatabases())('reports over periods on $name', (database) => {
       expect(html.indexOf('class="coverage')).toBeLessThan(html.indexOf('class="cards"'));
       const partial = await request(`${app.base}/api/reports/cost.csv?by=tag%3Ateam&period=2025-02`);
       await partial.body.dump();
-      expect(String(partial.headers['content-disposition'])).toMatch(/filename="cloudtally-cost-by-tag-team_period-2025-02-2025-03-10-partial\.csv"/);
+      expect(String(partial.headers['content-disposition'])).toMatch(/filename="cloudtally-cost-by-tag-team_period-2025-02-2025-03-10T120000Z-partial\.csv"/);
       const whole = await request(`${app.base}/api/reports/cost.csv?by=tag%3Ateam&period=mtd`);
       await whole.body.dump();
-      expect(String(whole.headers['content-disposition'])).toMatch(/filename="cloudtally-cost-by-tag-team_period-mtd-2025-03-10\.csv"/);
+      expect(String(whole.headers['content-disposition'])).toMatch(/filename="cloudtally-cost-by-tag-team_period-mtd-2025-03-10T120000Z\.csv"/);
     });
   });
 

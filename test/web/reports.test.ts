@@ -313,15 +313,15 @@ describe('CSV', () => {
     expect(text.endsWith('\r\n')).toBe(true);
   });
 
-  it('names the file after report, filters and date, ASCII and UTF-8', async () => {
+  it('names the file after report, filters and the instant of its figures, ASCII and UTF-8', async () => {
     const res = await request(`${server.url}/api/reports/costs.csv?team=alpha&q=%C3%9Cber%2Fx&sort=name`);
     await res.body.dump();
     expect(res.headers['content-disposition']).toBe(
-      `attachment; filename="cloudtally-costs-team-alpha_q-Uber-x-2024-05-17.csv"; filename*=UTF-8''cloudtally-costs-team-alpha_q-%C3%9Cber-x-2024-05-17.csv`,
+      `attachment; filename="cloudtally-costs-team-alpha_q-Uber-x-2024-05-17T103000Z.csv"; filename*=UTF-8''cloudtally-costs-team-alpha_q-%C3%9Cber-x-2024-05-17T103000Z.csv`,
     );
     const plain = await request(`${server.url}/api/reports/costs.csv`);
     await plain.body.dump();
-    expect(plain.headers['content-disposition']).toBe(`attachment; filename="cloudtally-costs-2024-05-17.csv"; filename*=UTF-8''cloudtally-costs-2024-05-17.csv`);
+    expect(plain.headers['content-disposition']).toBe(`attachment; filename="cloudtally-costs-2024-05-17T103000Z.csv"; filename*=UTF-8''cloudtally-costs-2024-05-17T103000Z.csv`);
   });
 
   it('answers HEAD with the headers only, without running the export', async () => {
@@ -330,7 +330,7 @@ describe('CSV', () => {
     const res = await request(`${server.url}/api/reports/big.csv`, { method: 'HEAD' });
     await res.body.dump();
     expect(res.statusCode).toBe(200);
-    expect(res.headers['content-disposition']).toContain('cloudtally-big-2024-05-17.csv');
+    expect(res.headers['content-disposition']).toContain('cloudtally-big-2024-05-17T103000Z.csv');
     expect(bigExportProgress.produced).toBe(0);
   });
 

@@ -17,6 +17,7 @@
  */
 import type { AllocationRule } from '../../allocation-config.js';
 import { decimalScale, decimalToUnits, unitsToDecimal } from '../../read-models/decimal.js';
+import { footDecimals } from '../../present/footing.js';
 
 export interface AllocatedGroup {
   group: string;
@@ -55,13 +56,6 @@ export function largestRemainder(amount: bigint, weights: readonly bigint[]): bi
   return shares;
 }
 
-/** Half away from zero, of `units` at `scale` down to `digits`. */
-function roundUnits(units: bigint, scale: number, digits: number): bigint {
-  const factor = 10n ** BigInt(scale - digits);
-  const half = factor / 2n;
-  return units >= 0n ? (units + half) / factor : -((-units + half) / factor);
-}
-
 /**
  * Allocates one month and currency: `direct` maps each group to its exact spend (decimal text),
  * `digits` is the currency's minor unit, `rules` those of this grouping in configuration order.
@@ -70,17 +64,10 @@ export function allocate(direct: ReadonlyMap<string, string>, digits: number, ru
   const names = [...direct.keys()].sort();
   const scale = Math.max(digits, ...names.map((g) => decimalScale(direct.get(g)!)));
   const exact = new Map(names.map((g) => [g, decimalToUnits(direct.get(g)!, scale)]));
-  const total = roundUnits([...exact.values()].reduce((a, b) => a + b, 0n), scale, digits);
-  const factor = 10n ** BigInt(scale - digits);
-  // Step 1: direct spend in whole units adding up to the rounded total.
-  const cut = names.map((g) => floorDiv(exact.get(g)!, factor));
-  const order = names.map((_, i) => i).sort((a, b) => {
-    const ra = exact.get(names[a]!)! - cut[a]! * factor;
-    const rb = exact.get(names[b]!)! - cut[b]! * factor;
-    return rb > ra ? 1 : rb < ra ? -1 : a - b;
-  });
-  let left = total - cut.reduce((a, b) => a + b, 0n);
-  for (let k = 0; left > 0n && order.length > 0; k = (k + 1) % order.length, left--) cut[order[k]!]! += 1n;
+  // Step 1: direct spend in whole units adding up to the rounded total (the footing of every rounded table).
+  const footed = footDecimals(names.map((g) => direct.get(g)!), digits);
+  if (!footed) throw new Error('allocate: the direct spend does not foot');
+  const cut = footed.map((text) => decimalToUnits(text, digits));
   const units = new Map<string, { direct: bigint; in: bigint; out: bigint }>(names.map((g, i) => [g, { direct: cut[i]!, in: 0n, out: 0n }]));
 
   const emptied = new Set<string>();

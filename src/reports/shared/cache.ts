@@ -57,6 +57,14 @@ export function oneDataVersion<C extends object>(ctx: C): C {
   return copy;
 }
 
+/** A copy of `ctx` computing for `now` that shares the data versions its request already read (oneDataVersion). */
+export function withNow<C extends object & { now: Date }>(ctx: C, now: Date): C {
+  const copy = { ...ctx, now };
+  const read = versionsOfRequest.get(ctx);
+  if (read) versionsOfRequest.set(copy, read);
+  return copy;
+}
+
 /** The data version for `ctx`: read now, or the one its request already read (oneDataVersion). */
 export function dataVersionOf(ctx: { db: Queryable }, options: { actions?: boolean } = {}): Promise<string> {
   const read = versionsOfRequest.get(ctx);
@@ -102,6 +110,8 @@ interface Entry {
  */
 export class ReportCache {
   private readonly stores = new WeakMap<object, WeakMap<object, Map<string, Entry>>>();
+  /** Per (database, configuration): the instant each recent data version is answered as of. */
+  private readonly instants = new WeakMap<object, WeakMap<object, Map<string, number>>>();
 
   constructor(private options: CacheOptions = DEFAULT_CACHE_OPTIONS) {}
 
@@ -141,6 +151,29 @@ export class ReportCache {
     const entry: Entry = { version, now, value: compute(version) };
     this.place(store, key, entry);
     return entry.value as Promise<T>;
+  }
+
+  /**
+   * The one instant the reports answer as of, at data version `version`: the clock (`scope.now`)
+   * when the version was first asked for, kept for ttlMs; then the clock again. Every format of
+   * one report (the page, its JSON, its CSV), and every report, computed within that window at
+   * that version uses it as its "now", so month to date, the projection and the period's spend
+   * are the same figures in all of them, and each says "as of" this instant. With ttlMs 0 (cache
+   * off) it is the clock.
+   */
+  instant(scope: { db: Queryable; config: object; now: Date }, version: string): Date {
+    let byConfig = this.instants.get(scope.db);
+    if (!byConfig) this.instants.set(scope.db, (byConfig = new WeakMap()));
+    let known = byConfig.get(scope.config);
+    if (!known) byConfig.set(scope.config, (known = new Map()));
+    const now = scope.now.getTime();
+    const at = known.get(version);
+    if (at !== undefined && now >= at && now - at < this.options.ttlMs) return new Date(at);
+    known.delete(version);
+    known.set(version, now);
+    // A few versions at once (with and without actions); older ones are forgotten.
+    while (known.size > 8) known.delete(known.keys().next().value!);
+    return new Date(now);
   }
 
   /**

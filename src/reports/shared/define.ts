@@ -8,7 +8,7 @@
  * whose replica read finds the replica unreachable is computed again on the primary.
  */
 import { isDatabaseUnavailable } from '../../db/errors.js';
-import { cacheKey, dataVersionOf, ReportCache } from './cache.js';
+import { cacheKey, dataVersionOf, ReportCache, withNow } from './cache.js';
 import { regionIdsOf, regionNames } from './regions.js';
 import type { ReportOutput } from '../report.js';
 import type { Report, ReportCtx } from './types.js';
@@ -42,16 +42,23 @@ export function defineReport<P>(report: Report<P>, options: DefineOptions = {}):
       return compute(ctx);
     }
   };
-  const cached = <T>(ctx: ReportCtx, parts: readonly unknown[], compute: (ctx: ReportCtx) => Promise<T>): Promise<T> =>
-    options.cached
-      ? reportCache.get(ctx, cacheKey([report.name, ...parts]), (version) => computed(ctx, version, compute), versionOptions)
-      : computed(ctx, undefined, compute);
+  /** A cached report answers as of the one instant of its data version (ReportCache.instant). */
+  const atInstant = async (ctx: ReportCtx): Promise<ReportCtx> =>
+    options.cached ? withNow(ctx, reportCache.instant(ctx, await dataVersionOf(ctx, versionOptions))) : ctx;
+  const cached = async <T>(ctx: ReportCtx, parts: readonly unknown[], compute: (ctx: ReportCtx) => Promise<T>): Promise<T> => {
+    if (!options.cached) return computed(ctx, undefined, compute);
+    const at = await atInstant(ctx);
+    return reportCache.get(at, cacheKey([report.name, ...parts]), (version) => computed(at, version, compute), versionOptions);
+  };
   return {
     ...report,
     cached: options.cached ?? false,
     run: (ctx, params, page) =>
-      cached(ctx, ['run', params, page], async (at) => withRegionNames(at, { ...(await report.run(at, params, page)), computedAt: ctx.now })),
-    export: async (ctx, params) => report.export(await reading(ctx), params),
+      cached(ctx, ['run', params, page], async (at) => withRegionNames(at, { ...(await report.run(at, params, page)), computedAt: at.now })),
+    export: async (ctx, params) => {
+      const at = await atInstant(ctx);
+      return { ...(await report.export(await reading(at), params)), computedAt: at.now };
+    },
     ...(report.filters
       ? { filters: (ctx: ReportCtx, params: P) => cached(ctx, ['filters', params], (at) => report.filters!(at, params)) }
       : {}),

@@ -13,7 +13,7 @@ import { latestSnapshotsSql } from '../../db/latest-snapshots.js';
 export function gpuColumns(sortable = false): Column[] {
   return [
     { key: 'gpu_hours', label: 'GPU-hours', kind: 'decimal', ...(sortable ? { sortable } : {}) },
-    { key: 'cost_per_gpu_hour', label: 'Cost per GPU-hour', kind: 'money', currencyKey: 'currency', hourly: true, ...(sortable ? { sortable } : {}) },
+    { key: 'cost_per_gpu_hour', label: 'Cost per GPU-hour', kind: 'money', currencyKey: 'currency', hourly: true, quotient: true, ...(sortable ? { sortable } : {}) },
     { key: 'gpu_unknown_hours', label: 'Hours with GPU count unknown', kind: 'decimal', secondary: true },
   ];
 }

@@ -7,13 +7,17 @@ export function gapCapText(config: Config): string {
   return config.costMaxGapHours === null ? 'gaps longer than twice the schedule' : `gaps longer than ${config.costMaxGapHours} h`;
 }
 
-/** The current UTC month so far: first day .. today, and the seconds left until the month ends. */
-export function monthToDate(now: Date): { fromDay: string; toDay: string; secondsLeft: number; month: string } {
+/**
+ * The current UTC month so far: first day .. today, and the seconds left until the month ends,
+ * exactly (decimal text to the millisecond, "1234.567": the projection counts every one of them).
+ */
+export function monthToDate(now: Date): { fromDay: string; toDay: string; secondsLeft: string; month: string } {
   const { start, end } = monthBounds(now);
+  const ms = Math.max(0, end.getTime() - now.getTime());
   return {
     fromDay: isoDay(start),
     toDay: isoDay(now),
-    secondsLeft: Math.max(0, Math.floor((end.getTime() - now.getTime()) / 1000)),
+    secondsLeft: `${Math.floor(ms / 1000)}.${String(ms % 1000).padStart(3, '0')}`,
     month: isoDay(start).slice(0, 7),
   };
 }
