@@ -420,7 +420,9 @@ async function batchRows(ctx: ReportCtx, groups: readonly Group[], after: string
       // Null: no row is a correction of an invoiced billing period.
       ChargeClass: null,
       ChargeDescription: `${service.type} ${r.name ?? r.resource_id}, ${flavor}, estimated from snapshots`,
-      ChargePeriodEnd: focusDateTime(new Date(r.ends_at)),
+      // FOCUS gives whole seconds: a stretch's start rounds down and its end up, so a stretch
+      // shorter than a second (two collections within one second) still has start < end.
+      ChargePeriodEnd: focusDateTime(new Date(Math.ceil(new Date(r.ends_at).getTime() / 1000) * 1000)),
       ChargePeriodStart: focusDateTime(new Date(r.starts_at)),
       // List prices, no discounts known: every cost column is the same amount.
       ContractedCost: cost,
