@@ -8,7 +8,7 @@ import type { DailyCostRow } from '../costing/cost-over-time.js';
 import { PRICED_KINDS } from '../costing/pricing.js';
 import { SNAPSHOT_KINDS } from '../db/schema.js';
 import type { ChartSpec, Column, Coverage, Row, SummaryItem } from './report.js';
-import { hasData, periodCoverage, spendColumn } from './shared/coverage.js';
+import { hasData, periodCoverage, rangeCoverage, spendColumn } from './shared/coverage.js';
 import { checkPeriodParams, periodField, periodGiven, periodParamShape, resolvePeriod, type ResolvedPeriod } from './shared/period.js';
 import { periodGroups, type PeriodGroups } from '../costing/period-groups.js';
 import { listRows } from './shared/batches.js';
@@ -98,7 +98,15 @@ async function currencyFigures(ctx: ReportCtx, totals: readonly CurrencyTotal[],
 /** Display text of a forecast band (the card's value stays exact). */
 const bandText = (v: string | null) => (v === null ? 'n/a' : Number(v).toFixed(2));
 
-function summaryOf(figures: readonly CurrencyFigures[], month: string, historyNote: string | null, periodSpend: ReadonlyArray<{ currency: string; cost: string | null }>, periodLabel: string | null, periodKnown: boolean): SummaryItem[] {
+function summaryOf(
+  figures: readonly CurrencyFigures[],
+  month: string,
+  historyNote: string | null,
+  periodSpend: ReadonlyArray<{ currency: string; cost: string | null }>,
+  periodLabel: string | null,
+  periodKnown: boolean,
+  monthKnown: boolean,
+): SummaryItem[] {
   const items: SummaryItem[] = [];
   for (const f of figures) {
     if (f.currency === null) continue;
@@ -112,6 +120,15 @@ function summaryOf(figures: readonly CurrencyFigures[], month: string, historyNo
           ? { label: `Spend ${periodLabel} (${c})`, value: spend?.cost ?? '0', kind: 'money', currency: c, hint: 'estimated from snapshots' }
           : { label: `Spend ${periodLabel} (${c})`, value: null, kind: 'money', currency: c, hint: 'no snapshot covers the period: unknown, not 0', emptyText: 'no data' },
       );
+    }
+    if (!monthKnown) {
+      // No snapshot covers an hour of this month yet (a backfill still on earlier days, collection
+      // stopped): its spend, and every projection built on it, is unknown, not 0.
+      const unknown = { value: null, kind: 'money' as const, currency: c, hint: 'no snapshot covers an hour of this month yet: unknown, not 0', emptyText: 'no data' };
+      items.push({ label: `Month to date ${month} (${c})`, ...unknown });
+      items.push({ label: `Projected ${month}, run-rate method (${c})`, ...unknown });
+      items.push({ label: `Projected ${month}, daily history (${c})`, ...unknown });
+      continue;
     }
     items.push({ label: `Month to date ${month} (${c})`, value: f.month_to_date, kind: 'money', currency: c, hint: 'estimated from snapshots' });
     items.push({ label: `Projected ${month}, run-rate method (${c})`, value: f.projected_month, kind: 'money', currency: c, hint: 'month to date + the current run-rate until month end' });
@@ -319,6 +336,7 @@ export const overviewReport: Report<OverviewParams> = defineReport({
         groupTotals.map((t) => ({ currency: String(t.currency), cost: t.cost === null ? null : String(t.cost) })),
         showPeriod ? r.period.label : null,
         hasData(r.coverage),
+        showPeriod ? hasData(await rangeCoverage(ctx, month)) : hasData(r.coverage),
       ),
       charts: [...daily, ...shareCharts('top', `Top groups by ${dimensionLabel(r.dim)}`, groups, chartNames)],
       columns: columnsFor(r.dim, r.period, r.coverage),

@@ -118,6 +118,26 @@ describe.each(testDatabases())('numbers at the edges of what is known on $name',
     });
   });
 
+  describe('a month with no covered hour yet (collection stopped, or a backfill still on earlier days)', () => {
+    let later: ReportsApp;
+    appTest.beforeAll(async ({ reportsApps }) => {
+      // The fixture's last snapshots are of 2025-03-10; by May nothing covers an hour of the month.
+      ({ app: later } = await reportsApps.open(database, { seed: seedPeriods, config, now: new Date('2025-05-10T12:00:00Z') }));
+    }, 120_000);
+
+    it('gives month to date and both projections null ("no data") in the overview, never 0', async () => {
+      const res = await request(`${later.base}/api/reports/overview`);
+      const body = JSON.parse(await res.body.text()) as Body;
+      expect(res.statusCode).toBe(200);
+      expect(body.coverage?.covered_hours).toBe(0);
+      for (const label of ['Month to date 2025-05 (EUR)', 'Projected 2025-05, run-rate method (EUR)', 'Projected 2025-05, daily history (EUR)']) {
+        expect(body.summary.find((s) => s.label === label), label).toMatchObject({ value: null });
+      }
+      const html = await (await request(`${later.base}/reports/overview`)).body.text();
+      expect(html).toMatch(/Month to date 2025-05 \(EUR\)[\s\S]{0,200}no data/);
+    });
+  });
+
   describe('charts', () => {
     it('draw the uncovered days as gaps, never as 0', async () => {
       const body = (await json('/api/reports/overview?period=2025-02')) as Body & { charts: Array<{ id: string; labels: string[]; datasets: Array<{ data: Array<number | null> }> }> };
