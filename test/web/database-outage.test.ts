@@ -20,6 +20,7 @@ import { DATABASE_RETRY_AFTER_SECONDS } from '../../src/web/errors.js';
 import { Jar } from '../helpers/cookies.js';
 import { createPrivateCluster, privatePostgresUnavailable, type PrivateCluster } from '../helpers/private-postgres.js';
 import { parseCsv } from './fixtures.js';
+import { downloadWhole } from '../helpers/download.js';
 
 const skipReason = privatePostgresUnavailable();
 if (skipReason) console.warn(`test/web/database-outage.test.ts skipped: ${skipReason}`);
@@ -70,17 +71,7 @@ describe.skipIf(skipReason !== null)('a database outage: the private Postgres cl
     await cluster?.drop();
   }, 120_000);
 
-  async function download(path: string): Promise<{ status: number; text: string; error: unknown }> {
-    const res = await request(`${service.url}${path}`);
-    const parts: Buffer[] = [];
-    let error: unknown = null;
-    try {
-      for await (const chunk of res.body) parts.push(chunk as Buffer);
-    } catch (err) {
-      error = err;
-    }
-    return { status: res.statusCode, text: Buffer.concat(parts).toString('utf8'), error };
-  }
+  const download = (path: string) => downloadWhole(`${service.url}${path}`);
 
   async function get(path: string, headers: Record<string, string> = {}) {
     const res = await request(`${service.url}${path}`, { headers });

@@ -22,6 +22,7 @@ import type { ReportDefinition, Row } from '../../src/reports/report.js';
 import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../../src/web/errors.js';
 import { Jar } from '../helpers/cookies.js';
 import { startTestServer, type TestServer } from './fixtures.js';
+import { downloadWhole } from '../helpers/download.js';
 
 function pgError(code: string, message: string): Error {
   const err = new pg.DatabaseError(message, message.length, 'error');
@@ -225,18 +226,7 @@ describe('answers while the database is unavailable', () => {
   });
 });
 
-/** The whole body as far as it came, and whether the transfer ended cleanly. */
-async function download(path: string): Promise<{ status: number; text: string; error: unknown }> {
-  const res = await request(`${server.url}${path}`);
-  const parts: Buffer[] = [];
-  let error: unknown = null;
-  try {
-    for await (const chunk of res.body) parts.push(chunk as Buffer);
-  } catch (err) {
-    error = err;
-  }
-  return { status: res.statusCode, text: Buffer.concat(parts).toString('utf8'), error };
-}
+const download = (path: string) => downloadWhole(`${server.url}${path}`);
 
 describe('a CSV export that loses its database half-way', () => {
   it('ends with a line saying it is incomplete after its last whole row, and the transfer fails', async () => {
