@@ -5,17 +5,16 @@
  * two PGlite databases cannot share one folder). A company file an older version left in a PGlite
  * folder is read once into that database.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { collect } from '../../src/commands/collect.js';
 import { loadConfig } from '../../src/config/index.js';
 import { createLogger, silentLogger } from '../../src/logger.js';
 import { startService, type RunningService } from '../../src/main.js';
 import { fileStore, startSimulator } from '../../src/simulator/index.js';
+import { freshPostgresDatabase } from '../helpers/databases.js';
 
 const postgresUrl = process.env.TEST_DATABASE_URL;
 
@@ -25,25 +24,12 @@ interface Counted {
 
 describe.skipIf(!postgresUrl)('two databases started from one folder', () => {
   const dir = mkdtempSync(join(tmpdir(), 'ct-demo-per-db-'));
-  const dbName = `ct_test_${Date.now()}_${randomBytes(4).toString('hex')}`;
-  const postgres = new URL(postgresUrl ?? 'postgres://unused');
-  postgres.pathname = `/${dbName}`;
+  let postgres: { url: string; drop(): Promise<void> } | undefined;
   let service: RunningService | undefined;
 
-  const admin = async (sql: string) => {
-    const url = new URL(postgresUrl!);
-    url.pathname = '/postgres';
-    const client = new pg.Client({ connectionString: url.toString() });
-    await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
-  };
   afterAll(async () => {
     await service?.stop();
-    await admin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+    await postgres?.drop();
     rmSync(dir, { recursive: true, force: true });
   }, 60_000);
 
@@ -51,7 +37,7 @@ describe.skipIf(!postgresUrl)('two databases started from one folder', () => {
   async function start(on: 'pglite' | 'postgres', historyDays: number): Promise<string[]> {
     const lines: string[] = [];
     const logger = createLogger({ level: 'info', destination: { write: (line: string) => void lines.push(line) } });
-    const env = on === 'postgres' ? { DATABASE_URL: postgres.toString() } : {};
+    const env = on === 'postgres' ? { DATABASE_URL: postgres!.url } : {};
     service = await startService(loadConfig({ CLOUDTALLY_DATA_DIR: dir, PORT: '0', SIM_TASK_DELAY_MS: '20', ...env }), logger, { demoHistoryDays: historyDays });
     await service.ready;
     await service.collection.idle();
@@ -69,7 +55,7 @@ describe.skipIf(!postgresUrl)('two databases started from one folder', () => {
   }
 
   it('never shares or advances the other\'s demo company', async () => {
-    await admin(`CREATE DATABASE ${dbName}`);
+    postgres = await freshPostgresDatabase(postgresUrl!);
     expect(await start('pglite', 1)).toEqual(['no saved demo company: a new one is generated and saved']);
     await stop();
     const pgliteStopped = new Date();
@@ -78,7 +64,7 @@ describe.skipIf(!postgresUrl)('two databases started from one folder', () => {
     // instances stopped, tags fixed) is built in its own database.
     expect(await start('postgres', 2)).toEqual(['no saved demo company: a new one is generated and saved']);
     await stop();
-    expect(await collect(loadConfig({ CLOUDTALLY_DATA_DIR: dir, DATABASE_URL: postgres.toString(), LOG_LEVEL: 'silent' }), silentLogger())).toBe(0);
+    expect(await collect(loadConfig({ CLOUDTALLY_DATA_DIR: dir, DATABASE_URL: postgres.url, LOG_LEVEL: 'silent' }), silentLogger())).toBe(0);
 
     // PGlite again: the company it left, unchanged by what ran on Postgres.
     expect(await start('pglite', 1)).toEqual(['demo company restored: the simulator continues where it stopped']);
