@@ -46,7 +46,7 @@ function fromUnits(units: bigint, digits: number): string {
 }
 
 /** Floor division (toward minus infinity), so that every remainder is non-negative. */
-function floorDiv(a: bigint, b: bigint): bigint {
+export function floorDiv(a: bigint, b: bigint): bigint {
   const q = a / b;
   return a % b !== 0n && a < 0n !== b < 0n ? q - 1n : q;
 }

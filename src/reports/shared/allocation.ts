@@ -17,7 +17,7 @@
  */
 import type { AllocationRule } from '../../allocation-config.js';
 import { decimalScale, decimalToUnits, unitsToDecimal } from '../../read-models/decimal.js';
-import { footDecimals } from '../../present/footing.js';
+import { floorDiv, footDecimals } from '../../present/footing.js';
 
 export interface AllocatedGroup {
   group: string;
@@ -32,12 +32,6 @@ export interface AllocationResult {
   groups: AllocatedGroup[];
   /** Sources that had spend but no receiver (kept their spend). */
   unallocated: string[];
-}
-
-/** Floor division for BigInt (rounds toward minus infinity, as remainders must be non-negative). */
-function floorDiv(a: bigint, b: bigint): bigint {
-  const q = a / b;
-  return (a % b !== 0n && (a < 0n) !== (b < 0n)) ? q - 1n : q;
 }
 
 /**
