@@ -134,7 +134,7 @@ describe.each(testDatabases())('an instance listed through a group its record do
     await sim?.close();
   });
 
-  it('is stored once, with the ids of every group it was listed through', async () => {
+  it('is stored once, with the ids of every group it was listed through, sorted whatever order the pages came in', async () => {
     expect(summary.status).toBe('succeeded');
     let shared = 0;
     for (const scope of sim.manifest().scopes) {
@@ -148,7 +148,7 @@ describe.each(testDatabases())('an instance listed through a group its record do
           WHERE n.kind = 'instance' AND n.complete AND n.scope_key = $1 ORDER BY i.instance_id`,
         [`p${scope.project_id}-r${scope.region_id}`],
       );
-      expect(stored.map((r) => ({ instance_id: r.instance_id, groups: [...r.security_group_ids].sort() }))).toEqual(expected);
+      expect(stored.map((r) => ({ instance_id: r.instance_id, groups: r.security_group_ids }))).toEqual(expected);
     }
     expect(shared).toBeGreaterThan(0);
   });

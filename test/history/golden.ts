@@ -241,10 +241,15 @@ export const SNAPSHOT_TABLES: Record<string, string> = {
 };
 
 /**
- * Tables that gained columns since the golden history was recorded, with the columns it holds:
- * Kubernetes prices got the configuration's tags (migration 0020), empty for the golden history.
+ * Tables whose rows are compared through a column list rather than whole: Kubernetes prices got
+ * the configuration's tags (migration 0020), empty for the golden history; instances' groups are
+ * compared as a set.
  */
 const GOLDEN_COLUMNS: Record<string, string> = {
+  // Security groups are a set: the 0007 data has them in the order the group pages finished,
+  // collections since migration 0022 sort them.
+  instances:
+    'snapshot_id, instance_id, name, description, status, vm_state, task_state, flavor_id, flavor_name, vcpus, ram, project_id, region_id, region, created_at, ssh_key_name, array(select g from unnest(security_group_ids) g order by g), security_group_names, volume_count, tags, tags_read_only, tags_original, raw',
   k8s_cluster_prices:
     'snapshot_id, cluster_name, currency_code, price_per_hour, price_per_month, price_without_discount_per_month, discount_percent, tax_percent, price_status, breakdown, project_id, region_id, raw',
 };

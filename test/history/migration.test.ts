@@ -14,11 +14,13 @@ import { captureReports, captureSnapshotRows, goldenConfig, openGolden0007, read
 describe.each(testDatabases())('migration of the golden history to versions on $name', ({ open }) => {
   let db: Database;
   let before: Awaited<ReturnType<typeof captureSnapshotRows>>;
+  let unsortedBefore: number;
   const data = readFixture<Record<string, string[]>>('data-0007.json');
 
   beforeAll(async () => {
     db = await openGolden0007(open);
     before = await captureSnapshotRows(db);
+    unsortedBefore = await unsortedGroups(db);
     await migrateDatabase(db);
   }, 300_000);
   afterAll(async () => {
@@ -30,6 +32,11 @@ describe.each(testDatabases())('migration of the golden history to versions on $
     const rows = await captureSnapshotRows(db);
     expect(Object.keys(rows).sort()).toEqual(Object.keys(golden).sort());
     for (const key of Object.keys(golden)) expect(rows[key], key).toEqual(golden[key]);
+  });
+
+  it('puts every instance\'s security groups in order (migration 0022): the 0007 data had them in page order', async () => {
+    expect(unsortedBefore).toBeGreaterThan(0);
+    expect(await unsortedGroups(db)).toBe(0);
   });
 
   it('folds every complete snapshot into versions and leaves nothing staged', async () => {
@@ -62,3 +69,11 @@ describe.each(testDatabases())('migration of the golden history to versions on $
     });
   }
 });
+
+/** Instance rows (of every snapshot) whose security group ids are not in sorted order. */
+async function unsortedGroups(db: Database): Promise<number> {
+  const [row] = await db.query<{ n: number }>(
+    `select count(*)::int as n from instances where security_group_ids <> array(select g from unnest(security_group_ids) g order by g)`,
+  );
+  return row!.n;
+}

@@ -55,7 +55,9 @@ export const instancesCollector: Collector = {
         `UPDATE ${getTableName(instances)} AS i SET security_group_ids = u.groups::text[]
            FROM unnest($2::text[], $3::text[]) AS u(id, groups)
           WHERE i.snapshot_id = $1 AND i.instance_id = u.id`,
-        [writer.id, chunk.map(([id]) => id), chunk.map(([, groups]) => arrayLiteral(groups))],
+        // Sorted: the pages finish in any order, and an instance's groups are a set; an order that
+        // followed the pages would read as a change between two collections of the same company.
+        [writer.id, chunk.map(([id]) => id), chunk.map(([, groups]) => arrayLiteral([...groups].sort()))],
       );
     }
   },
