@@ -152,15 +152,23 @@ async function mergeSealedDailyValues(db: Database, rules: TagRules, lockTimeout
        ),
        merged as (
          insert into cost_daily as c (day, kind, scope_key, project_id, region_id, dimension, group_value, currency,
-           cost, resource_hours, unpriced_resource_hours, max_resource_count, computed_at)
+           price_seconds, resource_seconds, unpriced_resource_seconds, max_resource_count,
+           gpu_seconds, gpu_price_seconds, gpu_unknown_resource_seconds, computed_at)
          select day, kind, scope_key, max(project_id), max(region_id), dimension, new_value, currency,
-           sum(cost), sum(resource_hours), sum(unpriced_resource_hours), sum(max_resource_count), now()
+           sum(price_seconds), sum(resource_seconds), sum(unpriced_resource_seconds), sum(max_resource_count),
+           -- GPU figures stay unknown (NULL) when any merged row predates GPU counting.
+           case when bool_and(gpu_seconds is not null) then sum(gpu_seconds) end,
+           case when bool_and(gpu_seconds is not null) then sum(gpu_price_seconds) end,
+           case when bool_and(gpu_seconds is not null) then sum(gpu_unknown_resource_seconds) end, now()
          from moved group by day, kind, scope_key, dimension, new_value, currency
          on conflict on constraint cost_daily_group_uq do update set
-           cost = c.cost + excluded.cost,
-           resource_hours = c.resource_hours + excluded.resource_hours,
-           unpriced_resource_hours = c.unpriced_resource_hours + excluded.unpriced_resource_hours,
+           price_seconds = c.price_seconds + excluded.price_seconds,
+           resource_seconds = c.resource_seconds + excluded.resource_seconds,
+           unpriced_resource_seconds = c.unpriced_resource_seconds + excluded.unpriced_resource_seconds,
            max_resource_count = c.max_resource_count + excluded.max_resource_count,
+           gpu_seconds = c.gpu_seconds + excluded.gpu_seconds,
+           gpu_price_seconds = c.gpu_price_seconds + excluded.gpu_price_seconds,
+           gpu_unknown_resource_seconds = c.gpu_unknown_resource_seconds + excluded.gpu_unknown_resource_seconds,
            computed_at = now()
          returning 1
        )

@@ -52,6 +52,8 @@ export interface CostFigures {
   gpu_cost: string | null;
   /** Hours of running resources whose GPU count cannot be read. */
   gpu_unknown_resource_hours: string | null;
+  /** `cost` x 3600, exact: what a sum over groups, days or months adds up before its one division (dividedOnce). */
+  price_seconds: string | null;
 }
 
 export interface DailyCostRow extends CostFigures {
@@ -103,10 +105,22 @@ const BUCKET_SQL: Record<CostBucket, string> = {
   all: `''::text`,
 };
 
+/**
+ * Hours or cost from their sum in seconds (`secondsSum`, an SQL expression): the one division by
+ * 3600 of a figure. Every figure is summed in seconds first (price_per_hour x seconds is exact), so
+ * the same figure has the same digits in every report that shows it.
+ */
+export function dividedOnce(secondsSum: string): string {
+  return `trim_scale((${secondsSum}) / 3600)`;
+}
+
+/** The columns every part of costOverDaysSql's union gives: amounts in seconds, undivided. */
+const SECONDS_COLUMNS = `day, group_value, currency, price_seconds, resource_seconds, unpriced_resource_seconds, gpu_seconds, gpu_price_seconds, gpu_unknown_resource_seconds`;
+
 /** The GPU columns of costOverDays: NULL when a day of the bucket has none (GPUs not counted then). */
-const GPU_TOTALS = `case when bool_and(gpu_hours is not null) then trim_scale(sum(gpu_hours))::text end as gpu_hours,
-      case when bool_and(gpu_hours is not null) then trim_scale(sum(gpu_cost))::text end as gpu_cost,
-      case when bool_and(gpu_hours is not null) then trim_scale(sum(gpu_unknown_resource_hours))::text end as gpu_unknown_resource_hours`;
+const GPU_TOTALS = `case when bool_and(gpu_seconds is not null) then ${dividedOnce('sum(gpu_seconds)')}::text end as gpu_hours,
+      case when bool_and(gpu_seconds is not null) then ${dividedOnce('sum(gpu_price_seconds)')}::text end as gpu_cost,
+      case when bool_and(gpu_seconds is not null) then ${dividedOnce('sum(gpu_unknown_resource_seconds)')}::text end as gpu_unknown_resource_hours`;
 
 /**
  * The SELECT of costOverDays (columns as BucketCostRow), a statement of its own or a subquery of
@@ -148,8 +162,8 @@ export function costOverDaysSql(query: DailyCostQuery, bucket: CostBucket): SQL 
     -- pieces to the rollups of their snapshots afterwards made the planner compare every pair.
     effective as (${effectiveRollupsSql(sql.raw('pieces'), query.dimension, ['day', 'secs'], windowTimeRange(sql.raw('r.taken_at'), w))}),
     live as (
-      select e.day, e.group_value, e.currency, sum(e.price_per_hour * e.secs) / 3600 as cost,
-        sum(e.resource_count * e.secs) / 3600 as resource_hours, sum(e.unpriced_count * e.secs) / 3600 as unpriced_resource_hours,
+      select e.day, e.group_value, e.currency, sum(e.price_per_hour * e.secs) as price_seconds,
+        sum(e.resource_count * e.secs) as resource_seconds, sum(e.unpriced_count * e.secs) as unpriced_resource_seconds,
         ${sql.raw(gpuSums('e'))}
       from effective e
       where ${filter('e')}
@@ -159,13 +173,13 @@ export function costOverDaysSql(query: DailyCostQuery, bucket: CostBucket): SQL 
     -- they are usually none or a few (all of them under a project or region filter).
     stored as (
       select d.* from unsummed_days u cross join lateral (
-        select d.day, d.group_value, d.currency, case when d.currency is not null then d.cost end as cost, d.resource_hours, d.unpriced_resource_hours,
-          d.gpu_hours, case when d.currency is not null then d.gpu_cost end as gpu_cost, d.gpu_unknown_resource_hours
+        select d.day, d.group_value, d.currency, case when d.currency is not null then d.price_seconds end as price_seconds, d.resource_seconds, d.unpriced_resource_seconds,
+          d.gpu_seconds, case when d.currency is not null then d.gpu_price_seconds end as gpu_price_seconds, d.gpu_unknown_resource_seconds
         from cost_daily d
         where d.dimension = ${dim} and d.day = u.day and ${filter('d')}
         union all
-        select d.day, ${untagged}, d.currency, case when d.currency is not null then d.cost end, d.resource_hours, d.unpriced_resource_hours,
-          d.gpu_hours, case when d.currency is not null then d.gpu_cost end, d.gpu_unknown_resource_hours
+        select d.day, ${untagged}, d.currency, case when d.currency is not null then d.price_seconds end, d.resource_seconds, d.unpriced_resource_seconds,
+          d.gpu_seconds, case when d.currency is not null then d.gpu_price_seconds end, d.gpu_unknown_resource_seconds
         from cost_daily d
         where d.dimension = 'kind' and left(${dim}, 4) = 'tag:' and d.day = u.day and ${filter('d')}
           and not exists (select 1 from cost_daily x where x.day = d.day and x.dimension = ${dim} and x.kind = d.kind and x.scope_key = d.scope_key)
@@ -181,29 +195,30 @@ export function costOverDaysSql(query: DailyCostQuery, bucket: CostBucket): SQL 
     -- The same rows summed over scopes (the (untagged) rule applied when they were written for
     -- every tag dimension present on the day; a dimension absent that day is all (untagged)).
     summed as (
-      select t.day, t.group_value, t.currency, case when t.currency is not null then t.cost end as cost, t.resource_hours, t.unpriced_resource_hours,
-        t.gpu_hours, case when t.currency is not null then t.gpu_cost end as gpu_cost, t.gpu_unknown_resource_hours
+      select t.day, t.group_value, t.currency, case when t.currency is not null then t.price_seconds end as price_seconds, t.resource_seconds, t.unpriced_resource_seconds,
+        t.gpu_seconds, case when t.currency is not null then t.gpu_price_seconds end as gpu_price_seconds, t.gpu_unknown_resource_seconds
       from cost_daily_totals t
       where t.dimension = ${dim} and t.day between ${w.fromDay}::date and ${w.toDay}::date and t.day not in (select day from not_summed)
         and ${noScopeFilter} and (${kind}::text is null or t.kind = ${kind}::text)
       union all
-      select t.day, ${untagged}, t.currency, case when t.currency is not null then t.cost end, t.resource_hours, t.unpriced_resource_hours,
-        t.gpu_hours, case when t.currency is not null then t.gpu_cost end, t.gpu_unknown_resource_hours
+      select t.day, ${untagged}, t.currency, case when t.currency is not null then t.price_seconds end, t.resource_seconds, t.unpriced_resource_seconds,
+        t.gpu_seconds, case when t.currency is not null then t.gpu_price_seconds end, t.gpu_unknown_resource_seconds
       from cost_daily_totals t
       where t.dimension = 'kind' and left(${dim}, 4) = 'tag:' and t.day between ${w.fromDay}::date and ${w.toDay}::date and t.day not in (select day from not_summed)
         and ${noScopeFilter} and (${kind}::text is null or t.kind = ${kind}::text)
         and not exists (select 1 from cost_daily_totals x where x.dimension = ${dim} and x.day = t.day)
     )
     select ${sql.raw(BUCKET_SQL[bucket])} as bucket, group_value, currency,
-      trim_scale(sum(cost))::text as cost, trim_scale(sum(resource_hours))::text as resource_hours,
-      trim_scale(sum(unpriced_resource_hours))::text as unpriced_resource_hours,
-      ${sql.raw(GPU_TOTALS)}
+      ${sql.raw(dividedOnce('sum(price_seconds)'))}::text as cost, ${sql.raw(dividedOnce('sum(resource_seconds)'))}::text as resource_hours,
+      ${sql.raw(dividedOnce('sum(unpriced_resource_seconds)'))}::text as unpriced_resource_hours,
+      ${sql.raw(GPU_TOTALS)},
+      trim_scale(sum(price_seconds))::text as price_seconds
     from (
-      select day, group_value, currency, cost, resource_hours, unpriced_resource_hours, gpu_hours, gpu_cost, gpu_unknown_resource_hours from live
+      select ${sql.raw(SECONDS_COLUMNS)} from live
       union all
-      select day, group_value, currency, cost, resource_hours, unpriced_resource_hours, gpu_hours, gpu_cost, gpu_unknown_resource_hours from stored
+      select ${sql.raw(SECONDS_COLUMNS)} from stored
       union all
-      select day, group_value, currency, cost, resource_hours, unpriced_resource_hours, gpu_hours, gpu_cost, gpu_unknown_resource_hours from summed
+      select ${sql.raw(SECONDS_COLUMNS)} from summed
     ) u
     group by 1, group_value, currency
     order by 1, group_value, currency nulls last`;

@@ -7,7 +7,7 @@
  */
 import type { Queryable } from '../db/connection.js';
 import { queryRows, sql, type SQL } from '../db/statement.js';
-import { bucketCostQuery, costOverDaysSql } from './cost-over-time.js';
+import { bucketCostQuery, costOverDaysSql, dividedOnce } from './cost-over-time.js';
 import { latestGroupCosts, latestGroupCostsSql, type CostFilter, type GroupCost } from './current-costs.js';
 import type { GapCapSettings } from './gap-caps.js';
 
@@ -61,8 +61,8 @@ function joinedCte(settings: GapCapSettings, now: Date, input: PeriodGroupsInput
   const previousKnown = known.previous;
   const query = (range: { fromDay: string; toDay: string }) => bucketCostQuery(settings, now, input.dimension, range, input.filter);
   const previous = previousKnown
-    ? sql`select group_value, currency, cost from (${costOverDaysSql(query(input.previous), 'all')}) p`
-    : sql`select null::text as group_value, null::text as currency, null::numeric as cost where false`;
+    ? sql`select group_value, currency, cost, price_seconds from (${costOverDaysSql(query(input.previous), 'all')}) p`
+    : sql`select null::text as group_value, null::text as currency, null::numeric as cost, null::numeric as price_seconds where false`;
   return sql`now_groups as (${latestGroupCostsSql(input.dimension, input.filter)}),
   cur as (select * from (${costOverDaysSql(query(input.range), 'all')}) c),
   prev as (${previous}),
@@ -71,6 +71,9 @@ function joinedCte(settings: GapCapSettings, now: Date, input: PeriodGroupsInput
     select k.group_value, k.currency,
       case when k.currency is not null and ${known.current}::boolean then coalesce(c.cost::numeric, 0) end as cost,
       case when k.currency is not null and ${previousKnown}::boolean then coalesce(p.cost::numeric, 0) end as previous_cost,
+      -- The costs x 3600, exact: the totals add these up and divide once.
+      case when k.currency is not null and ${known.current}::boolean then coalesce(c.price_seconds::numeric, 0) end as cost_seconds,
+      case when k.currency is not null and ${previousKnown}::boolean then coalesce(p.price_seconds::numeric, 0) end as previous_seconds,
       case when k.currency is not null then coalesce(n.price_per_hour, 0) end as price_per_hour,
       case when k.currency is not null then coalesce(n.price_per_month, 0) end as price_per_month,
       coalesce(n.resource_count, 0) as resources, coalesce(n.unpriced_count, 0) as unpriced,
@@ -115,7 +118,8 @@ export async function periodGroups(ctx: { db: Queryable; config: GapCapSettings;
       const rows = await queryRows<Record<string, unknown>>(
         ctx.db,
         sql`with ${joined}
-         select currency, trim_scale(sum(cost)) as cost, trim_scale(sum(previous_cost)) as previous_cost, ${sql.raw(change(known, 'sum(cost)', 'sum(previous_cost)'))}::float8 as change_percent,
+         select currency, ${sql.raw(dividedOnce('sum(cost_seconds)'))} as cost, ${sql.raw(dividedOnce('sum(previous_seconds)'))} as previous_cost,
+           ${sql.raw(change(known, 'sum(cost_seconds)', 'sum(previous_seconds)'))}::float8 as change_percent,
            trim_scale(sum(price_per_hour)) as price_per_hour, trim_scale(sum(price_per_month)) as price_per_month,
            sum(resources)::int as resources, sum(unpriced)::int as unpriced, ${sql.raw(gpuAggregatesSql())}
          from joined where currency is not null

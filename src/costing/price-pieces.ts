@@ -54,7 +54,7 @@ export async function pricePieces(q: Queryable, query: { fromDay: string; toDay:
       order by kind, scope_key, taken_at::date, taken_at desc, id desc
     ),
     sealed_pieces as (
-      select s.id, s.kind, s.scope_key, s.project_id, s.region_id, s.taken_at, s.day, d.currency, d.cost * 3600 / r.price_per_hour as secs
+      select s.id, s.kind, s.scope_key, s.project_id, s.region_id, s.taken_at, s.day, d.currency, d.price_seconds / r.price_per_hour as secs
       from sealed_snaps s
       join cost_daily d on d.day = s.day and d.kind = s.kind and d.scope_key = s.scope_key and d.dimension = 'kind' and d.currency is not null
       join cost_rollups r on r.snapshot_id = s.id and r.dimension = 'kind' and r.currency = d.currency

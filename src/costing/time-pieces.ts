@@ -115,15 +115,16 @@ export function windowTimeRange(takenAt: SQL, w: PieceWindow): SQL {
 }
 
 /**
- * GPU-hours, their cost and the hours of resources with an unreadable GPU count, integrated over
- * the pieces `e` (columns gpu_count, gpu_price_per_hour, gpu_unknown_count, secs): NULL when a
- * rollup predates GPU counting (its GPUs are unknown, never 0).
+ * GPU-seconds, their price-seconds and the seconds of resources with an unreadable GPU count,
+ * integrated over the pieces `e` (columns gpu_count, gpu_price_per_hour, gpu_unknown_count, secs),
+ * undivided (summed first, divided by 3600 once by the reader): NULL when a rollup predates GPU
+ * counting (its GPUs are unknown, never 0).
  */
 export function gpuSums(e: string): string {
   const known = `bool_and(${e}.gpu_count is not null)`;
-  return `case when ${known} then trim_scale(sum(${e}.gpu_count * ${e}.secs) / 3600) end as gpu_hours,
-    case when ${known} then trim_scale(sum(${e}.gpu_price_per_hour * ${e}.secs) / 3600) end as gpu_cost,
-    case when ${known} then trim_scale(sum(${e}.gpu_unknown_count * ${e}.secs) / 3600) end as gpu_unknown_resource_hours`;
+  return `case when ${known} then sum(${e}.gpu_count * ${e}.secs) end as gpu_seconds,
+    case when ${known} then sum(${e}.gpu_price_per_hour * ${e}.secs) end as gpu_price_seconds,
+    case when ${known} then sum(${e}.gpu_unknown_count * ${e}.secs) end as gpu_unknown_resource_seconds`;
 }
 
 /** The gap caps (seconds per priced kind) a closed day was computed with, as stored in cost_daily_closed_days.caps. */

@@ -620,18 +620,21 @@ export const costDaily = pgTable(
     dimension: text('dimension').notNull(),
     groupValue: text('group_value').notNull(),
     currency: text('currency'),
-    /** Price integrated over the covered hours of the day (in currency). */
-    cost: money('cost').notNull().default('0'),
-    /** Sum over resources of the hours each was seen (priced or not). */
-    resourceHours: numeric('resource_hours', { mode: 'string' }).notNull().default('0'),
-    unpricedResourceHours: numeric('unpriced_resource_hours', { mode: 'string' }).notNull().default('0'),
+    /**
+     * Price per hour integrated over the covered seconds of the day: the cost x 3600, exact. Every
+     * amount here is kept in seconds so that readers sum before they divide by 3600, once.
+     */
+    priceSeconds: money('price_seconds').notNull().default('0'),
+    /** Sum over resources of the seconds each was seen (priced or not). */
+    resourceSeconds: numeric('resource_seconds', { mode: 'string' }).notNull().default('0'),
+    unpricedResourceSeconds: numeric('unpriced_resource_seconds', { mode: 'string' }).notNull().default('0'),
     maxResourceCount: integer('max_resource_count').notNull().default(0),
-    /** GPU-hours (cost_rollups.gpu_count over the day); NULL when a rollup of the day predates GPU counting. */
-    gpuHours: numeric('gpu_hours', { mode: 'string' }),
-    /** Cost of the resources whose GPUs are counted in gpu_hours. */
-    gpuCost: money('gpu_cost'),
-    /** Hours of running resources whose GPU count cannot be read. */
-    gpuUnknownResourceHours: numeric('gpu_unknown_resource_hours', { mode: 'string' }),
+    /** GPU-seconds (cost_rollups.gpu_count over the day); NULL when a rollup of the day predates GPU counting. */
+    gpuSeconds: numeric('gpu_seconds', { mode: 'string' }),
+    /** Price-seconds of the resources whose GPUs are counted in gpu_seconds. */
+    gpuPriceSeconds: money('gpu_price_seconds'),
+    /** Seconds of running resources whose GPU count cannot be read. */
+    gpuUnknownResourceSeconds: numeric('gpu_unknown_resource_seconds', { mode: 'string' }),
     computedAt: timestamptz('computed_at').notNull().defaultNow(),
   },
   (t) => [
@@ -913,13 +916,14 @@ export const costDailyTotals = pgTable(
     dimension: text('dimension').notNull(),
     groupValue: text('group_value').notNull(),
     currency: text('currency'),
-    cost: money('cost').notNull(),
-    resourceHours: numeric('resource_hours', { mode: 'string' }).notNull(),
-    unpricedResourceHours: numeric('unpriced_resource_hours', { mode: 'string' }).notNull(),
-    /** GPU-hours, their cost and the hours of resources whose GPU count is unknown; NULL: a row of the day predates GPU counting. */
-    gpuHours: numeric('gpu_hours', { mode: 'string' }),
-    gpuCost: money('gpu_cost'),
-    gpuUnknownResourceHours: numeric('gpu_unknown_resource_hours', { mode: 'string' }),
+    /** As in cost_daily: amounts in seconds (cost x 3600), summed before the one division. */
+    priceSeconds: money('price_seconds').notNull(),
+    resourceSeconds: numeric('resource_seconds', { mode: 'string' }).notNull(),
+    unpricedResourceSeconds: numeric('unpriced_resource_seconds', { mode: 'string' }).notNull(),
+    /** GPU-seconds, their price-seconds and the seconds of resources whose GPU count is unknown; NULL: a row of the day predates GPU counting. */
+    gpuSeconds: numeric('gpu_seconds', { mode: 'string' }),
+    gpuPriceSeconds: money('gpu_price_seconds'),
+    gpuUnknownResourceSeconds: numeric('gpu_unknown_resource_seconds', { mode: 'string' }),
   },
   (t) => [unique('cost_daily_totals_uq').on(t.dimension, t.day, t.kind, t.groupValue, t.currency).nullsNotDistinct()],
 );

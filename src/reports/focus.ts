@@ -17,7 +17,7 @@ import { periodCoverage } from './shared/coverage.js';
 import { checkPeriodParams, periodField, periodParamShape, resolvePeriod, type ResolvedPeriod } from './shared/period.js';
 import { latestSnapshots } from '../db/latest-snapshots.js';
 import { freshnessNotes } from './shared/snapshots.js';
-import { dailyCostsFor } from '../costing/cost-over-time.js';
+import { dailyCostsFor, dividedOnce } from '../costing/cost-over-time.js';
 import { gapCapText } from './shared/time.js';
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
@@ -229,12 +229,12 @@ function periodOf(ctx: ReportCtx, p: FocusParams): Period & { resolved: Resolved
  */
 async function periodTotals(ctx: ReportCtx, p: FocusParams, period: Period): Promise<Array<{ currency: string; cost: string }>> {
   const days = await dailyCostsFor(ctx.db, ctx.config, ctx.now, 'kind', period.fromDay, period.toDay, { kind: p.kind, projectId: p.project, regionId: p.region });
-  const priced = days.filter((d) => d.currency !== null && d.cost !== null);
+  const priced = days.filter((d) => d.currency !== null && d.price_seconds !== null);
   if (priced.length === 0) return [];
   return ctx.db.query<{ currency: string; cost: string }>(
-    `select currency, trim_scale(sum(cost))::text as cost from unnest($1::text[], $2::numeric[]) as d(currency, cost)
-     group by currency having sum(cost) > 0 order by currency`,
-    [priced.map((d) => d.currency), priced.map((d) => d.cost)],
+    `select currency, ${dividedOnce('sum(secs)')}::text as cost from unnest($1::text[], $2::numeric[]) as d(currency, secs)
+     group by currency having sum(secs) > 0 order by currency`,
+    [priced.map((d) => d.currency), priced.map((d) => d.price_seconds)],
   );
 }
 

@@ -20,7 +20,7 @@ import { addMonths, checkPeriodParams, lastDayOfMonth, monthsOf, periodField, re
 import { latestSnapshots } from '../db/latest-snapshots.js';
 import { arrayParam, queryRows, sql, type SQL } from '../db/statement.js';
 import { freshnessNotes } from './shared/snapshots.js';
-import { bucketCostsFor } from '../costing/cost-over-time.js';
+import { bucketCostsFor, dividedOnce } from '../costing/cost-over-time.js';
 import { gapCapText } from './shared/time.js';
 import { defineReport } from './shared/define.js';
 import { groupedSpendParamShape } from './shared/spend-params.js';
@@ -103,8 +103,8 @@ function cellsCte(r: Resolved): SQL {
   return sql`cells as (
     select * from unnest(${column(c.map((x) => x.bucket), 'text')}, ${column(c.map((x) => x.group_value), 'text')}, ${column(c.map((x) => x.currency), 'text')},
       ${column(c.map((x) => x.cost), 'numeric')}, ${column(c.map((x) => x.gpu_hours), 'numeric')}, ${column(c.map((x) => x.gpu_cost), 'numeric')},
-      ${column(c.map((x) => x.gpu_unknown_resource_hours), 'numeric')})
-      as c(month, group_value, currency, cost, gpu_hours, gpu_cost, gpu_unknown_hours))`;
+      ${column(c.map((x) => x.gpu_unknown_resource_hours), 'numeric')}, ${column(c.map((x) => x.price_seconds), 'numeric')})
+      as c(month, group_value, currency, cost, gpu_hours, gpu_cost, gpu_unknown_hours, cost_seconds))`;
 }
 
 
@@ -124,7 +124,7 @@ async function fetchRows(ctx: ReportCtx, r: Resolved, limit: number, offset: num
     queryRows<{ group_value: string; currency: string; months: Record<string, string>; total: string; total_rows: number }>(
       ctx.db,
       sql`with ${cellsCte(r)}
-       select group_value, currency, jsonb_object_agg(month, trim_scale(cost)::text) as months, trim_scale(sum(cost))::text as total,
+       select group_value, currency, jsonb_object_agg(month, trim_scale(cost)::text) as months, ${sql.raw(dividedOnce('sum(cost_seconds)'))}::text as total,
          ${sql.raw(gpuAggregatesSql())}, count(*) over ()::int as total_rows
        from cells group by group_value, currency
        order by currency, sum(cost) desc, group_value
@@ -150,9 +150,9 @@ async function totals(ctx: ReportCtx, r: Resolved): Promise<Row[]> {
   const found = await queryRows<{ currency: string; months: Record<string, string>; total: string }>(
     ctx.db,
     sql`with ${cellsCte(r)},
-       per_month as (select currency, month, sum(cost) as cost from cells group by currency, month),
+       per_month as (select currency, month, sum(cost_seconds) as cost_seconds from cells group by currency, month),
        gpu as (select currency, ${sql.raw(gpuAggregatesSql())} from cells group by currency)
-     select p.currency, jsonb_object_agg(p.month, trim_scale(p.cost)::text) as months, trim_scale(sum(p.cost))::text as total,
+     select p.currency, jsonb_object_agg(p.month, ${sql.raw(dividedOnce('p.cost_seconds'))}::text) as months, ${sql.raw(dividedOnce('sum(p.cost_seconds)'))}::text as total,
        min(g.gpu_hours) as gpu_hours, min(g.cost_per_gpu_hour) as cost_per_gpu_hour, min(g.gpu_unknown_hours) as gpu_unknown_hours
      from per_month p join gpu g on g.currency = p.currency group by p.currency order by p.currency`,
   );

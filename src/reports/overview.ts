@@ -22,7 +22,7 @@ import { intParam, invalidParameter } from './shared/params.js';
 import { latestSnapshots, type SnapshotInfo } from '../db/latest-snapshots.js';
 import { freshnessNotes } from './shared/snapshots.js';
 import { MONTHLY_RUN_RATE_HINT, shareCharts } from './shared/summary.js';
-import { dailyCostsFor } from '../costing/cost-over-time.js';
+import { dailyCostsFor, dividedOnce } from '../costing/cost-over-time.js';
 import { daysBetween, gapCapText, monthToDate } from './shared/time.js';
 import { defineReport } from './shared/define.js';
 import { FORECAST_DAYS, forecastDays, forecastHistoryNote, monthForecasts } from './shared/forecast.js';
@@ -70,10 +70,10 @@ async function currencyFigures(ctx: ReportCtx, totals: readonly CurrencyTotal[],
   const forecasts = await monthForecasts(ctx.db, kindDays, { now: ctx.now, historyEnough, currencies: priced.map((t) => t.currency) });
   if (forecasts.length === 0) return totals.filter((t) => t.currency === null).map((t) => ({ ...t, month_to_date: '0', projected_month: '0', ...none }));
   const projected = await ctx.db.query<{ currency: string; projected_month: string }>(
-    `select f.currency, trim_scale(f.mtd + coalesce(r.per_hour, 0) * $5::numeric / 3600) as projected_month
-     from unnest($3::text[], $4::numeric[]) as f(currency, mtd)
+    `select f.currency, ${dividedOnce('f.mtd_seconds + coalesce(r.per_hour, 0) * $5::numeric')} as projected_month
+     from unnest($3::text[], $4::numeric[]) as f(currency, mtd_seconds)
        left join unnest($1::text[], $2::numeric[]) as r(currency, per_hour) using (currency)`,
-    [priced.map((t) => t.currency), priced.map((t) => t.price_per_hour), forecasts.map((f) => f.currency), forecasts.map((f) => f.month_to_date), month.secondsLeft],
+    [priced.map((t) => t.currency), priced.map((t) => t.price_per_hour), forecasts.map((f) => f.currency), forecasts.map((f) => f.month_to_date_seconds), month.secondsLeft],
   );
   const projectedOf = new Map(projected.map((p) => [p.currency, p.projected_month]));
   const byCurrency = new Map(totals.map((t) => [t.currency, t]));

@@ -16,7 +16,7 @@ import { pricedKindSelect } from './shared/fields.js';
 import { dirParam, idParam, intParam, invalidParameter } from './shared/params.js';
 import { latestSnapshots } from '../db/latest-snapshots.js';
 import { freshnessNotes } from './shared/snapshots.js';
-import { dailyCostsFor } from '../costing/cost-over-time.js';
+import { dailyCostsFor, dividedOnce, type DailyCostRow } from '../costing/cost-over-time.js';
 import { daysBetween, gapCapText } from './shared/time.js';
 import { periodCoverage } from './shared/coverage.js';
 import { checkPeriodParams, periodField, periodGiven, periodParamShape, resolvePeriod } from './shared/period.js';
@@ -123,7 +123,7 @@ async function dailyRows(ctx: ReportCtx, p: TrendParams): Promise<{ rows: Row[];
     resource_hours: r.resource_hours,
     unpriced_resource_hours: r.unpriced_resource_hours,
   }));
-  const totals = await dailyTotals(ctx, p, dimension, out);
+  const totals = await dailyTotals(ctx, p, dimension, rows);
   const footed = footRows(out, columnsFor(p, dimension), totals);
   return { rows: p.dir === 'desc' ? footed.reverse() : footed, totals };
 }
@@ -133,9 +133,11 @@ async function dailyRows(ctx: ReportCtx, p: TrendParams): Promise<{ rows: Row[];
  * of the range. The run-rate table has none: it lists rates at successive times, and a sum of
  * rates over time is no amount of money (the daily cost is that integral, done right).
  */
-async function dailyTotals(ctx: ReportCtx, p: TrendParams, dimension: string, daily: readonly Row[]): Promise<Row[]> {
-  const sums = await sumByCurrency(ctx.db, daily, 'currency', ['cost', 'resource_hours', 'unpriced_resource_hours']);
-  return sums.map((t) => totalRow(columnsFor(p, dimension), t));
+async function dailyTotals(ctx: ReportCtx, p: TrendParams, dimension: string, daily: readonly DailyCostRow[]): Promise<Row[]> {
+  // The cost from the days' exact price-seconds, divided once (as every report's total of it).
+  const sums = await sumByCurrency(ctx.db, daily as unknown as Row[], 'currency', ['price_seconds', 'resource_hours', 'unpriced_resource_hours']);
+  const costs = await ctx.db.query<{ cost: string }>(`select ${dividedOnce('secs')}::text as cost from unnest($1::numeric[]) with ordinality as t(secs, n) order by n`, [sums.map((t) => t.price_seconds)]);
+  return sums.map(({ price_seconds: _, ...t }, i) => totalRow(columnsFor(p, dimension), { ...t, cost: costs[i]!.cost }));
 }
 
 function columnsFor(p: TrendParams, dimension: string): Column[] {

@@ -220,10 +220,10 @@ describe.each(databases)('tag value rules on %s', (name) => {
 
   it('recompute-rollups (CLI) re-applies the rules to a database collected before them', async () => {
     await old.execute(
-      `insert into cost_daily (day, kind, scope_key, project_id, region_id, dimension, group_value, currency, cost, resource_hours, max_resource_count)
-       values ('2025-01-15', 'instance', 'p1-r1', 1, 1, 'tag:team', 'ML', 'EUR', 10.25, 24, 1),
-              ('2025-01-15', 'instance', 'p1-r1', 1, 1, 'tag:team', 'ml', 'EUR', 5.5, 48, 2),
-              ('2025-01-15', 'instance', 'p1-r1', 1, 1, 'tag:team', 'Data-Eng', 'EUR', 1, 24, 1)`,
+      `insert into cost_daily (day, kind, scope_key, project_id, region_id, dimension, group_value, currency, price_seconds, resource_seconds, max_resource_count)
+       values ('2025-01-15', 'instance', 'p1-r1', 1, 1, 'tag:team', 'ML', 'EUR', 10.25 * 3600, 24 * 3600, 1),
+              ('2025-01-15', 'instance', 'p1-r1', 1, 1, 'tag:team', 'ml', 'EUR', 5.5 * 3600, 48 * 3600, 2),
+              ('2025-01-15', 'instance', 'p1-r1', 1, 1, 'tag:team', 'Data-Eng', 'EUR', 3600, 24 * 3600, 1)`,
     );
     await old.execute(`insert into cost_daily_sealed_days (day) values ('2025-01-15')`);
     const received = await receivedTeamValues(old);
@@ -252,7 +252,7 @@ describe.each(databases)('tag value rules on %s', (name) => {
     for (const variant of ['ML', 'Ml', 'Machine-Learning', 'Data-Eng']) expect(groups.has(variant)).toBe(false);
     expect(await old.query('select snapshot_id, instance_id, tags_original from instances order by 1, 2')).toEqual(originalBefore);
     const sealed = await old.query<{ group_value: string; cost: string; resource_hours: string; max_resource_count: number }>(
-      `select group_value, cost::text, resource_hours::text, max_resource_count from cost_daily where day = '2025-01-15' order by group_value`,
+      `select group_value, (price_seconds / 3600)::text as cost, (resource_seconds / 3600)::text as resource_hours, max_resource_count from cost_daily where day = '2025-01-15' order by group_value`,
     );
     expect(sealed.map((r) => [r.group_value, Number(r.cost), Number(r.resource_hours), r.max_resource_count])).toEqual([
       ['data-eng', 1, 24, 1],

@@ -84,7 +84,7 @@ async function costDaily(dataDir: string): Promise<Array<Record<string, string>>
   const db = await openDatabase({ driver: 'pglite', dataDir });
   try {
     return await db.query<Record<string, string>>(
-      `select day::text, kind, scope_key, dimension, group_value, coalesce(currency, '') as currency, cost::text, resource_hours::text
+      `select day::text, kind, scope_key, dimension, group_value, coalesce(currency, '') as currency, price_seconds::text, resource_seconds::text
        from cost_daily order by day, kind, scope_key, dimension, group_value, currency`,
     );
   } finally {

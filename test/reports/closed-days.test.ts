@@ -83,13 +83,13 @@ describe.each(testDatabases())('closed days on $name', (database) => {
 
     it('reads the closed days from cost_daily', async () => {
       expect(await mlFebruary()).toBe(1560);
-      await db.execute(`update cost_daily set cost = cost + 1000 where day = '2025-02-03' and dimension = 'tag:team' and group_value = 'ml'`);
+      await db.execute(`update cost_daily set price_seconds = price_seconds + 1000 * 3600 where day = '2025-02-03' and dimension = 'tag:team' and group_value = 'ml'`);
       // As a new closing would: the report cache follows closed_at.
       await db.execute(`update cost_daily_closed_days set closed_at = closed_at + interval '1 second' where day = '2025-02-03'`);
       try {
         expect(await mlFebruary()).toBe(2560);
       } finally {
-        await db.execute(`update cost_daily set cost = cost - 1000 where day = '2025-02-03' and dimension = 'tag:team' and group_value = 'ml'`);
+        await db.execute(`update cost_daily set price_seconds = price_seconds - 1000 * 3600 where day = '2025-02-03' and dimension = 'tag:team' and group_value = 'ml'`);
       }
     });
 
@@ -151,7 +151,7 @@ describe.each(testDatabases())('closed days on $name', (database) => {
     const totalsOf = async (day: string, dimension: string) =>
       (
         await db.query<{ group_value: string; currency: string | null; cost: string }>(
-          `select group_value, currency, trim_scale(cost)::text as cost from cost_daily_totals where day = $1 and dimension = $2 order by group_value, currency`,
+          `select group_value, currency, trim_scale(price_seconds / 3600)::text as cost from cost_daily_totals where day = $1 and dimension = $2 order by group_value, currency`,
           [day, dimension],
         )
       ).map((r) => [r.group_value, r.currency, Number(r.cost)]);
@@ -185,19 +185,19 @@ describe.each(testDatabases())('closed days on $name', (database) => {
     });
 
     it('reads the totals, except for a project or region filter (the scopes are in cost_daily only)', async () => {
-      await db.execute(`update cost_daily_totals set cost = cost + 1000 where day = '2025-02-03' and dimension = 'tag:team' and group_value = 'ml'`);
+      await db.execute(`update cost_daily_totals set price_seconds = price_seconds + 1000 * 3600 where day = '2025-02-03' and dimension = 'tag:team' and group_value = 'ml'`);
       try {
         expect(await teamCost('period=2025-02', 'ml', 'EUR')).toBe(2560);
         expect(await teamCost('period=2025-02&kind=instance', 'ml', 'EUR')).toBe(2560);
         expect(await teamCost('period=2025-02&project=1', 'ml', 'EUR')).toBe(1560);
         expect(await teamCost('period=2025-02&region=1', 'ml', 'EUR')).toBe(1560);
       } finally {
-        await db.execute(`update cost_daily_totals set cost = cost - 1000 where day = '2025-02-03' and dimension = 'tag:team' and group_value = 'ml'`);
+        await db.execute(`update cost_daily_totals set price_seconds = price_seconds - 1000 * 3600 where day = '2025-02-03' and dimension = 'tag:team' and group_value = 'ml'`);
       }
     });
 
     it('uses a day\'s totals only while they were summed from its current closing, and sums it again at the next', async () => {
-      await db.execute(`update cost_daily_totals set cost = cost + 1000 where day = '2025-02-03' and dimension = 'tag:team' and group_value = 'ml'`);
+      await db.execute(`update cost_daily_totals set price_seconds = price_seconds + 1000 * 3600 where day = '2025-02-03' and dimension = 'tag:team' and group_value = 'ml'`);
       // A new closing of the day (its cost_daily rows written again) that the totals have not followed yet.
       await db.execute(`update cost_daily_closed_days set closed_at = closed_at + interval '1 second' where day = '2025-02-03'`);
       expect(await teamCost('period=2025-02', 'ml', 'EUR')).toBe(1560);

@@ -21,9 +21,13 @@ import { describe, expect, it } from 'vitest';
 import { testDatabases } from '../helpers/databases.js';
 import { appTest } from '../helpers/reports-app.js';
 import { parseCsv } from '../web/fixtures.js';
+import { bulkInsert } from '../../src/db/bulk.js';
+import type { Database } from '../../src/db/connection.js';
+import { computeCostRollups } from '../../src/costing/derive/rollups.js';
+import { gpuFlavors, instances } from '../../src/db/schema.js';
 import { FOOTING_NOW as NOW, seedFooting } from './footing-fixture.js';
 import type { ReportsApp } from './helpers.js';
-import { periodsConfig } from './periods-fixture.js';
+import { A, instance, periodsConfig, run, snapshot } from './periods-fixture.js';
 
 /** Decimal text as an integer count of its last digit's unit at `digits` (exact: no float). */
 function units(text: string, digits: number): bigint {
@@ -189,4 +193,76 @@ describe.each(testDatabases())('the projection on $name', (database) => {
     expect(added).toBeCloseTo(1561.5595829167, 8);
     expect(Number(value('Projected 2025-03, run-rate method (EUR)'))).toBeCloseTo(2230.8953333333, 8);
   });
+});
+
+/**
+ * Two teams whose instances each ran 4 h 40 min a day on two days at 1.001/h: each day's cost is
+ * 4.6713333... (16,800 s x 1.001 / 3600), a decimal without end, so any sum of figures divided
+ * before they are added loses digits in its own way.
+ */
+async function seedThirds(db: Database): Promise<void> {
+  const flavorAt = new Date('2025-02-28T23:00:00Z');
+  const flavors = await snapshot(db, await run(db, flavorAt), 'flavor', A, flavorAt);
+  await bulkInsert(db, gpuFlavors, [
+    { snapshotId: flavors, flavorId: 'f-g-a', flavorName: 'g-a', currencyCode: 'EUR', pricePerHour: '1.001', pricePerMonth: '730.735', priceStatus: 'show', projectId: 1, regionId: 1, hardware: {}, raw: {} },
+  ]);
+  const ids: number[] = [];
+  for (const day of ['2025-03-01', '2025-03-02']) {
+    for (const [at, running] of [[`${day}T00:00:00Z`, true], [`${day}T04:40:00Z`, false]] as const) {
+      const id = await snapshot(db, await run(db, new Date(at)), 'instance', A, new Date(at));
+      if (running) await bulkInsert(db, instances, [{ snapshotId: id, ...instance(A, 'id', 'g-a', 'd', true) }, { snapshotId: id, ...instance(A, 'ie', 'g-a', 'e', true) }]);
+      ids.push(id);
+    }
+  }
+  for (const id of ids) await computeCostRollups(db, id);
+}
+
+describe.each(testDatabases())('one exact figure, one set of digits, on $name', (database) => {
+  let app: ReportsApp;
+  appTest.beforeAll(async ({ reportsApps }) => {
+    ({ app } = await reportsApps.open(database, { seed: seedThirds, config: periodsConfig(), now: () => new Date('2025-03-02T08:00:00Z') }));
+  });
+  async function get(path: string): Promise<{ body: string }> {
+    const res = await request(`${app.base}${path}`);
+    const body = await res.body.text();
+    expect(res.statusCode, body.slice(0, 300)).toBe(200);
+    return { body };
+  }
+
+  it('gives the same exact figure the same digits in every report: summed in seconds, divided by 3600 once', async () => {
+    type Body = { rows: Array<Record<string, unknown>>; totals?: Array<Record<string, unknown>>; summary: Array<{ label: string; value: unknown }> };
+    const json = async (path: string) => JSON.parse((await get(path)).body) as Body;
+    const total = (b: Body, key: string) => Object.fromEntries((b.totals ?? []).map((t) => [String(t.currency), String(t[key])]));
+    const cost = await json('/api/reports/cost?by=tag%3Ateam&period=2025-03');
+    const byProject = await json('/api/reports/cost?by=project&period=2025-03');
+    const monthly = await json('/api/reports/monthly?by=tag%3Ateam&period=2025-03');
+    const trend = await json('/api/reports/trend?by=tag%3Ateam&measure=daily-cost&period=2025-03');
+    const overview = await json('/api/reports/overview');
+    const focus = await json('/api/reports/focus?from=2025-03-01&to=2025-03-02&limit=1');
+    const card = (b: Body, label: string) => String(b.summary.find((s) => s.label === label)?.value);
+    // EUR: 4 x 4.6713333... = 18.6853333...: divided per day and team and then summed, the four
+    // quarters rounded alone gave each report its own last digits.
+    const eur = total(cost, 'cost').EUR!;
+    expect(eur).toMatch(/^18\.6853333333333333/);
+    expect({
+      'cost by project': total(byProject, 'cost').EUR,
+      'monthly 2025-03': total(monthly, '2025-03').EUR,
+      'monthly total': total(monthly, 'total').EUR,
+      'cost per day': total(trend, 'cost').EUR,
+      'overview month to date': card(overview, 'Month to date 2025-03 (EUR)'),
+      'FOCUS BilledCost': card(focus, 'BilledCost (EUR)'),
+    }).toEqual({
+      'cost by project': eur,
+      'monthly 2025-03': eur,
+      'monthly total': eur,
+      'cost per day': eur,
+      'overview month to date': eur,
+      'FOCUS BilledCost': eur,
+    });
+    // One group's figure too: team d in the cost report, the monthly report and the FOCUS rows.
+    const teamD = (b: Body, key: string) => String(b.rows.find((r) => r.group === 'd')?.[key]);
+    expect(teamD(cost, 'cost')).toMatch(/^9\.34266666666666/);
+    expect(teamD(monthly, 'total')).toBe(teamD(cost, 'cost'));
+  });
+
 });

@@ -109,26 +109,26 @@ export async function writeDailyTotals(q: Queryable, days: readonly string[]): P
     // without a row of it count as (untagged).
     await tx.execute(
       `with d as (
-        select day, kind, scope_key, dimension, group_value, currency, cost, resource_hours, unpriced_resource_hours,
-          gpu_hours, gpu_cost, gpu_unknown_resource_hours
+        select day, kind, scope_key, dimension, group_value, currency, price_seconds, resource_seconds, unpriced_resource_seconds,
+          gpu_seconds, gpu_price_seconds, gpu_unknown_resource_seconds
         from cost_daily where day = any($1::date[])
       ),
       tag_dims as (select distinct day, dimension from d where dimension like 'tag:%'),
       parts as (
-        select day, kind, dimension, group_value, currency, cost, resource_hours, unpriced_resource_hours, gpu_hours, gpu_cost, gpu_unknown_resource_hours from d
+        select day, kind, dimension, group_value, currency, price_seconds, resource_seconds, unpriced_resource_seconds, gpu_seconds, gpu_price_seconds, gpu_unknown_resource_seconds from d
         union all
-        select k.day, k.kind, t.dimension, $2::text, k.currency, k.cost, k.resource_hours, k.unpriced_resource_hours, k.gpu_hours, k.gpu_cost, k.gpu_unknown_resource_hours
+        select k.day, k.kind, t.dimension, $2::text, k.currency, k.price_seconds, k.resource_seconds, k.unpriced_resource_seconds, k.gpu_seconds, k.gpu_price_seconds, k.gpu_unknown_resource_seconds
         from d k join tag_dims t on t.day = k.day
         where k.dimension = 'kind'
           and not exists (select 1 from cost_daily x where x.day = k.day and x.dimension = t.dimension and x.kind = k.kind and x.scope_key = k.scope_key)
       )
-      insert into cost_daily_totals (day, kind, dimension, group_value, currency, cost, resource_hours, unpriced_resource_hours,
-        gpu_hours, gpu_cost, gpu_unknown_resource_hours)
-      select day, kind, dimension, group_value, currency, sum(cost), sum(resource_hours), sum(unpriced_resource_hours),
+      insert into cost_daily_totals (day, kind, dimension, group_value, currency, price_seconds, resource_seconds, unpriced_resource_seconds,
+        gpu_seconds, gpu_price_seconds, gpu_unknown_resource_seconds)
+      select day, kind, dimension, group_value, currency, sum(price_seconds), sum(resource_seconds), sum(unpriced_resource_seconds),
         -- GPU figures are unknown (NULL) for a group when any of its rows predates GPU counting.
-        case when bool_and(gpu_hours is not null) then sum(gpu_hours) end,
-        case when bool_and(gpu_hours is not null) then sum(gpu_cost) end,
-        case when bool_and(gpu_hours is not null) then sum(gpu_unknown_resource_hours) end
+        case when bool_and(gpu_seconds is not null) then sum(gpu_seconds) end,
+        case when bool_and(gpu_seconds is not null) then sum(gpu_price_seconds) end,
+        case when bool_and(gpu_seconds is not null) then sum(gpu_unknown_resource_seconds) end
       from parts group by day, kind, dimension, group_value, currency
       -- Stored in the order readers fetch them (a dimension's groups of one day side by side).
       order by dimension, day, kind, group_value, currency`,
@@ -187,9 +187,10 @@ export async function refreshCostDaily(
         where not exists (select 1 from cost_rollups x where x.snapshot_id = p.id and x.dimension = t.dimension)
       )
       insert into cost_daily (day, kind, scope_key, project_id, region_id, dimension, group_value, currency,
-        cost, resource_hours, unpriced_resource_hours, max_resource_count, gpu_hours, gpu_cost, gpu_unknown_resource_hours, computed_at)
+        price_seconds, resource_seconds, unpriced_resource_seconds, max_resource_count, gpu_seconds, gpu_price_seconds, gpu_unknown_resource_seconds, computed_at)
       select e.day, e.kind, e.scope_key, max(e.project_id), max(e.region_id), e.dimension, e.group_value, e.currency,
-        trim_scale(sum(e.price_per_hour * e.secs) / 3600), trim_scale(sum(e.resource_count * e.secs) / 3600), trim_scale(sum(e.unpriced_count * e.secs) / 3600),
+        -- Undivided: readers sum the days and divide by 3600 once, so a figure has the same digits wherever it is summed.
+        sum(e.price_per_hour * e.secs), sum(e.resource_count * e.secs), sum(e.unpriced_count * e.secs),
         max(e.resource_count), ${sql.raw(gpuSums('e'))}, now()
       from effective e
       group by e.day, e.kind, e.scope_key, e.dimension, e.group_value, e.currency`,

@@ -4,7 +4,7 @@
  * the month (fractional), with a range from the cheapest and the dearest of those days. Sums and
  * products run in SQL on numeric. Used by the overview and the budgets report.
  */
-import type { DailyCostRow } from '../../costing/cost-over-time.js';
+import { dividedOnce, type DailyCostRow } from '../../costing/cost-over-time.js';
 import type { Queryable } from '../../db/connection.js';
 import { arrayParam, queryRows, sql } from '../../db/statement.js';
 import type { Coverage } from '../report.js';
@@ -31,6 +31,8 @@ export function forecastHistoryNote(now: Date, coverage: Pick<Coverage, 'first_s
 export interface MonthForecast {
   currency: string;
   month_to_date: string;
+  /** month_to_date x 3600, exact: what a projection adds to before its one division. */
+  month_to_date_seconds: string;
   /** null when the history is too short. */
   forecast: string | null;
   forecast_low: string | null;
@@ -56,7 +58,7 @@ export interface ForecastOptions {
 export async function monthForecasts(q: Queryable, days: readonly DailyCostRow[], opts: ForecastOptions): Promise<MonthForecast[]> {
   const month = monthToDate(opts.now);
   const recent = forecastDays(opts.now);
-  const rows = days.filter((d) => d.currency !== null && d.cost !== null && (opts.group === undefined || d.group_value === opts.group));
+  const rows = days.filter((d) => d.currency !== null && d.price_seconds !== null && (opts.group === undefined || d.group_value === opts.group));
   const inMonth = rows.filter((d) => d.day >= month.fromDay && d.day <= month.toDay);
   const history = opts.historyEnough ? rows.filter((d) => d.day >= recent.fromDay && d.day <= recent.toDay) : [];
   const currencies = [...new Set([...(opts.currencies ?? []), ...inMonth.map((d) => d.currency!)])].sort();
@@ -65,21 +67,22 @@ export async function monthForecasts(q: Queryable, days: readonly DailyCostRow[]
   const enough = sql`${opts.historyEnough}::boolean`;
   return queryRows<MonthForecast & Record<string, unknown>>(
     q,
-    sql`with mtd as (
-            select currency, sum(cost) as cost
-            from unnest(${arrayParam(inMonth.map((d) => d.currency))}::text[], ${arrayParam(inMonth.map((d) => d.cost))}::numeric[]) as d(currency, cost)
+    sql`with mtd_seconds as (
+            select currency, sum(secs) as secs
+            from unnest(${arrayParam(inMonth.map((d) => d.currency))}::text[], ${arrayParam(inMonth.map((d) => d.price_seconds))}::numeric[]) as d(currency, secs)
             group by currency
           ),
+          mtd as (select currency, secs, ${sql.raw(dividedOnce('secs'))} as cost from mtd_seconds),
           per_day as (
-            select currency, day, sum(cost) as cost
-            from unnest(${arrayParam(history.map((d) => d.currency))}::text[], ${arrayParam(history.map((d) => d.day))}::text[], ${arrayParam(history.map((d) => d.cost))}::numeric[]) as h(currency, day, cost)
+            select currency, day, ${sql.raw(dividedOnce('sum(secs)'))} as cost
+            from unnest(${arrayParam(history.map((d) => d.currency))}::text[], ${arrayParam(history.map((d) => d.day))}::text[], ${arrayParam(history.map((d) => d.price_seconds))}::numeric[]) as h(currency, day, secs)
             group by currency, day
           ),
           hist as (
             select currency, sum(cost) / ${FORECAST_DAYS}::int as mean, min(cost) as low, max(cost) as high, count(*) as n
             from per_day group by currency
           )
-     select c.currency, trim_scale(coalesce(m.cost, 0)) as month_to_date,
+     select c.currency, trim_scale(coalesce(m.cost, 0)) as month_to_date, trim_scale(coalesce(m.secs, 0)) as month_to_date_seconds,
        case when ${enough} then trim_scale(round(coalesce(h.mean, 0), 10)) end as forecast_daily_mean,
        case when ${enough} then trim_scale(round(coalesce(m.cost, 0) + coalesce(h.mean, 0) * ${secondsLeft} / 86400, 10)) end as forecast,
        -- A day of the window without any cost of this currency cost 0 in it.

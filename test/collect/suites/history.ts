@@ -168,7 +168,7 @@ export function historySuite(): void {
         );
       const daily = async (day: string) =>
         db.query(
-          `SELECT day, kind, scope_key, dimension, group_value, currency, cost, resource_hours FROM cost_daily WHERE day = $1
+          `SELECT day, kind, scope_key, dimension, group_value, currency, price_seconds, resource_seconds FROM cost_daily WHERE day = $1
             ORDER BY kind, scope_key, dimension, group_value, currency`,
           [day],
         );
@@ -239,7 +239,7 @@ export function historySuite(): void {
       });
 
       const daily = () =>
-        db.query(`SELECT kind, scope_key, dimension, group_value, currency, cost, resource_hours FROM cost_daily WHERE day = $1 ORDER BY 1, 2, 3, 4, 5`, [day]);
+        db.query(`SELECT kind, scope_key, dimension, group_value, currency, price_seconds, resource_seconds FROM cost_daily WHERE day = $1 ORDER BY 1, 2, 3, 4, 5`, [day]);
 
       it('seals a day with the gaps the schedules allow, as the reports integrate it', async () => {
         // What the reports show for the day while its detail exists: 6-hour gaps held in full.
@@ -260,7 +260,7 @@ export function historySuite(): void {
           await db.query(`SELECT to_char(t.day, 'YYYY-MM-DD') AS day FROM cost_daily_totals_days t JOIN cost_daily_sealed_days s ON s.day = t.day AND s.sealed_at = t.source_at`),
         ).toEqual([{ day }]);
         const perCurrency = (table: string) =>
-          db.query(`SELECT currency, trim_scale(sum(cost))::text AS cost FROM ${table} WHERE day = $1 AND dimension = 'kind' GROUP BY currency ORDER BY currency`, [day]);
+          db.query(`SELECT currency, trim_scale(sum(price_seconds))::text AS price_seconds FROM ${table} WHERE day = $1 AND dimension = 'kind' GROUP BY currency ORDER BY currency`, [day]);
         expect((await perCurrency('cost_daily_totals')).length).toBeGreaterThan(0);
         expect(await perCurrency('cost_daily_totals')).toEqual(await perCurrency('cost_daily'));
       });
