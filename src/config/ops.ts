@@ -25,7 +25,7 @@ type MetricsFile = z.infer<typeof MetricsFileSchema>;
 
 /**
  * /metrics access. Default: 'token' when a token is given, else 'open' — the numbers carry no
- * secrets and no money, and Prometheus usually scrapes from inside the network; set 'token' or
+ * secrets (the cost gauges do show spend per group), and Prometheus usually scrapes from inside the network; set 'token' or
  * 'off' when the port is reachable from where it should not be.
  */
 export function metricsSettings(vars: Env, invalid: Set<string>, file: MetricsFile | undefined, problems: ConfigProblem[]): MetricsSettings {
