@@ -3,6 +3,9 @@
  * start-up collection): they equal the overview's run-rate and month to date, follow the cloud
  * after the next collection, and a scrape never computes them (no cost query at scrape time).
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import { silentLogger } from '../../src/logger.js';
@@ -127,4 +130,39 @@ describe.each(DATABASES)('cost metrics on $name', ({ name }) => {
       await service.database.query('UPDATE cost_rollups SET price_per_hour = price_per_hour / 2');
     }
   });
+});
+
+describe('cost metrics at start', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ct-cost-metrics-'));
+  let service: RunningService | undefined;
+
+  afterAll(async () => {
+    await service?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }, 60_000);
+
+  it('are there from the data already collected, before any collection of this process', async () => {
+    const env = { CLOUDTALLY_DATA_DIR: dir, PORT: '0', SIM_TASK_DELAY_MS: '20', CLOUDTALLY_CONFIG: 'cloudtally.json' };
+    const withoutCollection = { readFile: () => JSON.stringify({ collect_on_start: false }) };
+    service = await startService(loadConfig(env, { readFile: () => '{}' }), silentLogger(), { demoHistoryDays: 1 });
+    await service.ready;
+    await service.collection.idle();
+    await service.stop();
+
+    const at = new Date();
+    service = await startService(loadConfig(env, withoutCollection), silentLogger(), { demoHistoryDays: 0, now: () => at });
+    await service.ready;
+    const runs = await service.database.query<{ n: number }>('SELECT count(*)::int AS n FROM collection_runs WHERE started_at >= $1', [at]);
+    expect(runs[0]!.n).toBe(0);
+    const text = await (await fetch(`${service.url}/metrics`)).text();
+    const o = (await (await fetch(`${service.url}/api/reports/overview`)).json()) as Overview;
+    const totals = samples(text, 'cloudtally_cost_per_hour').filter((s) => s.labels.group_by === 'total');
+    expect(totals.length).toBeGreaterThan(0);
+    for (const s of totals) expect(s.value).toBe(Number(o.summary.find((c) => c.label === `Run-rate per hour (${s.labels.currency})`)?.value));
+    const monthToDate = samples(text, 'cloudtally_cost_month_to_date');
+    expect(monthToDate.map((s) => s.labels.currency).sort()).toEqual(totals.map((s) => s.labels.currency).sort());
+    for (const s of monthToDate) {
+      expect(s.value).toBe(Number(o.summary.find((c) => new RegExp(`^Month to date \\d{4}-\\d{2} \\(${s.labels.currency}\\)$`).test(c.label))?.value));
+    }
+  }, 240_000);
 });
