@@ -40,6 +40,7 @@ import {
   type Stoppable,
 } from './ops/index.js';
 import { openMigratedDatabase } from './ops/startup.js';
+import { costGaugeFigures } from './reports/cost-gauges.js';
 import { allReports } from './reports/index.js';
 import { createReadRouting } from './reports/shared/read-routing.js';
 import type { Simulator } from './simulator/index.js';
@@ -49,6 +50,22 @@ import { answerClientErrors } from './web/client-errors.js';
 import { loopbackHostOnly, siteSettingsOf } from './web/site.js';
 import { createReportWarmer } from './web/warm-reports.js';
 
+/**
+ * The cost gauges of /metrics recomputed one at a time, so a slow read at start-up never
+ * overwrites the figures of a later run. A failure keeps the previous figures and is logged.
+ */
+function costGaugeUpdates(deps: { database: Database; config: Config; now: () => Date; metrics: Metrics; logger: Logger }): () => Promise<void> {
+  let last = Promise.resolve();
+  const update = async () => {
+    try {
+      deps.metrics.setCosts(await costGaugeFigures({ db: deps.database, config: deps.config, now: deps.now() }, deps.config.metrics.costGroupings));
+    } catch (err) {
+      deps.logger.warn({ err }, 'cost metrics not updated (computed again after the next collection)');
+    }
+  };
+  return () => (last = last.then(update));
+}
+
 export interface RunningService {
   /** The web app's base URL, e.g. http://127.0.0.1:3000 */
   url: string;
@@ -56,6 +73,8 @@ export interface RunningService {
   database: Database;
   collection: CollectionService;
   metrics: Metrics;
+  /** The built-in simulator in demo mode (tests change the demo company through it). */
+  simulator?: Simulator;
   /** Resolves when the start-up work (demo history, first collection) has finished. */
   ready: Promise<void>;
   stop(): Promise<void>;
@@ -104,6 +123,8 @@ export async function startService(loaded: Config, logger: Logger, options: Star
     const cloud = await connectCloud(config, logger, { database, onRequest: metrics.cloudRequestHook() });
     simulator = cloud.simulator;
     client = cloud.client;
+    const updateCostGauges = costGaugeUpdates({ database, config, now, metrics, logger });
+    const workAfter = workAfterRun({ db: database, config, logger });
     const collectorDeps: CollectorDeps = {
       db: database,
       client,
@@ -111,8 +132,14 @@ export async function startService(loaded: Config, logger: Logger, options: Star
       logger,
       runnerId,
       ...cloud.scopes,
-      // Budget threshold and anomaly alerts into the outbox after every run.
-      afterRun: workAfterRun({ db: database, config, logger }),
+      // Budget threshold and anomaly alerts into the outbox after every run, then the cost gauges.
+      afterRun: async (finishedAt) => {
+        try {
+          await workAfter(finishedAt);
+        } finally {
+          await updateCostGauges();
+        }
+      },
     };
     const onProgress = metrics.collectionProgressHook();
     const reports = allReports();
@@ -188,6 +215,8 @@ export async function startService(loaded: Config, logger: Logger, options: Star
       startCollecting({ logger, collection, collectorDeps, simulator, database, now, days: options.demoHistoryDays ?? demoHistoryDays(now()), signal: starting.signal, onProgress, onBackfill: (progress) => (demoHistory = progress) }),
       // Snapshots collected while the service was down, or other idle settings: the read model follows.
       refreshCurrentInstancesAfterRun({ db: database, config, logger }),
+      // The cost gauges of the data already there (empty on a fresh database).
+      updateCostGauges(),
     ]).then(() => undefined);
 
     const cloudClient = client;
@@ -198,6 +227,7 @@ export async function startService(loaded: Config, logger: Logger, options: Star
       database,
       collection,
       metrics,
+      ...(sim ? { simulator: sim } : {}),
       ready,
       async stop() {
         // A stop during start-up ends the demo backfill at its next page instead of waiting for it.

@@ -12,6 +12,7 @@ import { ClientSchema, SchedulesSchema } from './collect.js';
 import { DeliverySchema } from './deliveries.js';
 import { FocusSchema } from './focus.js';
 import { ChannelSchema, OutboxSchema } from './notify.js';
+import { MetricsFileSchema } from './ops.js';
 import { ScopeSchema } from './scopes.js';
 import { TagAliasesSchema, TagCaseSchema, TagValueAliasesSchema } from './tag-rules.js';
 import { nonEmptyName, positiveInt } from './validators.js';
@@ -43,5 +44,6 @@ export const FileSchema = z.strictObject({
   deliveries: z.array(DeliverySchema).default([]),
   stop_grace_hours: z.number().min(0).max(24 * 30).default(24),
   owner_tag_key: nonEmptyName.default('owner'),
+  metrics: MetricsFileSchema.prefault({}),
 });
 export type FileSettings = z.infer<typeof FileSchema>;

@@ -84,7 +84,7 @@ export function loadConfig(
   const budgets = file?.budgets ? budgetSettings(file.budgets, tags, problems) : null;
   const allocation = file ? allocationSettings(file.allocation, configFile === null && cloud?.mode === 'simulator', tags, problems) : [];
 
-  const metrics = metricsSettings(vars, invalid, problems);
+  const metrics = metricsSettings(vars, invalid, file?.metrics, problems);
   const anomalies = file ? anomalySettings(file.anomalies, tags, file.channels, problems) : null;
   const actions = file ? actionSettings(file, vars, tags, problems) : null;
   const web = webSettings(vars, file?.auth.proxy?.trusted_addresses ?? [], problems);

@@ -28,6 +28,8 @@ export interface MetricsSettings {
   access: MetricsAccessMode;
   /** Set exactly when access is 'token'. */
   token: string | null;
+  /** Groupings with a `cloudtally_cost_per_hour` series per group (config file `metrics.cost_groupings`). */
+  costGroupings: string[];
 }
 
 /** Names the FOCUS export puts in its account and provider columns (the API tells none of them). */

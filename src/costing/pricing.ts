@@ -36,6 +36,14 @@ export const FIXED_DIMENSIONS = ['project', 'region', 'kind', 'flavor', 'state']
 export type FixedDimension = (typeof FIXED_DIMENSIONS)[number];
 
 export const TAG_DIMENSION_PREFIX = 'tag:';
+/** The groupings of costs, as a person writes them (`tag:<key>` normalised later). */
+export const GROUPING_HELP = `project, region, kind, flavor, state or tag:<key>`;
+
+/** Whether `by` names a grouping of costs (before a tag key's normalisation). */
+export function isGrouping(by: string): boolean {
+  if ((FIXED_DIMENSIONS as readonly string[]).includes(by)) return true;
+  return by.startsWith(TAG_DIMENSION_PREFIX) && by.slice(TAG_DIMENSION_PREFIX.length).trim() !== '' && by.length <= 259;
+}
 /** Group of the `state` dimension for resources that run (and cost) / that do not. */
 export const STATE_RUNNING = 'running';
 export const STATE_STOPPED = 'stopped';

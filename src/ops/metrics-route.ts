@@ -1,6 +1,6 @@
 /**
  * GET /metrics, with the access the configuration chose:
- *   open   anyone who can reach the port may scrape (the numbers carry no secrets and no money)
+ *   open   anyone who can reach the port may scrape (no secrets; the cost gauges show spend per group)
  *   token  `Authorization: Bearer <token>` required (Prometheus: `authorization: { credentials: ... }`)
  *   off    no /metrics route at all (the request falls through to the app's 404)
  */

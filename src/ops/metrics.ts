@@ -35,8 +35,19 @@ export interface ActionObservation {
   result: string;
 }
 
+/**
+ * The cost figures after a collection, amounts as exact decimal text (reports/cost-gauges.ts);
+ * `groupBy` is `total` for a currency's total, else the grouping (`tag:team`, `project`).
+ */
+export interface CostFigures {
+  perHour: ReadonlyArray<{ currency: string; groupBy: string; group: string; value: string }>;
+  monthToDate: ReadonlyArray<{ currency: string; value: string }>;
+}
+
 export interface Metrics {
   readonly registry: Registry;
+  /** Replaces the cost gauges with these figures (a group or currency not in them disappears). */
+  setCosts(figures: CostFigures): void;
   /** A finished collection run: counts the run by status and the rows written per kind. */
   observeRun(summary: Pick<RunSummary, 'status' | 'counts' | 'alreadyRunning'>): void;
   /** A collection progress event: unit durations per collector and scope; `run-finished` counts the run. */
@@ -133,6 +144,26 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     buckets: HTTP_BUCKETS,
     registers,
   });
+
+  // Set after each collection, never read at scrape time: a scrape costs the database nothing.
+  const costPerHour = new Gauge({
+    name: 'cloudtally_cost_per_hour',
+    help: 'Run-rate per hour of the latest snapshots, per currency: group_by="total" for the total, else per group of a configured grouping (e.g. group_by="tag:team"). Set after each collection.',
+    labelNames: ['currency', 'group_by', 'group'] as const,
+    registers,
+  });
+  const costMonthToDate = new Gauge({
+    name: 'cloudtally_cost_month_to_date',
+    help: 'Estimated spend this month so far, per currency; absent while no snapshot covers an hour of the month. Set after each collection.',
+    labelNames: ['currency'] as const,
+    registers,
+  });
+  const setCosts: Metrics['setCosts'] = (figures) => {
+    costPerHour.reset();
+    costMonthToDate.reset();
+    for (const f of figures.perHour) costPerHour.set({ currency: f.currency, group_by: f.groupBy, group: f.group }, Number(f.value));
+    for (const f of figures.monthToDate) costMonthToDate.set({ currency: f.currency }, Number(f.value));
+  };
 
   const database = options.database;
   const queryTimeoutMs = options.queryTimeoutMs ?? 2000;
@@ -273,6 +304,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
 
   return {
     registry,
+    setCosts,
     observeRun,
     observeProgress,
     observeApiRequest,

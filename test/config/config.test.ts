@@ -98,7 +98,7 @@ describe('loadConfig defaults', () => {
       deliveries: [],
       stopGraceHours: 24,
       ownerTagKey: 'owner',
-      metrics: { access: 'open', token: null },
+      metrics: { access: 'open', token: null, costGroupings: ['tag:team', 'project'] },
       configFile: null,
     });
     expect(Object.keys(config.schedules).sort()).toEqual([...COLLECTOR_NAMES].sort());

@@ -15,12 +15,12 @@ function problemsOf(env: Record<string, string>): Array<{ path: string; message:
 
 describe('config: metrics access', () => {
   it('is open by default, and token when only a token is given', () => {
-    expect(loadConfig({}).metrics).toEqual({ access: 'open', token: null });
-    expect(loadConfig({ CLOUDTALLY_METRICS_TOKEN: TOKEN }).metrics).toEqual({ access: 'token', token: TOKEN });
+    expect(loadConfig({}).metrics).toEqual({ access: 'open', token: null, costGroupings: ['tag:team', 'project'] });
+    expect(loadConfig({ CLOUDTALLY_METRICS_TOKEN: TOKEN }).metrics).toMatchObject({ access: 'token', token: TOKEN });
   });
 
   it('takes an explicit mode, in any case', () => {
-    expect(loadConfig({ CLOUDTALLY_METRICS_ACCESS: 'OFF' }).metrics).toEqual({ access: 'off', token: null });
+    expect(loadConfig({ CLOUDTALLY_METRICS_ACCESS: 'OFF' }).metrics).toMatchObject({ access: 'off', token: null });
     expect(loadConfig({ CLOUDTALLY_METRICS_ACCESS: 'token', CLOUDTALLY_METRICS_TOKEN: TOKEN }).metrics.access).toBe('token');
     expect(loadConfig({ CLOUDTALLY_METRICS_ACCESS: ' ' }).metrics.access).toBe('open');
   });
@@ -43,7 +43,35 @@ describe('config: metrics access', () => {
 
   it('never shows the token in the loggable copy', () => {
     const config = loadConfig({ CLOUDTALLY_METRICS_TOKEN: TOKEN });
-    expect(describeConfig(config).metrics).toEqual({ access: 'token', token: '[redacted]' });
+    expect(describeConfig(config).metrics).toMatchObject({ access: 'token', token: '[redacted]' });
     expect(JSON.stringify(describeConfig(config))).not.toContain(TOKEN);
+  });
+});
+
+describe('config: metrics cost groupings', () => {
+  const withFile = (metrics: unknown) => ({ env: { CLOUDTALLY_CONFIG: 'cloudtally.json' }, opts: { readFile: () => JSON.stringify({ metrics }) } });
+  const problemsOfFile = (metrics: unknown) => {
+    const { env, opts } = withFile(metrics);
+    try {
+      loadConfig(env, opts);
+    } catch (err) {
+      if (err instanceof ConfigError) return [...err.problems];
+      throw err;
+    }
+    throw new Error('expected a ConfigError');
+  };
+
+  it('are the team tag and the project by default, or the ones the file names', () => {
+    expect(loadConfig({}).metrics.costGroupings).toEqual(['tag:team', 'project']);
+    const { env, opts } = withFile({ cost_groupings: ['region', 'tag:cost-center'] });
+    expect(loadConfig(env, opts).metrics.costGroupings).toEqual(['region', 'tag:cost-center']);
+  });
+
+  it('rejects what the cost report would not group by, a grouping named twice, and unknown keys', () => {
+    expect(problemsOfFile({ cost_groupings: ['team'] })).toEqual([{ path: 'metrics.cost_groupings[0]', message: expect.stringContaining('must be one of project, region, kind, flavor, state or tag:<key>') }]);
+    expect(problemsOfFile({ cost_groupings: ['tag:'] })[0]!.path).toBe('metrics.cost_groupings[0]');
+    expect(problemsOfFile({ cost_groupings: ['project', 'project'] })).toEqual([{ path: 'metrics.cost_groupings', message: expect.stringContaining('names a grouping twice') }]);
+    expect(problemsOfFile({ cost_grouping: ['project'] })[0]!.path).toMatch(/^metrics/);
+    expect(problemsOfFile({ cost_groupings: 'project' })[0]!.path).toBe('metrics.cost_groupings');
   });
 });

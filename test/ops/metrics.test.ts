@@ -241,3 +241,29 @@ describe.each(testDatabases())('metrics: age of the latest good snapshot ($name)
     expect(text).not.toMatch(/^cloudtally_snapshot_age_seconds\{/m);
   });
 });
+
+describe('metrics: cost gauges', () => {
+  it('hold the figures last set: a group or currency missing from new figures disappears, amounts are the decimals as numbers', async () => {
+    const metrics = createMetrics({ defaultMetrics: false });
+    metrics.setCosts({
+      perHour: [
+        { currency: 'EUR', groupBy: 'total', group: 'total', value: '1.25' },
+        { currency: 'EUR', groupBy: 'tag:team', group: 'data', value: '1.000000001' },
+        { currency: 'EUR', groupBy: 'tag:team', group: '(untagged)', value: '0.249999999' },
+        { currency: 'USD', groupBy: 'total', group: 'total', value: '0.5' },
+      ],
+      monthToDate: [{ currency: 'EUR', value: '812.3456' }],
+    });
+    let text = await metrics.text();
+    expect(sample(text, 'cloudtally_cost_per_hour{currency="EUR",group_by="tag:team",group="data"}')).toBe(1.000000001);
+    expect(sample(text, 'cloudtally_cost_per_hour{currency="EUR",group_by="tag:team",group="(untagged)"}')).toBe(0.249999999);
+    expect(sample(text, 'cloudtally_cost_month_to_date{currency="EUR"}')).toBe(812.3456);
+
+    metrics.setCosts({ perHour: [{ currency: 'EUR', groupBy: 'total', group: 'total', value: '1' }], monthToDate: [] });
+    text = await metrics.text();
+    expect(sample(text, 'cloudtally_cost_per_hour{currency="EUR",group_by="total",group="total"}')).toBe(1);
+    expect(text).not.toMatch(/group="data"|currency="USD"/);
+    // No month covered: the gauge has no sample (unknown), not 0.
+    expect(text).not.toMatch(/^cloudtally_cost_month_to_date\{/m);
+  });
+});

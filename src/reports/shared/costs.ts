@@ -1,7 +1,7 @@
 /** Groupings of costs as reports offer them: the `by` parameter, its control, and the names of its groups. */
 import { z } from 'zod';
 import { latestDimensions } from '../../costing/current-costs.js';
-import { FIXED_DIMENSIONS, TAG_DIMENSION_PREFIX } from '../../costing/pricing.js';
+import { FIXED_DIMENSIONS, GROUPING_HELP, isGrouping, TAG_DIMENSION_PREFIX } from '../../costing/pricing.js';
 import type { Queryable } from '../../db/connection.js';
 import type { Config } from '../../config/index.js';
 import { normaliseTagKey } from '../../tags/normalise.js';
@@ -10,7 +10,7 @@ import { dimensionLabel, kindLabel } from './format.js';
 import { regionNames } from './regions.js';
 import { latestSnapshotsSql } from '../../db/latest-snapshots.js';
 
-export const GROUPING_HELP = `project, region, kind, flavor, state or tag:<key>`;
+export { GROUPING_HELP, isGrouping };
 
 /**
  * A grouping by a tag key that no resource carries puts everything in "(untagged)": say so, and
@@ -90,10 +90,4 @@ export function groupingParam(defaultValue: string) {
     .max(259, { error: `by must be one of ${GROUPING_HELP} (a tag key of at most 255 characters)`, abort: true })
     .refine(isGrouping, { error: `by must be one of ${GROUPING_HELP}` })
     .default(defaultValue);
-}
-
-/** zod-friendly check that `by` names a grouping (before normalisation). */
-export function isGrouping(by: string): boolean {
-  if ((FIXED_DIMENSIONS as readonly string[]).includes(by)) return true;
-  return by.startsWith(TAG_DIMENSION_PREFIX) && by.slice(TAG_DIMENSION_PREFIX.length).trim() !== '' && by.length <= 259;
 }
