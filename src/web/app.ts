@@ -11,6 +11,7 @@ import { errorHandler, notFoundHandler } from './error-handler.js';
 import { chartJsDistDir, chartJsFile, publicDir } from './paths.js';
 import { createRenderer } from './render.js';
 import { reportRoutes } from './report-routes.js';
+import { searchRoutes } from './search-routes.js';
 import { requestLogging } from './request-log.js';
 import type { WebDeps } from './types.js';
 import { refuseNulCharacters } from './text-input.js';
@@ -115,6 +116,7 @@ export function createWebApp(deps: WebDeps): express.Express {
   }
 
   app.use(reportRoutes({ reports: deps.reports, context: deps.context, render, renderKept: renderer.keptPage }));
+  app.use(searchRoutes({ context: deps.context, render }));
   if (deps.actions && auth) app.use(actionPages({ ...deps.actions, auth, render, secureCookies }));
   if (deps.budgets && auth) app.use(budgetPages({ ...deps.budgets, auth, render, secureCookies }));
   app.use(actionRoutes({ collectNow: deps.collectNow, secureCookies }));
