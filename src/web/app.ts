@@ -102,7 +102,7 @@ export function createWebApp(deps: WebDeps): express.Express {
   // Every state-changing request below needs a CSRF token (GET/HEAD/OPTIONS pass through).
   // Reports are read-only: another method is a 405 naming the allowed ones (before CSRF, which
   // would otherwise answer "invalid CSRF token" to a method that can never work).
-  app.use(['/reports', '/api/reports'], (req, res, next) => {
+  app.use(['/reports', '/api/reports', '/search', '/api/search'], (req, res, next) => {
     if (req.method === 'GET' || req.method === 'HEAD') return next();
     res.setHeader('Allow', 'GET, HEAD');
     next(new ClientError(405, 'method_not_allowed', `${req.method} is not allowed here: reports are read with GET.`));
