@@ -365,6 +365,29 @@ export async function main(args: string[]): Promise<void> {
     const thirtyAgo = new Date(now.getTime() - 29 * 86_400_000).toISOString().slice(0, 10);
     const today = now.toISOString().slice(0, 10);
 
+    // Global search (reports/search.ts): one query over every kind's versions, no cache.
+    const [probe] = await db.query<{ id: string; name: string | null; tag: string | null; ip: string | null }>(
+      `select instance_id as id, name, (select value from jsonb_each_text(tags) limit 1) as tag,
+          raw::jsonb -> 'fixed_ip_assignments' -> 0 ->> 'ip_address' as ip
+        from instances_versions where valid_to is null order by instance_id limit 1`,
+    );
+    if (!probe) throw new Error('bench reports: no current instance to search for');
+    const searches: Array<[string, string]> = [
+      ['exact id', probe.id],
+      ['id prefix', probe.id.slice(0, 6)],
+      ['name substring', (probe.name ?? 'node').slice(1, 5)],
+      ...(probe.tag ? [['tag value', probe.tag] as [string, string]] : []),
+      ...(probe.ip ? [['IP address', probe.ip] as [string, string]] : []),
+    ];
+    out(`global search over loopback HTTP, GET /api/search (${o.samples} samples after warm-up)`);
+    const searchTimings: Record<string, unknown> = {};
+    for (const [label, q] of searches) {
+      const t = await sample(`${base}/api/search?q=${encodeURIComponent(q)}`, o.samples);
+      searchTimings[label] = { p50: percentile(t, 50), p95: percentile(t, 95) };
+      out(`search ${label.padEnd(16)} | p50 ${ms(percentile(t, 50)).padStart(8)} | p95 ${ms(percentile(t, 95)).padStart(8)}`);
+    }
+    results.search = searchTimings;
+
     const cases: Array<[string, string]> = [
       ['overview', 'overview'],
       ['cost by tag', 'cost?by=tag%3Ateam'],

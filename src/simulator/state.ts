@@ -270,6 +270,18 @@ export class SimState {
     return instance;
   }
 
+  /** Deletes an instance (a virtual machine of the scope, not a cluster server). */
+  deleteInstance(projectId: number, regionId: number, instanceId: string): void {
+    const scope = this.scope(projectId, regionId);
+    const index = scope.instances.findIndex((i) => i.id === instanceId);
+    if (index < 0) throw new SimLookupError(`no instance ${instanceId} in project ${projectId} region ${regionId}`);
+    const [instance] = scope.instances.splice(index, 1);
+    // Listed through its security groups: it leaves them too.
+    for (const group of scope.securityGroups) group.instances = group.instances.filter((i) => i !== instance);
+    this.instanceById.delete(instanceId);
+    this.noteChange();
+  }
+
   deleteKeypair(projectId: number, regionId: number, name: string): void {
     const scope = this.scope(projectId, regionId);
     const index = scope.keypairs.findIndex((k) => k.name === name);

@@ -11,6 +11,7 @@ import { errorHandler, notFoundHandler } from './error-handler.js';
 import { chartJsDistDir, chartJsFile, publicDir } from './paths.js';
 import { createRenderer } from './render.js';
 import { reportRoutes } from './report-routes.js';
+import { searchRoutes } from './search-routes.js';
 import { requestLogging } from './request-log.js';
 import type { WebDeps } from './types.js';
 import { refuseNulCharacters } from './text-input.js';
@@ -101,7 +102,7 @@ export function createWebApp(deps: WebDeps): express.Express {
   // Every state-changing request below needs a CSRF token (GET/HEAD/OPTIONS pass through).
   // Reports are read-only: another method is a 405 naming the allowed ones (before CSRF, which
   // would otherwise answer "invalid CSRF token" to a method that can never work).
-  app.use(['/reports', '/api/reports'], (req, res, next) => {
+  app.use(['/reports', '/api/reports', '/search', '/api/search'], (req, res, next) => {
     if (req.method === 'GET' || req.method === 'HEAD') return next();
     res.setHeader('Allow', 'GET, HEAD');
     next(new ClientError(405, 'method_not_allowed', `${req.method} is not allowed here: reports are read with GET.`));
@@ -115,6 +116,7 @@ export function createWebApp(deps: WebDeps): express.Express {
   }
 
   app.use(reportRoutes({ reports: deps.reports, context: deps.context, render, renderKept: renderer.keptPage }));
+  app.use(searchRoutes({ context: deps.context, render }));
   if (deps.actions && auth) app.use(actionPages({ ...deps.actions, auth, render, secureCookies }));
   if (deps.budgets && auth) app.use(budgetPages({ ...deps.budgets, auth, render, secureCookies }));
   app.use(actionRoutes({ collectNow: deps.collectNow, secureCookies }));
