@@ -16,7 +16,7 @@ import { forecastDays, forecastHistoryNote, monthForecasts } from './forecast.js
 import { addDays, dimensionLabel, isoDay } from './format.js';
 import { resolvePeriod, type ResolvedPeriod } from './period.js';
 import { latestSnapshotsSql } from '../../db/latest-snapshots.js';
-import { dailyCostsFor } from '../../costing/cost-over-time.js';
+import { dailyCostsFor, dividedOnce } from '../../costing/cost-over-time.js';
 import { daysBetween } from './time.js';
 import type { ReportCtx } from './types.js';
 
@@ -91,13 +91,14 @@ async function figuresOf(ctx: ReportCtx, budget: Budget, dimension: string, rows
   // Per day, its running sum, the month's spend, percentages and status: one statement on numeric.
   const labels = daysBetween(period.fromDay, period.lastDay);
   const [head] = await ctx.db.query<{ spend: string; percent_used: string; forecast: string | null; forecast_percent: string | null; over: boolean; at_risk: boolean; days: Array<{ day: string; cost: string | null; cumulative: string | null }> }>(
-    `with d as (select day, sum(cost) as cost from unnest($1::text[], $2::numeric[]) as t(day, cost) group by day),
+    `with d as (select day, sum(secs) as secs, ${dividedOnce('sum(secs)')} as cost from unnest($1::text[], $2::numeric[]) as t(day, secs) group by day),
           axis as (select day, ord from unnest($3::text[]) with ordinality as a(day, ord)),
           series as (
-            select a.day, a.ord, d.cost, sum(coalesce(d.cost, 0)) over (order by a.ord) as cumulative
+            select a.day, a.ord, d.cost, ${dividedOnce('sum(coalesce(d.secs, 0)) over (order by a.ord)')} as cumulative
             from axis a left join d using (day)
           ),
-          s as (select coalesce(sum(cost), 0) as spend from d),
+          -- Summed in price-seconds and divided once, as the other reports' figures of the month.
+          s as (select coalesce(${dividedOnce('sum(secs)')}, 0) as spend from d),
           f as (select case when $6::boolean then s.spend else $5::numeric end as forecast from s)
      select trim_scale(s.spend)::text as spend,
        round(100 * s.spend / $4::numeric, 2)::text as percent_used,
@@ -109,7 +110,7 @@ async function figuresOf(ctx: ReportCtx, budget: Budget, dimension: string, rows
           'cumulative', case when cost is null and not exists (select 1 from d d2 where d2.day <= series.day) then null else trim_scale(cumulative)::text end) order by ord), '[]'::json)
         from series) as days
      from s cross join f`,
-    [inMonth.map((r) => r.day), inMonth.map((r) => r.cost), labels, budget.amountPerMonth, forecast, ended],
+    [inMonth.map((r) => r.day), inMonth.map((r) => r.price_seconds), labels, budget.amountPerMonth, forecast, ended],
   );
   const status: BudgetStatus = head!.over ? 'over' : head!.at_risk ? 'at risk' : 'on track';
   return {
