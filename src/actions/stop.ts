@@ -5,7 +5,7 @@ import type { Logger } from '../logger.js';
 import { AUDIT_ACTIONS, appendAudit, type AuditResult } from './audit.js';
 import { loadInstancesByRef, type CurrentInstance } from '../costing/current-instances.js';
 import { totalsByCurrency, type MoneyTotal } from '../read-models/decimal.js';
-import { evaluateIdleRules, type IdleRuleSettings, type RuleMatch } from '../read-models/idle-rules.js';
+import { evaluateIdleRules, ruleMatchText, type IdleRuleSettings, type RuleMatch } from '../read-models/idle-rules.js';
 import { formatInstanceRef, sameRef, type InstanceRef } from '../read-models/refs.js';
 
 /*
@@ -218,7 +218,7 @@ async function stopOne(deps: ExecuteStopDeps, item: StopPlanItem, reason: string
   }
 
   const at = now();
-  const rules = item.rules.length > 0 ? ` [idle rules: ${item.rules.map((r) => `${r.rule}: ${r.reason}`).join('; ')}]` : '';
+  const rules = item.rules.length > 0 ? ` [idle rules: ${item.rules.map(ruleMatchText).join('; ')}]` : '';
   const auditId = await appendAudit(deps.db, {
     at,
     actor: deps.actor.name,

@@ -13,6 +13,7 @@ import { deliveryParamProblems, type Config, type DeepReadonly, type DeliverySet
 import type { Database } from '../db/connection.js';
 import type { Logger } from '../logger.js';
 import { isPartial } from '../reports/shared/coverage.js';
+import { exportRegionNames } from '../reports/shared/regions.js';
 import type { Column, ReportDefinition, Row } from '../reports/report.js';
 import { deliveryMessageKey } from '../read-models/outbox.js';
 import { csvFilename, streamCsv } from '../present/csv.js';
@@ -136,7 +137,8 @@ export async function renderDelivery(deps: Pick<DeliveryDeps, 'db' | 'config' | 
       done();
     },
   });
-  await streamCsv(sink, exported.columns, counted(), { exact: exported.exactMoney === true, totals: readTotals });
+  const regionNames = await exportRegionNames(deps.db, exported.columns, params);
+  await streamCsv(sink, exported.columns, counted(), { exact: exported.exactMoney === true, totals: readTotals, ...(regionNames ? { regionNames } : {}) });
   const csv = Buffer.concat(chunks);
 
   const partial = exported.coverage !== undefined && isPartial(exported.coverage);

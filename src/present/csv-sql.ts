@@ -55,12 +55,28 @@ function moneyDigitsSql(currency: string, hourly: boolean): string {
 }
 
 /**
+ * Text from the data (a region's name from the cloud API) as an E'' literal, as pg's
+ * escapeLiteral writes it: backslashes and quotes doubled, so it cannot end its literal whatever
+ * standard_conforming_strings says.
+ */
+const dataString = (text: string) => `E'${text.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+
+/** The name of the id in `id` (SQL), from a small map of names read before the export; csv.ts's text cell of it. */
+function nameCellSql(id: string, byId: Readonly<Record<string, string>>): string {
+  const entries = Object.entries(byId);
+  if (entries.length === 0) return 'null::text';
+  const name = `(case (${id})::text ${entries.map(([key, text]) => `when ${dataString(key)} then ${dataString(text)}`).join(' ')} else null end)`;
+  return `nullif(${neutralised(name)}, '')`;
+}
+
+/**
  * The SQL of one CSV cell of `column`, `value(key)` being the SQL of a row field; null for a kind
  * without an SQL writer (date, json, lines, diff: those exports are written in Node). Numeric
  * columns (int, decimal, percent, money) must be SQL numbers (integer types for int), timestamps
  * timestamptz, tags jsonb.
  */
 export function csvCellSql(column: CsvColumn, value: (key: string) => string, options: CsvOptions = {}): string | null {
+  if (column.names) return nameCellSql(value(column.names.from), column.names.byId);
   const v = value(column.key);
   switch (column.kind) {
     case 'text':

@@ -3,6 +3,7 @@ import { finished, pipeline } from 'node:stream/promises';
 import type { Writable } from 'node:stream';
 import { stringify as stringifySync } from 'csv-stringify/sync';
 import type { ColumnKind, PresentedColumn, Row } from './column.js';
+import { isRegionColumn } from './regions.js';
 import { csvCellSql, withCrlf, type CsvProgress, type ExportSql } from './csv-sql.js';
 import { diffText, isDiff } from './diff.js';
 import { FORMULA_START_CODES } from './formula.js';
@@ -144,6 +145,8 @@ export interface CsvColumn {
   hourly?: boolean;
   /** For decimals: fraction digits when rounded (default DECIMAL_DIGITS). */
   digits?: number;
+  /** A name looked up by the id in another column of the row (a region's name beside its id). */
+  names?: { from: string; byId: Readonly<Record<string, string>> };
 }
 
 export interface CsvOptions {
@@ -157,6 +160,7 @@ export interface CsvOptions {
  */
 export function csvRecord(row: Row, columns: readonly CsvColumn[], options: CsvOptions = {}): string[] {
   return columns.map((c) => {
+    if (c.names) return csvCell(c.names.byId[String(row[c.names.from])] ?? null, c.kind);
     const value = row[c.key];
     if (c.kind === 'money' && !options.exact) {
       const currency = c.currencyKey ? row[c.currencyKey] : undefined;
@@ -171,9 +175,14 @@ export function csvRecord(row: Row, columns: readonly CsvColumn[], options: CsvO
   });
 }
 
-/** The report's columns plus a currency column after each money column that lacks one. */
-export function csvColumns(columns: readonly PresentedColumn[]): CsvColumn[] {
+/**
+ * The report's columns plus a currency column after each money column that lacks one, and, given
+ * region names, a "Region name" column after each region id column of a report that has no name
+ * column of its own.
+ */
+export function csvColumns(columns: readonly PresentedColumn[], regionNames?: Readonly<Record<string, string>>): CsvColumn[] {
   const keys = new Set(columns.map((c) => c.key));
+  const namesRegions = keys.has(REGION_NAME_KEY) || columns.some((c) => c.key === 'region' && c.kind === 'text');
   const out: CsvColumn[] = [];
   for (const column of columns) {
     out.push({
@@ -188,9 +197,15 @@ export function csvColumns(columns: readonly PresentedColumn[]): CsvColumn[] {
       out.push({ header: `${column.label} currency`, key: column.currencyKey, kind: 'text' });
       keys.add(column.currencyKey);
     }
+    if (regionNames && !namesRegions && isRegionColumn(column) && !keys.has(REGION_NAME_KEY)) {
+      out.push({ header: 'Region name', key: REGION_NAME_KEY, kind: 'text', names: { from: column.key, byId: regionNames } });
+      keys.add(REGION_NAME_KEY);
+    }
   }
   return out;
 }
+
+const REGION_NAME_KEY = 'region_name';
 
 /** csv-stringify's settings for every export: RFC 4180 with CRLF, a field holding CR or LF quoted. */
 const STRINGIFY_OPTIONS = { record_delimiter: 'windows', quote_record_delimiter: true } as const;
@@ -317,6 +332,8 @@ export interface CsvStreamOptions extends CsvOptions {
   failureReason?: (error: unknown) => string;
   /** How long the last line may wait for a slow client before the connection is cut anyway. Default 5 s. */
   incompleteLineWaitMs?: number;
+  /** Region names by id: a "Region name" column follows the region id column (csvColumns). */
+  regionNames?: Readonly<Record<string, string>>;
 }
 
 /** The start of the last line of an export that could not finish. */
@@ -338,7 +355,7 @@ export function incompleteExportLine(reason: string, rows: number): string {
  * the caller must then destroy the connection, so the client sees a failed transfer.
  */
 export async function streamCsv(out: Writable, columns: readonly PresentedColumn[], rows: AsyncIterable<Row>, options: CsvStreamOptions = {}): Promise<void> {
-  const cells = csvColumns(columns);
+  const cells = csvColumns(columns, options.regionNames);
   const query = options.sql ? csvQuery(cells, options.sql, options) : null;
   const progress: CsvProgress = { rows: 0 };
   const chunks = options.sql && query ? copiedCsvChunks(cells, options.sql, query, options, progress) : csvChunks(cells, rows, options, progress);

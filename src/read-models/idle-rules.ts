@@ -27,6 +27,11 @@ export interface RuleMatch {
   reason: string;
 }
 
+/** A match as people read it: the rule's title, then why ("Expired: the expires tag ..."). */
+export function ruleMatchText(match: RuleMatch): string {
+  return match.reason ? `${IDLE_RULE_TITLES[match.rule]}: ${match.reason}` : IDLE_RULE_TITLES[match.rule];
+}
+
 /** What the rules look at; tag keys are the normalised ones the collectors store. */
 export interface IdleSubject {
   createdAt: Date | null;

@@ -425,14 +425,14 @@ export const changesReport: Report<ChangesParams> = defineReport({
     return { columns: COLUMNS, rows: offsetRows(async (limit, offset) => (await fetchDiff(ctx, params, list, limit, offset)).rows) };
   },
 
-  async filters(_ctx, params) {
+  async filters(ctx, params) {
     return [
       { name: 'kind', label: 'Kind', type: 'select', value: params.kind, options: CHANGE_KINDS.map((k) => ({ value: k, label: SPECS[k].label })) },
       { name: 'hours', label: 'Compared with hours before', type: 'number', value: String(params.hours) },
       // Shown (not carried hidden) because it overrides the hours: clearing it brings them back.
       { name: 'since', label: 'Or since (e.g. 2025-03-01T12:00Z; overrides hours)', type: 'text', value: params.since ? params.since.toISOString() : '' },
       optionalSelect('change', 'Change', params.change, [['added', 'Added'], ['removed', 'Removed'], ['changed', 'Changed']], 'All'),
-      ...scopeFilterFields(params),
+      ...(await scopeFilterFields(ctx.db, params)),
     ];
   },
 }, { cached: true });

@@ -230,7 +230,7 @@ export const costReport: Report<CostParams> = defineReport({
       periodField(params, ctx.now),
       await groupingField(ctx, params.by, 'Group by'),
       pricedKindSelect('kind', 'Resource kind', params.kind, 'All kinds'),
-      ...scopeFilterFields(params),
+      ...(await scopeFilterFields(ctx.db, params)),
     ];
   },
 }, { cached: true });

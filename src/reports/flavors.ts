@@ -188,9 +188,9 @@ export const flavorsReport: Report<FlavorsParams> = defineReport({
     return { columns: COLUMNS, rows: offsetRows(async (limit, offset) => (await catalogue(ctx, params, limit, offset)).rows) };
   },
 
-  async filters(_ctx, params) {
+  async filters(ctx, params) {
     return [
-      ...scopeFilterFields(params),
+      ...(await scopeFilterFields(ctx.db, params)),
       { name: 'flavor', label: 'History of flavor', type: 'text', value: params.flavor ?? '' },
       { name: 'days', label: 'History days', type: 'number', value: String(params.days) },
     ];

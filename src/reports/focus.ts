@@ -565,7 +565,7 @@ export const focusReport: Report<FocusParams> = defineReport({
         value: params.kind ?? '',
         options: [{ value: '', label: 'All kinds' }, ...PRICED_KINDS.map((k) => ({ value: k, label: SERVICE[k].name }))],
       },
-      ...scopeFilterFields(params),
+      ...(await scopeFilterFields(ctx.db, params)),
     ];
   },
 }, { cached: true });

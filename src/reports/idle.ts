@@ -1,13 +1,14 @@
 import { z } from 'zod';
 import type { MoneyTotal } from '../read-models/decimal.js';
 import { IDLE_SORTS, queryIdleCandidates, type IdleCandidateRow, type IdleCandidates } from '../read-models/idle-candidates.js';
-import { describeIdleRules, evaluateIdleRules, IDLE_RULE_TITLES, IDLE_RULES, type IdleRuleId, type IdleRuleSettings, type RuleMatch } from '../read-models/idle-rules.js';
+import { describeIdleRules, evaluateIdleRules, IDLE_RULE_TITLES, IDLE_RULES, ruleMatchText, type IdleRuleId, type IdleRuleSettings, type RuleMatch } from '../read-models/idle-rules.js';
 import { formatInstanceRef } from '../read-models/refs.js';
 import type { Column, FilterField, Row, SummaryItem } from './report.js';
 import { listRows } from './shared/batches.js';
 import { totalRow } from './shared/totals.js';
 import { dirParam, idParam, sortParam } from './shared/params.js';
 import { latestSnapshots } from '../db/latest-snapshots.js';
+import { scopeFilterFields } from './shared/fields.js';
 import { freshnessNotes } from './shared/snapshots.js';
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
@@ -37,7 +38,7 @@ const COLUMNS: Column[] = [
   { key: 'region', label: 'Region', kind: 'text' },
   { key: 'status', label: 'Status', kind: 'text', secondary: true },
   { key: 'rules', label: 'Rules', kind: 'text', secondary: true },
-  { key: 'reasons', label: 'Why', kind: 'text' },
+  { key: 'reasons', label: 'Why', kind: 'text', wraps: true },
   { key: 'age_days', label: 'Age (days)', kind: 'int', sortable: true },
   { key: 'created_at', label: 'Created', kind: 'timestamp', secondary: true },
   { key: 'flavor', label: 'Flavor', kind: 'text', secondary: true },
@@ -63,7 +64,7 @@ function toRow(c: IdleCandidateRow, settings: IdleRuleSettings, now: Date): Row 
     region: i.region,
     status: i.status,
     rules: matches.map((m) => m.rule).join(', '),
-    reasons: matches.map((m) => `${IDLE_RULE_TITLES[m.rule]}${m.reason ? `: ${m.reason}` : ''}`).join('; '),
+    reasons: matches.map(ruleMatchText).join('; '),
     matches,
     age_days: c.ageDays,
     created_at: i.createdAt ? i.createdAt.toISOString() : null,
@@ -154,13 +155,9 @@ export const idleReport: Report<IdleParams> = defineReport<IdleParams>({
     return { columns: COLUMNS, rows: listRows(result.rows), totals: async () => totals(result.totals) };
   },
   async filters(ctx, p): Promise<FilterField[]> {
-    const scopes = await latestSnapshots(ctx.db, ['instance', 'cluster']);
-    const projects = [...new Set(scopes.map((s) => s.project_id).filter((v): v is number => v !== null))].sort((a, b) => a - b);
-    const regions = [...new Set(scopes.map((s) => s.region_id).filter((v): v is number => v !== null))].sort((a, b) => a - b);
     return [
       { name: 'rule', label: 'Rule', type: 'select', value: p.rule ?? '', options: [{ value: '', label: 'Any rule' }, ...IDLE_RULES.map((r) => ({ value: r, label: IDLE_RULE_TITLES[r] }))] },
-      { name: 'project', label: 'Project', type: 'select', value: p.project ? String(p.project) : '', options: [{ value: '', label: 'All projects' }, ...projects.map((v) => ({ value: String(v), label: String(v) }))] },
-      { name: 'region', label: 'Region', type: 'select', value: p.region ? String(p.region) : '', options: [{ value: '', label: 'All regions' }, ...regions.map((v) => ({ value: String(v), label: String(v) }))] },
+      ...(await scopeFilterFields(ctx.db, p, ['instance', 'cluster'])),
     ];
   },
 }, { cached: true, showsActions: true });

@@ -472,7 +472,7 @@ export const inventoryReport: Report<InventoryParams> = defineReport({
     };
   },
 
-  async filters(_ctx, params) {
+  async filters(ctx, params) {
     const spec = KINDS[params.kind];
     const fields: FilterField[] = [
       { name: 'kind', label: 'Kind', type: 'links', value: params.kind, options: INVENTORY_KINDS.map((k) => ({ value: k, label: KINDS[k].label })) },
@@ -480,7 +480,7 @@ export const inventoryReport: Report<InventoryParams> = defineReport({
     const has = (f: FilterName) => spec.filters.includes(f);
     if (has('q')) fields.push({ name: 'q', label: 'Search', type: 'text', value: params.q ?? '' });
     fields.push({ name: 'at', label: 'As of (UTC, empty: now)', type: 'text', value: params.at?.toISOString() ?? '' });
-    fields.push(...scopeFilterFields(params).filter((f) => has(f.name as FilterName)));
+    fields.push(...(await scopeFilterFields(ctx.db, params)).filter((f) => has(f.name as FilterName)));
     if (has('status')) fields.push({ name: 'status', label: 'Status', type: 'text', value: params.status ?? '' });
     if (has('state')) fields.push(optionalSelect('state', 'Running', params.state, [['running', 'Running'], ['stopped', 'Not running']]));
     if (has('type')) fields.push(pricedKindSelect('type', 'Type', params.type, 'Any'));

@@ -252,7 +252,7 @@ export const monthlyReport: Report<MonthlyParams> = defineReport({
       periodField(params, ctx.now, `Last ${DEFAULT_MONTHS} months (${from} to now)`),
       await groupingField(ctx, params.by, 'Group by'),
       pricedKindSelect('kind', 'Resource kind', params.kind, 'All kinds'),
-      ...scopeFilterFields(params),
+      ...(await scopeFilterFields(ctx.db, params)),
       optionalSelect('allocation', 'Shared costs', params.allocation, [['on', 'Allocated (chargeback)']], 'As spent'),
     ];
   },

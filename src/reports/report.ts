@@ -34,6 +34,8 @@ export interface Column extends PresentedColumn {
    * period or month the column is about has no covered hours (its spend is unknown, not 0).
    */
   emptyText?: string;
+  /** Text read in full (an idle candidate's reasons): the HTML cell wraps it instead of cutting it. */
+  wraps?: boolean;
 }
 
 export interface SummaryItem {

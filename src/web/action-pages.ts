@@ -20,6 +20,7 @@ import type { Config } from '../config/index.js';
 import type { Queryable } from '../db/connection.js';
 import { formatMoney, formatTimestamp } from '../present/format.js';
 import { reportUrls } from '../present/urls.js';
+import { ruleMatchText } from '../read-models/idle-rules.js';
 import { ClientError, invalidParameters } from './errors.js';
 import { setFlash } from './flash.js';
 import { readForm } from './form.js';
@@ -82,7 +83,7 @@ function itemView(item: StopPlanItem) {
     flavor: item.flavorName ?? '',
     perHour: item.running ? money(item.pricePerHour, item.currency) : '—',
     perMonth: item.running ? money(item.pricePerMonth, item.currency) : '—',
-    rules: item.rules.map((r) => `${r.rule}: ${r.reason}`),
+    rules: item.rules.map(ruleMatchText),
     scheduledAt: item.scheduledStop ? formatTimestamp(item.scheduledStop.dueAt) : null,
     dataAsOf: item.snapshotTakenAt ? formatTimestamp(item.snapshotTakenAt) : null,
   };

@@ -3,7 +3,7 @@ import { footedAmount } from '../present/footing.js';
 import { DECIMAL_DIGITS, decimalText } from '../present/money.js';
 import { formatDecimalText, formatMoney, formatNumber, formatPercent, formatTimestamp, isoOf } from '../present/format.js';
 import type { Column, ColumnKind, Row } from '../reports/report.js';
-import { isRegionColumn } from '../reports/shared/regions.js';
+import { isRegionColumn } from '../present/regions.js';
 
 /*
  * Table cells for HTML: the text of each value formatted for people (present/format.ts), and
@@ -142,6 +142,12 @@ function isIdentifier(column: Column): boolean {
   return column.kind === 'int' && (column.key.endsWith('_id') || column.key === 'id' || column.key === 'project' || column.key === 'region');
 }
 
+/** The whole text, wrapping: no ellipsis, and no title repeating what the cell shows. */
+function wrapped(cell: CellView): CellView {
+  const { title: _title, clip: _clip, ...rest } = cell;
+  return { ...rest, className: `${cell.className} wrap` };
+}
+
 export function formatCell(row: Row, column: Column, options: CellOptions = {}): CellView {
   if (isIdentifier(column)) {
     const value = row[column.key];
@@ -161,5 +167,6 @@ export function formatCell(row: Row, column: Column, options: CellOptions = {}):
     footed: footedAmount(row, column.key),
   });
   const href = column.hrefKey ? safeAppHref(row[column.hrefKey]) : undefined;
-  return href ? { ...cell, href } : cell;
+  const whole = column.wraps ? wrapped(cell) : cell;
+  return href ? { ...whole, href } : whole;
 }

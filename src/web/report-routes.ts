@@ -1,10 +1,11 @@
 import { Router, type Request, type Response } from 'express';
-import type { ReportContext, ReportDefinition } from '../reports/report.js';
+import type { Column, ReportContext, ReportDefinition, Row } from '../reports/report.js';
 import { oneDataVersion } from '../reports/shared/cache.js';
 import { isPartial } from '../reports/shared/coverage.js';
-import { regionIdsOf, regionNames } from '../reports/shared/regions.js';
+import { exportRegionNames, regionIdsOf, regionNames } from '../reports/shared/regions.js';
 import type { Queryable } from '../db/connection.js';
 import { contentDisposition, csvFilename, streamCsv } from '../present/csv.js';
+import { isRegionColumn } from '../present/regions.js';
 import { reportMetadataUrl, reportUrls, type RawQuery } from '../present/urls.js';
 import { isDatabaseUnavailable, notFound } from './errors.js';
 import { toJson } from './json.js';
@@ -84,7 +85,8 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
     // handler then cuts the connection.
     const failureReason = (err: unknown) =>
       isDatabaseUnavailable(err) ? 'the database connection was lost' : `the export failed (request id ${String(res.locals.requestId)})`;
-    await streamCsv(res, exported.columns, exported.rows, { exact: exact || exported.exactMoney === true, totals: exported.totals, sql: exported.sql, failureReason });
+    const names = await exportRegionNames(ctx.db as Queryable, exported.columns, params);
+    await streamCsv(res, exported.columns, exported.rows, { exact: exact || exported.exactMoney === true, totals: exported.totals, sql: exported.sql, failureReason, ...(names ? { regionNames: names } : {}) });
   };
 
   // The reports' own prefix without a name: where the navigation starts.
@@ -119,6 +121,8 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
     if (format === 'csv') return sendCsv(req, res, report, params, reportQuery, exact);
     const ctx = oneDataVersion(deps.context());
     const output = await report.run(ctx, params, page);
+    // Region columns hold ids; their names beside the rows (the CSV's "Region name" column).
+    const { names } = await namesOfRegions(ctx.db as Queryable, output);
     res.setHeader('Cache-Control', 'no-store');
     setMetadataHeaders(res, report);
     res.type('json').send(
@@ -138,6 +142,7 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
         ...(output.coverage ? { coverage: output.coverage } : {}),
         ...(output.previousCoverage ? { previous_coverage: output.previousCoverage } : {}),
         ...(output.columnCoverage ? { column_coverage: output.columnCoverage } : {}),
+        ...(output.columns.some(isRegionColumn) ? { region_names: names ?? {} } : {}),
         ...(report.datasetMetadata ? { metadata_url: reportMetadataUrl(report.name), metadata: report.datasetMetadata.document } : {}),
         // When the figures were computed: a result served from the report cache is older than the request.
         generated_at: (output.computedAt ?? ctx.now).toISOString(),
@@ -153,9 +158,7 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
     const ctx = oneDataVersion(deps.context());
     const [computed, filters] = await Promise.all([report.run(ctx, params, page), report.filters ? report.filters(ctx, params) : Promise.resolve(null)]);
     const output = ignored.length > 0 ? { ...computed, notes: [ignoredNote(ignored), ...computed.notes] } : computed;
-    // Region columns show names: defineReport found them (cached with the page), or one small lookup here.
-    const regionIds = output.regionNames ? [] : regionIdsOf(output.columns, output.rows);
-    const names = output.regionNames ?? (regionIds.length > 0 ? await regionNames(ctx.db as Queryable, regionIds) : undefined);
+    const { names, lookedUp } = await namesOfRegions(ctx.db as Queryable, output);
     const data = () => {
       const view = buildReportView({ report, output, filters, query, reportQuery, page, defaultLimit: HTML_PAGING.defaultLimit, columns, regionNames: names });
       return { ...view, pageTitle: view.title };
@@ -164,7 +167,7 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
     const options = { currentReport: report.name };
     // A cached result (with its names and filters) is the same object while it is served: the
     // page's body is too, for the same query. Region names looked up here are not part of it.
-    if (report.cached && (regionIds.length === 0 || output.regionNames)) {
+    if (report.cached && !lookedUp) {
       await deps.renderKept(req, res, { template, owners: [computed, filters], key: JSON.stringify(query), data }, options);
     } else {
       await deps.render(req, res, template, data(), options);
@@ -184,4 +187,15 @@ function indexEntry(report: AnyReport) {
 
 function groupsOf(reports: readonly AnyReport[]) {
   return SECTIONS.map(({ section, label }) => ({ label, reports: reports.filter((r) => r.section === section).map(indexEntry) })).filter((g) => g.reports.length > 0);
+}
+
+/**
+ * Names of the regions in a report's region columns: defineReport found them (cached with the
+ * page), or one small lookup here (`lookedUp`: not part of a cached result).
+ */
+async function namesOfRegions(db: Queryable, output: { columns: Column[]; rows: Row[]; regionNames?: Record<string, string> }): Promise<{ names: Record<string, string> | undefined; lookedUp: boolean }> {
+  if (output.regionNames) return { names: output.regionNames, lookedUp: false };
+  const ids = regionIdsOf(output.columns, output.rows);
+  if (ids.length === 0) return { names: undefined, lookedUp: false };
+  return { names: await regionNames(db, ids), lookedUp: true };
 }

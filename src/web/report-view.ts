@@ -2,7 +2,7 @@ import { formatNumber, formatTimestamp } from '../present/format.js';
 import { reportUrls, urlWith, type RawQuery } from '../present/urls.js';
 import type { ChartSpec, Column, FilterField, ReportDefinition, ReportOutput, ReportPage, SummaryItem } from '../reports/report.js';
 import { coverageNote, isPartial } from '../reports/shared/coverage.js';
-import { isRegionColumn } from '../reports/shared/regions.js';
+import { isRegionColumn } from '../present/regions.js';
 import { TOTAL_LABEL } from '../reports/shared/totals.js';
 import { formatCell, formatValue, type CellOptions, type CellView } from './cells.js';
 import { chooseColumns, COLS_PARAM, columnsControlView, type ColumnChoice, type ColumnsControlView } from './columns.js';

@@ -7,6 +7,7 @@ import { launchChromium, skipBrowserTests, watchedPage } from '../helpers/browse
 import { testDatabases } from '../helpers/databases.js';
 import { configWithUsers, PASSWORDS, startActionsApp, type ActionsApp } from '../auth/app.js';
 import { clientOf, seedFromSimulator, startTestSimulator } from './helpers.js';
+import { IDLE_RULE_TITLES } from '../../src/read-models/idle-rules.js';
 
 
 describe.skipIf(skipBrowserTests)('stopping idle instances in headless Chromium', () => {
@@ -94,6 +95,51 @@ describe.skipIf(skipBrowserTests)('stopping idle instances in headless Chromium'
     expect(await page.getByRole('button', { name: /Stop/ }).count()).toBe(0);
     expect(await page.locator('form[action^="/actions/"]').count()).toBe(0);
     expect(await page.getByRole('button', { name: 'Collect now' }).count()).toBe(0);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('reads as people read it at 1440x900: whole reasons, regions by name, rule names on the confirmation and in the audit', async () => {
+    const { page, problems } = await watchedPage(browser);
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await login(page, 'olivia');
+
+    // Each reason whole: no ellipsis, nothing cut by the cell.
+    const reasons = page.locator('table.idle-table tbody td.wrap');
+    expect(await reasons.count()).toBeGreaterThan(0);
+    const cells = await reasons.evaluateAll((tds: any[]) => tds.map((td) => ({ text: td.textContent.trim(), clipped: td.querySelector('.clip') !== null, overflow: td.scrollWidth - td.clientWidth })));
+    expect(cells.some((c) => c.text.length > 32), 'a reason longer than what used to be cut').toBe(true);
+    for (const cell of cells) {
+      expect(cell.clipped, cell.text).toBe(false);
+      expect(cell.overflow, cell.text).toBeLessThanOrEqual(0);
+    }
+
+    // Regions by name in the filter, never a bare number.
+    const regionLabels = await page.locator('select[name="region"] option').allTextContents();
+    expect(regionLabels.length).toBeGreaterThan(1);
+    for (const label of regionLabels) expect(label.trim()).not.toMatch(/^\d+$/);
+
+    // The confirmation names the rules as people say them.
+    const titles = Object.values(IDLE_RULE_TITLES);
+    await page.locator('table.idle-table input[name="instance"]').first().check();
+    await page.getByRole('button', { name: 'Stop selected…' }).click();
+    await page.waitForURL(/\/actions\/stop\/confirm$/);
+    const rules = await page.locator('table.stop-plan .rule-list li').allTextContents();
+    expect(rules.length).toBeGreaterThan(0);
+    for (const rule of rules) {
+      expect(titles.some((t) => rule.startsWith(`${t}: `)), rule).toBe(true);
+      expect(rule).not.toMatch(/^[a-z_]+:/);
+    }
+
+    // And so does the audit entry.
+    await page.getByLabel('Reason (kept in the audit log)').fill('readable rules check');
+    await page.getByRole('button', { name: 'Stop now' }).click();
+    await page.waitForURL(/\/actions\/stop$/);
+    await page.goto(`${app.url}/reports/audit`);
+    const audit = await page.locator('table.report-table tbody').textContent();
+    expect(audit).toContain('readable rules check [idle rules: ');
+    expect(titles.some((t) => audit!.includes(`[idle rules: ${t}: `))).toBe(true);
+
     expect(problems).toEqual([]);
     await page.context().close();
   });

@@ -48,7 +48,7 @@ describe.each(testDatabases())('reports over HTTP on $name', (database) => {
 
     const json = await get(`/api/reports/${name}?${query}${query ? '&' : ''}limit=10000`);
     expect(json.status, json.body.slice(0, 500)).toBe(200);
-    const body = JSON.parse(json.body) as { rows: Row[]; columns: Column[]; totals: Row[] };
+    const body = JSON.parse(json.body) as { rows: Row[]; columns: Column[]; totals: Row[]; region_names?: Record<string, string> };
     if (!NEEDS_HISTORY.has(name)) expect(body.rows.length).toBeGreaterThan(0);
     expect(Array.isArray(body.totals)).toBe(true);
 
@@ -57,7 +57,7 @@ describe.each(testDatabases())('reports over HTTP on $name', (database) => {
     expect(csv.type).toMatch(/^text\/csv/);
     expect(csv.bom).toBe(true);
     const [header, ...records] = parseCsv(csv.body);
-    const columns = csvColumns(body.columns);
+    const columns = csvColumns(body.columns, body.region_names);
     expect(header).toEqual(columns.map((c) => csvCell(c.header, 'text')));
     // The rows (money rounded to each row's currency), then one "Total" row per currency, unless
     // the file is for tools (FOCUS: exact money, no total rows).
@@ -74,12 +74,36 @@ describe.each(testDatabases())('reports over HTTP on $name', (database) => {
     expect(html.body).toContain(report.title);
     const json = await get(`/api/reports/${name}`);
     expect(json.status, json.body.slice(0, 500)).toBe(200);
-    const body = JSON.parse(json.body) as { columns: Column[]; rows: Row[]; totals: Row[] };
+    const body = JSON.parse(json.body) as { columns: Column[]; rows: Row[]; totals: Row[]; region_names?: Record<string, string> };
     const csv = await get(`/api/reports/${name}.csv`);
     expect(csv.status).toBe(200);
     const [header, ...records] = parseCsv(csv.body);
-    expect(header).toEqual(csvColumns(body.columns).map((c) => csvCell(c.header, 'text')));
+    expect(header).toEqual(csvColumns(body.columns, body.region_names).map((c) => csvCell(c.header, 'text')));
     expect(records.length).toBe(body.rows.length + body.totals.length);
+  });
+
+  it('names regions: filter choices by name, and a "Region name" column beside the region id in CSVs and JSON', async () => {
+    for (const name of ['cost', 'monthly', 'inventory', 'changes', 'flavors', 'focus']) {
+      const page = await get(`/reports/${name}`);
+      expect(page.status, name).toBe(200);
+      const select = /<select name="region"[^>]*>([\s\S]*?)<\/select>/.exec(page.body)?.[1];
+      expect(select, `${name} has a region choice`).toBeDefined();
+      const labels = [...select!.matchAll(/<option value="([^"]*)"[^>]*>([^<]*)<\/option>/g)].map((m) => [m[1], m[2]]);
+      expect(labels, name).toEqual([['', 'All regions'], ['1', 'region-1'], ['2', 'region-2']]);
+    }
+    // A region asked for that no current scope has stays selectable, by its number.
+    const unknown = await get('/reports/cost?region=77');
+    expect(unknown.body).toMatch(/<option value="77" selected>Region 77<\/option>/);
+
+    const csv = parseCsv((await get('/api/reports/inventory.csv?kind=keypairs')).body);
+    const header = csv[0]!;
+    const at = header.indexOf('Region');
+    expect(header[at + 1]).toBe('Region name');
+    const rows = csv.slice(1).filter((r) => r[0] !== 'Total');
+    expect(rows.length).toBeGreaterThan(0);
+    for (const row of rows) expect(row[at + 1]).toBe(`region-${row[at]}`);
+    const json = JSON.parse((await get('/api/reports/inventory?kind=keypairs')).body) as { region_names: Record<string, string> };
+    expect(json.region_names).toEqual({ '1': 'region-1' });
   });
 
   it('switches the inventory kind by links that start afresh, and keeps every tag filter in the form', async () => {

@@ -177,6 +177,8 @@ describe.runIf(postgres.length > 0)('inventory CSV written by Postgres', () => {
       { header: 'b', key: 'flag', kind: 'bool' },
       { header: 'at', key: 'at', kind: 'timestamp' },
       { header: 'tags', key: 'tags', kind: 'tags' },
+      // A name looked up by the id in n (a region's name beside its id): names come from the cloud API.
+      { header: 'name of n', key: 'region_name', kind: 'text', names: { from: 'n', byId: { '7': "O'Hare \\ east\\", '1': '=HYPERLINK("x")', '2': '＠home', '-3': '' } } },
     ];
     const values: Array<[string | null, string | null, string | null, number | null, string | null, boolean | null, string | null, string | null]> = [
       ['2.345', '2.345', 'EUR', -3, '=cmd', true, '2025-03-10T17:00:00.123456Z', '{"b": "x", "aa": "y"}'],

@@ -1,12 +1,26 @@
 import { PRICED_KINDS } from '../../costing/pricing.js';
+import type { Queryable } from '../../db/connection.js';
+import { latestSnapshots } from '../../db/latest-snapshots.js';
+import { SNAPSHOT_KINDS, type SnapshotKind } from '../../db/schema.js';
 import type { FilterField } from '../report.js';
 import { kindLabel } from './format.js';
+import { regionNames } from './regions.js';
 
-/** The project and region number inputs, as every scope-filtered report shows them. */
-export function scopeFilterFields(params: { project?: number | undefined; region?: number | undefined }): FilterField[] {
+/**
+ * The project and region choices of a scope-filtered report: the scopes of the latest complete
+ * snapshots of `kinds` (and the value asked for, even when no current scope has it), regions by
+ * their name ("Region 38" when the API never named it).
+ */
+export async function scopeFilterFields(db: Queryable, params: { project?: number | undefined; region?: number | undefined }, kinds: readonly SnapshotKind[] = SNAPSHOT_KINDS): Promise<FilterField[]> {
+  const scopes = await latestSnapshots(db, kinds);
+  const known = (values: Array<number | null>, asked: number | undefined) =>
+    [...new Set([...values, asked ?? null].filter((v): v is number => v !== null))].sort((a, b) => a - b);
+  const projects = known(scopes.map((s) => s.project_id), params.project);
+  const regions = known(scopes.map((s) => s.region_id), params.region);
+  const names = await regionNames(db, regions);
   return [
-    { name: 'project', label: 'Project', type: 'number', value: params.project?.toString() ?? '' },
-    { name: 'region', label: 'Region', type: 'number', value: params.region?.toString() ?? '' },
+    optionalSelect('project', 'Project', params.project?.toString(), projects.map((p) => [String(p), String(p)] as const), 'All projects'),
+    optionalSelect('region', 'Region', params.region?.toString(), regions.map((r) => [String(r), names[String(r)] ?? `Region ${r}`] as const), 'All regions'),
   ];
 }
 

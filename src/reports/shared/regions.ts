@@ -5,12 +5,10 @@
  * neither kind was ever collected has no name (pages show its number alone).
  */
 import type { Queryable } from '../../db/connection.js';
+import { isRegionColumn } from '../../present/regions.js';
+import { SNAPSHOT_KINDS } from '../../db/schema.js';
+import { latestSnapshots } from '../../db/latest-snapshots.js';
 import type { Column, Row } from '../report.js';
-
-/** A column holding region ids (`region_id`, or `region` when it is a number). */
-export function isRegionColumn(column: Pick<Column, 'key' | 'kind'>): boolean {
-  return column.kind === 'int' && (column.key === 'region_id' || column.key === 'region');
-}
 
 /** The region ids in these rows' region columns. */
 export function regionIdsOf(columns: readonly Column[], rows: readonly Row[]): number[] {
@@ -41,4 +39,19 @@ export async function regionNames(db: Queryable, ids: readonly number[]): Promis
   const names: Record<string, string> = {};
   for (const row of rows) if (row.name) names[String(row.region_id)] = row.name;
   return names;
+}
+
+/**
+ * The region names an export's "Region name" column is written from (present/csv.ts), or
+ * undefined when the export has no region id column. CSVs are written before their rows are read,
+ * so the names are those of the regions of every kind's latest complete snapshots and of the
+ * region the export asked for: a region no current scope has, and not asked for, keeps an empty name.
+ */
+export async function exportRegionNames(db: Queryable, columns: readonly Column[], params: unknown): Promise<Record<string, string> | undefined> {
+  if (!columns.some(isRegionColumn)) return undefined;
+  const scopes = await latestSnapshots(db, SNAPSHOT_KINDS);
+  const asked = typeof params === 'object' && params !== null ? (params as { region?: unknown }).region : undefined;
+  const ids = new Set<number>();
+  for (const id of [...scopes.map((s) => s.region_id), asked]) if (typeof id === 'number') ids.add(id);
+  return regionNames(db, [...ids]);
 }
