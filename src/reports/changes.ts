@@ -14,6 +14,8 @@ import { dirParam, idParam, instantParam, intParam, invalidParameter, sortParam 
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
 import { optionalSelect, scopeFilterFields } from './shared/fields.js';
+import { AUDIT_ACTIONS } from '../read-models/audit-vocabulary.js';
+import { reportUrls } from '../present/urls.js';
 
 /** Per kind: table, identity column, compared columns (trusted SQL names). */
 interface ChangeSpec {
@@ -148,8 +150,7 @@ async function fetchDiff(ctx: ReportCtx, p: ChangesParams, list: readonly Pair[]
     n_changed: number;
   }>(diffQuery(spec, p), [comparable.map((x) => x.to_id), comparable.map((x) => x.from_id), comparable.map((x) => x.scope_key), p.change ?? null, limit, offset]);
   const first = rows[0];
-  return {
-    rows: rows.map((r) => ({
+  const page: Row[] = rows.map((r) => ({
       scope: r.scope_key,
       change: r.change,
       resource_id: r.resource_id,
@@ -158,9 +159,47 @@ async function fetchDiff(ctx: ReportCtx, p: ChangesParams, list: readonly Pair[]
       tag_changes: describeTagChanges(r.tags),
       details: Object.keys(r.fields).length > 0 ? r.fields : null,
       diff: diffOf(spec, r.fields, r.tags),
-    })),
-    counts: first ? { added: first.n_added, removed: first.n_removed, changed: first.n_changed } : null,
-  };
+    }));
+  if (STOPPABLE.has(p.kind)) await addStops(ctx.db, page, comparable);
+  return { rows: page, counts: first ? { added: first.n_added, removed: first.n_removed, changed: first.n_changed } : null };
+}
+
+/** Kinds that cloudtally stops (instances, and cluster servers by their server id). */
+const STOPPABLE: ReadonlySet<ChangeKind> = new Set(['instances', 'servers']);
+
+/**
+ * Who stopped a changed resource through cloudtally between the two snapshots, and why: the
+ * latest real (not dry-run) successful stop in the audit log between the scope's two snapshot
+ * times, linked to the audit log filtered on that instance and day.
+ */
+async function addStops(db: Queryable, rows: Row[], compared: readonly Pair[]): Promise<void> {
+  const byScope = new Map(compared.map((x) => [x.scope_key, x]));
+  const changed = rows.filter((r) => r.change === 'changed');
+  for (const row of rows) Object.assign(row, { stopped_by: null, stop_href: null });
+  if (changed.length === 0) return;
+  const stops = await db.query<{ i: string; id: number; at: Date; actor: string; reason: string | null }>(
+    `select r.i::text, a.id, a.at, a.actor, a.reason
+     from unnest($1::text[], $2::timestamptz[], $3::timestamptz[]) with ordinality as r(instance_id, from_at, to_at, i)
+     cross join lateral (
+       select id, at, actor, reason from audit_log a
+       where a.instance_id = r.instance_id and a.action = $4 and a.result = $5 and not a.dry_run
+         and a.at > r.from_at and a.at <= r.to_at
+       order by a.at desc, a.id desc limit 1
+     ) a`,
+    [
+      changed.map((r) => String(r.resource_id)),
+      changed.map((r) => byScope.get(String(r.scope))!.from_at),
+      changed.map((r) => byScope.get(String(r.scope))!.to_at),
+      AUDIT_ACTIONS.stop,
+      'stopped',
+    ],
+  );
+  for (const stop of stops) {
+    const row = changed[Number(stop.i) - 1]!;
+    const day = stop.at.toISOString().slice(0, 10);
+    row.stopped_by = `${stop.actor}${stop.reason ? `: ${stop.reason}` : ''} (${formatInstant(stop.at)}, audit #${stop.id})`;
+    row.stop_href = `${reportUrls('audit').html}?${new URLSearchParams({ instance: String(row.resource_id), action: AUDIT_ACTIONS.stop, from: day, to: day })}`;
+  }
 }
 
 /** Whether the kind's versions are identified by spec.id alone. */
@@ -383,6 +422,15 @@ const COLUMNS: Column[] = [
   { key: 'tag_changes', label: 'Tag changes', kind: 'text', secondary: true },
 ];
 
+/** Instances and servers also say who stopped them through cloudtally, linked to the audit log. */
+const STOP_COLUMN: Column = { key: 'stopped_by', label: 'Stopped through cloudtally', kind: 'text', hrefKey: 'stop_href', wraps: true };
+
+function columnsOf(kind: ChangeKind): Column[] {
+  if (!STOPPABLE.has(kind)) return COLUMNS;
+  const at = COLUMNS.findIndex((c) => c.key === 'diff') + 1;
+  return [...COLUMNS.slice(0, at), STOP_COLUMN, ...COLUMNS.slice(at)];
+}
+
 export const changesReport: Report<ChangesParams> = defineReport({
   name: 'changes',
   title: 'Changes',
@@ -413,7 +461,7 @@ export const changesReport: Report<ChangesParams> = defineReport({
         { label: 'Changed', value: counts.changed, kind: 'int' },
       ],
       charts: [],
-      columns: COLUMNS,
+      columns: columnsOf(params.kind),
       rows,
       totalRows: params.change ? counts[params.change] : total,
       notes,
@@ -422,7 +470,7 @@ export const changesReport: Report<ChangesParams> = defineReport({
 
   async export(ctx, params) {
     const list = await pairs(ctx, params);
-    return { columns: COLUMNS, rows: offsetRows(async (limit, offset) => (await fetchDiff(ctx, params, list, limit, offset)).rows) };
+    return { columns: columnsOf(params.kind), rows: offsetRows(async (limit, offset) => (await fetchDiff(ctx, params, list, limit, offset)).rows) };
   },
 
   async filters(ctx, params) {
