@@ -36,7 +36,9 @@ function changes(before: Budget, after: BudgetSettings): string[] {
     ['by', before.by ?? 'total', after.by ?? 'total'],
     ['value', before.value ?? '', after.value ?? ''],
     ['currency', before.currency, after.currency],
-    ['amount_per_month', before.amountPerMonth, after.amountPerMonth],
+    ['period', before.period, after.period],
+    // A monthly budget's amount keeps its monthly name (the configuration's amount_per_month).
+    [before.period === 'month' && after.period === 'month' ? 'amount_per_month' : 'amount', before.amount, after.amount],
     ['thresholds', before.thresholds.join(','), after.thresholds.join(',')],
     ['notify', before.notify.join(','), after.notify.join(',')],
   ];
@@ -44,7 +46,7 @@ function changes(before: Budget, after: BudgetSettings): string[] {
 }
 
 function describe(b: BudgetSettings): string {
-  return `${b.by === null ? 'total' : `${b.by}=${b.value}`}, ${b.currency} ${b.amountPerMonth} per month, alerts at ${b.thresholds.join(',')}%${b.notify.length ? ` to ${b.notify.join(',')}` : ''}`;
+  return `${b.by === null ? 'total' : `${b.by}=${b.value}`}, ${b.currency} ${b.amount} per ${b.period}, alerts at ${b.thresholds.join(',')}%${b.notify.length ? ` to ${b.notify.join(',')}` : ''}`;
 }
 
 async function audit(tx: Queryable, deps: Pick<BudgetWriteDeps, 'now'>, actor: BudgetActor, action: AuditAction, result: AuditResult, reason: string): Promise<void> {
@@ -71,8 +73,8 @@ export async function createBudget(deps: BudgetWriteDeps, actor: BudgetActor, b:
       const at = deps.now.toISOString();
       const [row] = await queryRows<{ id: string }>(
         tx,
-        sql`insert into budgets (name, by, value, currency, amount_per_month, thresholds, notify, created_at, created_by, updated_at, updated_by)
-         values (${b.name}, ${b.by}, ${b.value}, ${b.currency}, ${b.amountPerMonth}::numeric, ${JSON.stringify(b.thresholds)}::jsonb,
+        sql`insert into budgets (name, by, value, currency, period, amount, thresholds, notify, created_at, created_by, updated_at, updated_by)
+         values (${b.name}, ${b.by}, ${b.value}, ${b.currency}, ${b.period}, ${b.amount}::numeric, ${JSON.stringify(b.thresholds)}::jsonb,
            ${JSON.stringify(b.notify)}::jsonb, ${at}, ${actor.name}, ${at}, ${actor.name}) returning id`,
       );
       const id = Number(row!.id);
@@ -94,7 +96,7 @@ export async function changeBudget(deps: BudgetWriteDeps, actor: BudgetActor, id
       await checkName(tx, deps, b.name, id);
       await executeStatement(
         tx,
-        sql`update budgets set name = ${b.name}, by = ${b.by}, value = ${b.value}, currency = ${b.currency}, amount_per_month = ${b.amountPerMonth}::numeric,
+        sql`update budgets set name = ${b.name}, by = ${b.by}, value = ${b.value}, currency = ${b.currency}, period = ${b.period}, amount = ${b.amount}::numeric,
           thresholds = ${JSON.stringify(b.thresholds)}::jsonb, notify = ${JSON.stringify(b.notify)}::jsonb, updated_at = ${deps.now.toISOString()},
           updated_by = ${actor.name} where id = ${id}`,
       );

@@ -1,19 +1,27 @@
-/** Monthly budgets: one schema for the file's `budgets` and the web app's budget form. */
+/** Budgets by month, quarter or year: one schema for the file's `budgets` and the web app's budget form. */
 import { z } from 'zod';
 import { normaliseTagKey, normaliseTagValue, type TagRules } from '../tags/normalise.js';
 import type { ConfigProblem } from './problems.js';
-import type { BudgetSettings } from './types.js';
+import { BUDGET_PERIODS, type BudgetSettings } from './types.js';
 import { nonEmptyName } from './validators.js';
 
 /** Groupings a budget may cover besides the total (tag:<key> too). */
 export const BUDGET_GROUPINGS = ['project', 'region', 'kind', 'flavor'] as const;
 export const DEFAULT_BUDGET_THRESHOLDS: readonly number[] = Object.freeze([50, 80, 100]);
-/** Largest amount_per_month: 15 digits before the point, 6 after. */
+/** Largest amount: 15 digits before the point, 6 after. */
 const BUDGET_AMOUNT = /^\d{1,15}(\.\d{1,6})?$/;
+
+const amountSchema = z
+  .string({ error: 'must be a decimal number in a string, e.g. "50000" or "1234.50" (exact, never a float)' })
+  .trim()
+  .regex(BUDGET_AMOUNT, { error: 'must be a decimal number such as 50000 or 1234.50 (at most 15 digits before the point and 6 after)' })
+  .refine((a) => /[1-9]/.test(a), { error: 'must be greater than 0' })
+  .transform((a) => a.replace(/^0+(?=\d)/, '').replace(/(\.\d*?)0+$/, '$1').replace(/\.$/, ''));
 
 /**
  * One budget, as in the configuration file and in the web app's budget form (one schema for
- * both): `by` absent = the total; `amount_per_month` a decimal string (exact, never a float).
+ * both): `by` absent = the total; `period` (default month) with `amount` for one period, or
+ * `amount_per_month`, the monthly form; amounts are decimal strings (exact, never a float).
  */
 export const BudgetSchema = z
   .strictObject({
@@ -31,12 +39,9 @@ export const BudgetSchema = z
       .trim()
       .regex(/^[A-Za-z]{3}$/, { error: 'must be an ISO 4217 currency code of 3 letters, e.g. EUR' })
       .transform((c) => c.toUpperCase()),
-    amount_per_month: z
-      .string({ error: 'must be a decimal number in a string, e.g. "50000" or "1234.50" (exact, never a float)' })
-      .trim()
-      .regex(BUDGET_AMOUNT, { error: 'must be a decimal number such as 50000 or 1234.50 (at most 15 digits before the point and 6 after)' })
-      .refine((a) => /[1-9]/.test(a), { error: 'must be greater than 0' })
-      .transform((a) => a.replace(/^0+(?=\d)/, '').replace(/(\.\d*?)0+$/, '$1').replace(/\.$/, '')),
+    period: z.enum(BUDGET_PERIODS, { error: `must be one of ${BUDGET_PERIODS.join(', ')}` }).optional(),
+    amount: amountSchema.optional(),
+    amount_per_month: amountSchema.optional(),
     thresholds: z
       .array(z.int({ error: 'must be whole percentages' }).min(1, { error: 'must be from 1 to 1000 (percent)' }).max(1000, { error: 'must be from 1 to 1000 (percent)' }))
       .min(1, { error: 'must name at least one percentage' })
@@ -52,6 +57,9 @@ export const BudgetSchema = z
   .superRefine((b, ctx) => {
     if (b.by !== undefined && b.value === undefined) ctx.addIssue({ code: 'custom', path: ['value'], message: `is required with by (the group of ${b.by} the budget covers)` });
     if (b.by === undefined && b.value !== undefined) ctx.addIssue({ code: 'custom', path: ['by'], message: 'is required with value (e.g. "tag:team"); leave both out for the total' });
+    if (b.amount !== undefined && b.amount_per_month !== undefined) ctx.addIssue({ code: 'custom', path: ['amount_per_month'], message: 'is the monthly form of amount: give one of them, not both' });
+    else if (b.amount === undefined && b.amount_per_month === undefined) ctx.addIssue({ code: 'custom', path: ['amount'], message: 'is required: the amount for one period (or amount_per_month for a monthly budget)' });
+    else if (b.amount_per_month !== undefined && b.period !== undefined && b.period !== 'month') ctx.addIssue({ code: 'custom', path: ['amount_per_month'], message: `is for monthly budgets: with period "${b.period}" give amount` });
   });
 export type BudgetInput = z.input<typeof BudgetSchema>;
 
@@ -79,5 +87,5 @@ export function normaliseBudget(b: z.output<typeof BudgetSchema>, rules: TagRule
     by = `tag:${tagKey}`;
     value = normaliseTagValue(tagKey, value, rules);
   }
-  return { name: b.name, by, value, currency: b.currency, amountPerMonth: b.amount_per_month, thresholds: b.thresholds, notify: b.notify };
+  return { name: b.name, by, value, currency: b.currency, period: b.period ?? 'month', amount: (b.amount ?? b.amount_per_month)!, thresholds: b.thresholds, notify: b.notify };
 }

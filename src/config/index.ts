@@ -13,6 +13,8 @@ export {
   type AnomalySettings,
   type AuthSettings,
   type AuthUser,
+  BUDGET_PERIODS,
+  type BudgetPeriod,
   type BudgetSettings,
   type ChannelSettings,
   type ClientSettings,

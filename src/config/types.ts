@@ -271,6 +271,10 @@ export interface DeliverySettings {
 }
 
 /** A monthly budget of the configuration file (`budgets`), its tag key and value normalised. */
+/** The calendar periods a budget may cover. */
+export const BUDGET_PERIODS = ['month', 'quarter', 'year'] as const;
+export type BudgetPeriod = (typeof BUDGET_PERIODS)[number];
+
 export interface BudgetSettings {
   name: string;
   /** null: the total (every priced resource); else `project`, `region`, `kind`, `flavor` or `tag:<key>`. */
@@ -279,8 +283,10 @@ export interface BudgetSettings {
   value: string | null;
   /** ISO 4217, upper case. */
   currency: string;
-  /** Exact decimal text, > 0. */
-  amountPerMonth: string;
+  /** The budget's period: a calendar month, quarter or year (UTC). */
+  period: BudgetPeriod;
+  /** The amount for one period, exact decimal text, > 0. */
+  amount: string;
   /** Percentages of the amount that alert, ascending, without repeats. */
   thresholds: number[];
   /** Channel names (`channels` of the configuration). */

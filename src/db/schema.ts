@@ -867,8 +867,9 @@ export const notifyDeliveries = pgTable(
 // not stored here (the file stays their only source); both kinds are read by read-models/budgets.ts.
 
 /**
- * A monthly budget: what it covers (`by` NULL = every priced resource, else a grouping such as
- * `tag:team` or `project` with its group `value`), its currency and amount per month, the
+ * A budget: what it covers (`by` NULL = every priced resource, else a grouping such as
+ * `tag:team` or `project` with its group `value`), its currency, its period (calendar month,
+ * quarter or year) and the amount for one period, the
  * percentages that alert and the channels they go to. Archiving keeps the row (the audit log and
  * past alerts name it); a name is unique among the budgets that are not archived.
  */
@@ -880,7 +881,8 @@ export const budgets = pgTable(
     by: text('by'),
     value: text('value'),
     currency: text('currency').notNull(),
-    amountPerMonth: money('amount_per_month').notNull(),
+    period: text('period').$type<'month' | 'quarter' | 'year'>().notNull().default('month'),
+    amount: money('amount').notNull(),
     thresholds: jsonb('thresholds').$type<number[]>().notNull().default([50, 80, 100]),
     notify: jsonb('notify').$type<string[]>().notNull().default([]),
     createdAt: timestamptz('created_at').notNull().defaultNow(),
@@ -891,7 +893,8 @@ export const budgets = pgTable(
     archivedBy: text('archived_by'),
   },
   (t) => [
-    check('budgets_amount_positive', sql`${t.amountPerMonth} > 0`),
+    check('budgets_amount_positive', sql`${t.amount} > 0`),
+    check('budgets_period_check', sql`${t.period} in ('month', 'quarter', 'year')`),
     check('budgets_currency_iso', sql`${t.currency} ~ '^[A-Z]{3}$'`),
     check('budgets_group_check', sql`(${t.by} is null) = (${t.value} is null)`),
     uniqueIndex('budgets_active_name_uq')

@@ -24,8 +24,8 @@ export function demoBudgets(now: Date): readonly BudgetSettings[] {
   const leftDays = (monthEnd - now.getTime()) / DAY_MS;
   const atRisk = Math.round((INFERENCE_PROJECT_USD_PER_DAY * (elapsedDays + leftDays / 2)) / 100) * 100;
   return Object.freeze([
-    { name: 'ML team (demo)', by: 'tag:team', value: 'ml', currency: 'EUR', amountPerMonth: '5000', thresholds: [50, 80, 100], notify: [] },
-    { name: 'Platform project (demo)', by: 'project', value: '380102', currency: 'EUR', amountPerMonth: '150000', thresholds: [50, 80, 100], notify: [] },
-    { name: 'Inference project (demo)', by: 'project', value: '380103', currency: 'USD', amountPerMonth: String(atRisk), thresholds: [50, 80, 100], notify: [] },
+    { name: 'ML team (demo)', by: 'tag:team', value: 'ml', currency: 'EUR', period: 'month', amount: '5000', thresholds: [50, 80, 100], notify: [] },
+    { name: 'Platform project (demo)', by: 'project', value: '380102', currency: 'EUR', period: 'month', amount: '150000', thresholds: [50, 80, 100], notify: [] },
+    { name: 'Inference project (demo)', by: 'project', value: '380103', currency: 'USD', period: 'month', amount: String(atRisk), thresholds: [50, 80, 100], notify: [] },
   ]);
 }

@@ -3,7 +3,7 @@
  * their one source) and those admins made in the web app (table `budgets`), shared by the budgets
  * report, the budget editor and the threshold alerts.
  */
-import type { BudgetSettings, DeepReadonly } from '../config/index.js';
+import type { BudgetPeriod, BudgetSettings, DeepReadonly } from '../config/index.js';
 import type { Queryable } from '../db/connection.js';
 
 export type BudgetSource = 'config' | 'app';
@@ -40,7 +40,8 @@ interface BudgetRow {
   by: string | null;
   value: string | null;
   currency: string;
-  amount_per_month: string;
+  period: BudgetPeriod;
+  amount: string;
   thresholds: number[];
   notify: string[];
   archived_at: Date | string | null;
@@ -48,7 +49,7 @@ interface BudgetRow {
   updated_at: Date | string;
 }
 
-const COLUMNS = `id::text as id, name, by, value, currency, trim_scale(amount_per_month)::text as amount_per_month, thresholds, notify, archived_at, updated_by, updated_at`;
+const COLUMNS = `id::text as id, name, by, value, currency, period, trim_scale(amount)::text as amount, thresholds, notify, archived_at, updated_by, updated_at`;
 
 function fromRow(r: BudgetRow): Budget {
   return {
@@ -58,7 +59,8 @@ function fromRow(r: BudgetRow): Budget {
     by: r.by,
     value: r.value,
     currency: r.currency,
-    amountPerMonth: r.amount_per_month,
+    period: r.period,
+    amount: r.amount,
     thresholds: r.thresholds,
     notify: r.notify,
     archived: r.archived_at !== null,

@@ -1,12 +1,13 @@
 /**
- * Budgets: per budget and month, the amount, the spend so far, the forecast for the month end
- * (part 1's method), the percentage used, the status (on track / at risk / over) and a burn-up
- * chart of the spend against the budget line. Totals per currency.
+ * Budgets: per budget, for its period that holds the month asked for (the month, its quarter or
+ * its year), the amount, the spend so far, the forecast for the period's end (part 1's method),
+ * the percentage used, the status (on track / at risk / over) and a burn-up chart of the spend
+ * against the budget line. Totals per currency.
  */
 import { z } from 'zod';
 import { activeBudgets } from '../read-models/budgets.js';
 import type { ChartSpec, Column, Row } from './report.js';
-import { budgetMonth, coversText, monthDays, type BudgetFigures, type BudgetMonth } from './shared/budget-figures.js';
+import { budgetMonth, coversText, windowDays, type BudgetFigures, type BudgetMonth } from './shared/budget-figures.js';
 import { defineReport } from './shared/define.js';
 import { FORECAST_DAYS } from './shared/forecast.js';
 import { chartNumber, isoDay } from './shared/format.js';
@@ -32,23 +33,24 @@ export type BudgetsParams = z.infer<typeof budgetsParams>;
 const COLUMNS: Column[] = [
   { key: 'budget', label: 'Budget', kind: 'text' },
   { key: 'covers', label: 'Covers', kind: 'text' },
+  { key: 'period_label', label: 'Period', kind: 'text' },
   { key: 'currency', label: 'Currency', kind: 'text' },
-  { key: 'amount', label: 'Amount per month', kind: 'money', currencyKey: 'currency' },
+  { key: 'amount', label: 'Amount for the period', kind: 'money', currencyKey: 'currency' },
   { key: 'spend', label: 'Spend to date', kind: 'money', currencyKey: 'currency' },
-  { key: 'forecast', label: 'Forecast for the month end', kind: 'money', currencyKey: 'currency' },
+  { key: 'forecast', label: 'Forecast for the period end', kind: 'money', currencyKey: 'currency' },
   { key: 'percent_used', label: 'Used', kind: 'percent' },
   { key: 'forecast_percent', label: 'Forecast of the amount', kind: 'percent' },
   { key: 'status', label: 'Status', kind: 'text' },
   { key: 'thresholds', label: 'Alerts at (%)', kind: 'text' },
-  { key: 'notify', label: 'Alerts to', kind: 'text' },
-  { key: 'source', label: 'Defined in', kind: 'text' },
+  { key: 'notify', label: 'Alerts to', kind: 'text', secondary: true },
+  { key: 'source', label: 'Defined in', kind: 'text', secondary: true },
 ];
 
-/** A budget's row; in a month without a covered hour its spend and everything from it are unknown, never 0 and "on track". */
+/** A budget's row; in a period without a covered hour its spend and everything from it are unknown, never 0 and "on track". */
 function rowOf(f: BudgetFigures, m: BudgetMonth): Row {
   const b = f.budget;
   const month = m.month;
-  const unknown = hasData(m.coverage) ? {} : { spend: null, forecast: null, percent_used: null, forecast_percent: null, status: 'no data' };
+  const unknown = hasData(f.window.coverage) ? {} : { spend: null, forecast: null, percent_used: null, forecast_percent: null, status: 'no data' };
   return {
     id: b.id,
     budget: b.name,
@@ -56,8 +58,12 @@ function rowOf(f: BudgetFigures, m: BudgetMonth): Row {
     by: b.by,
     value: b.value,
     month,
+    period: b.period,
+    period_label: f.window.label,
+    period_from: f.window.resolved.fromDay,
+    period_to: f.window.resolved.toDay,
     currency: b.currency,
-    amount: b.amountPerMonth,
+    amount: b.amount,
     spend: f.spend,
     forecast: f.forecast,
     percent_used: f.percentUsed,
@@ -70,14 +76,14 @@ function rowOf(f: BudgetFigures, m: BudgetMonth): Row {
   };
 }
 
-/** Burn-up per budget: the spend summed day by day against the amount, over every day of the month. */
-function burnUp(f: BudgetFigures, month: string): ChartSpec {
-  const labels = monthDays(month);
+/** Burn-up per budget: the spend summed day by day against the amount, over every day of its period. */
+function burnUp(f: BudgetFigures): ChartSpec {
+  const labels = windowDays(f.window);
   const byDay = new Map(f.days.map((d) => [d.day, d.cumulative]));
-  const amount = chartNumber(f.budget.amountPerMonth);
+  const amount = chartNumber(f.budget.amount);
   return {
     id: `burn-up-${f.budget.id.replace(/[^A-Za-z0-9_-]/g, '-')}`,
-    title: `${f.budget.name}: spend against the budget, ${month} (${f.budget.currency}, estimated)`,
+    title: `${f.budget.name}: spend against the budget, ${f.window.label} (${f.budget.currency}, estimated)`,
     type: 'line',
     labels,
     datasets: [
@@ -102,7 +108,7 @@ async function totalsOf(ctx: ReportCtx, rows: Row[]): Promise<Row[]> {
 export const budgetsReport: Report<BudgetsParams> = defineReport({
   name: 'budgets',
   title: 'Budgets',
-  description: 'Per budget and month: the amount, the spend so far, the forecast for the month end, the share used and the status, with a burn-up chart.',
+  description: 'Per budget and its period (month, quarter or year): the amount, the spend so far, the forecast for the period end, the share used and the status, with a burn-up chart.',
   section: 'cost',
   params: budgetsParams,
   view: 'budgets',
@@ -115,8 +121,9 @@ export const budgetsReport: Report<BudgetsParams> = defineReport({
     const notes = [
       m.ended
         ? `${m.month} has ended: its forecast is its spend.`
-        : `Forecast for the month end: spend to date + the mean cost of the last ${FORECAST_DAYS} complete days (before today) for each day left, as on the overview.` +
+        : `Forecast for the period end: spend to date + the mean cost of the last ${FORECAST_DAYS} complete days (before today) for each day left in the budget's period, as on the overview.` +
           (m.historyNote ? ` Not given: it ${m.historyNote}.` : ''),
+      ...(m.figures.some((f) => f.budget.period !== 'month') ? [`A quarterly or yearly budget shows its quarter or year that holds ${m.month}, to date.`] : []),
       'Status: over when the spend reached the amount; at risk when the forecast reaches it; otherwise on track.',
       `Spend is estimated from snapshots: each snapshot's run-rate is assumed to hold until the next one, ${gapCapText(ctx.config)} are capped, not extrapolated. Only spend in a budget's currency counts toward it.`,
       'Totals add up the budgets of each currency; budgets that overlap (the total and a team) count the same spend in each.',
@@ -128,10 +135,10 @@ export const budgetsReport: Report<BudgetsParams> = defineReport({
       summary: [
         { label: 'Budgets', value: m.figures.length, kind: 'int' },
         { label: 'On track', value: counts('on track'), kind: 'int' },
-        { label: 'At risk', value: counts('at risk'), kind: 'int', hint: 'the forecast for the month end reaches the amount' },
+        { label: 'At risk', value: counts('at risk'), kind: 'int', hint: 'the forecast for the period end reaches the amount' },
         { label: 'Over', value: counts('over'), kind: 'int', hint: 'the spend reached the amount' },
       ],
-      charts: shown.map((f) => burnUp(f, m.month)),
+      charts: shown.map(burnUp),
       columns: COLUMNS,
       rows: rows.slice(page.offset, page.offset + page.limit),
       totalRows: rows.length,

@@ -1,6 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import { archiveBudget, BudgetNameTakenError, changeBudget, createBudget } from '../actions/budgets.js';
-import { BUDGET_GROUPINGS, BudgetSchema, normaliseBudget, type BudgetInput, type BudgetSettings, type Config } from '../config/index.js';
+import { BUDGET_GROUPINGS, BudgetSchema, normaliseBudget, type BudgetInput, type BudgetPeriod, type BudgetSettings, type Config } from '../config/index.js';
 import type { Database } from '../db/connection.js';
 import { reportUrls } from '../present/urls.js';
 import { appBudget, type Budget } from '../read-models/budgets.js';
@@ -43,6 +43,9 @@ interface FormValues {
   tag_key: string;
   value: string;
   currency: string;
+  period: string;
+  amount: string;
+  /** The monthly form a client may post instead of period and amount (as the configuration file). */
   amount_per_month: string;
   thresholds: string;
   notify: string;
@@ -54,6 +57,8 @@ const FIELD_LABELS: Record<string, string> = {
   tag_key: 'Tag key',
   value: 'Group',
   currency: 'Currency',
+  period: 'Period',
+  amount: 'Amount for the period',
   amount_per_month: 'Amount per month',
   thresholds: 'Alert at',
   notify: 'Alert channels',
@@ -63,6 +68,12 @@ const GROUPINGS = [
   { value: '', label: 'Total (every priced resource)' },
   { value: 'tag', label: 'A tag (e.g. team)' },
   ...BUDGET_GROUPINGS.map((g) => ({ value: g, label: g.charAt(0).toUpperCase() + g.slice(1) })),
+];
+
+const PERIODS: Array<{ value: BudgetPeriod; label: string }> = [
+  { value: 'month', label: 'Calendar month' },
+  { value: 'quarter', label: 'Calendar quarter' },
+  { value: 'year', label: 'Calendar year' },
 ];
 
 interface FieldProblem {
@@ -78,7 +89,7 @@ const list = (v: string) =>
 
 /** The posted form; thresholds and channels may come in several fields (each a list itself). */
 function formOf(body: unknown): FormValues {
-  const form = readForm(body, { single: ['name', 'by', 'tag_key', 'value', 'currency', 'amount_per_month'], lists: ['thresholds', 'notify'] });
+  const form = readForm(body, { single: ['name', 'by', 'tag_key', 'value', 'currency', 'period', 'amount', 'amount_per_month'], lists: ['thresholds', 'notify'] });
   return { ...form, thresholds: form.thresholds.join(', '), notify: form.notify.join(', ') };
 }
 
@@ -90,13 +101,15 @@ function formFromBudget(b: Budget): FormValues {
     tag_key: tag ? b.by!.slice(4) : '',
     value: b.value ?? '',
     currency: b.currency,
-    amount_per_month: b.amountPerMonth,
+    period: b.period,
+    amount: b.amount,
+    amount_per_month: '',
     thresholds: b.thresholds.join(', '),
     notify: b.notify.join(', '),
   };
 }
 
-const EMPTY_FORM: FormValues = { name: '', by: '', tag_key: '', value: '', currency: '', amount_per_month: '', thresholds: '50, 80, 100', notify: '' };
+const EMPTY_FORM: FormValues = { name: '', by: '', tag_key: '', value: '', currency: '', period: 'month', amount: '', amount_per_month: '', thresholds: '50, 80, 100', notify: '' };
 
 /** The form as a budget, or the problems, each named by its form field. */
 function parseForm(form: FormValues, rules: BudgetPagesDeps['config']): { budget: BudgetSettings } | { problems: FieldProblem[] } {
@@ -108,7 +121,9 @@ function parseForm(form: FormValues, rules: BudgetPagesDeps['config']): { budget
     ...(form.by === '' ? {} : { by: form.by === 'tag' ? `tag:${form.tag_key.trim()}` : form.by }),
     ...(form.value.trim() === '' ? {} : { value: form.value }),
     currency: form.currency,
-    amount_per_month: form.amount_per_month,
+    ...(form.period.trim() === '' ? {} : { period: form.period.trim() as BudgetPeriod }),
+    ...(form.amount.trim() === '' ? {} : { amount: form.amount }),
+    ...(form.amount_per_month.trim() === '' ? {} : { amount_per_month: form.amount_per_month }),
     ...(form.thresholds.trim() === '' ? {} : { thresholds: list(form.thresholds).map((t) => (/^\d+$/.test(t) ? Number(t) : (t as unknown as number))) }),
     notify: list(form.notify),
   };
@@ -167,6 +182,7 @@ export function budgetPages(deps: MountDeps): Router {
         submitLabel: view.submit,
         form: view.form,
         groupings: GROUPINGS,
+        periods: PERIODS,
         archiveAction: view.archiveAction ?? null,
         errors: problems.map((p) => ({ ...p, label: FIELD_LABELS[p.field] ?? p.field })),
         reportHref: REPORT,

@@ -98,7 +98,7 @@ describe.each(testDatabases())('budget alerts on $name', ({ open }) => {
 
   it('alerts for budgets made in the web app too, keyed by their id', async () => {
     const [row] = await db.query<{ id: string }>(
-      `insert into budgets (name, by, value, currency, amount_per_month, thresholds, notify, created_by, updated_by)
+      `insert into budgets (name, by, value, currency, amount, thresholds, notify, created_by, updated_by)
        values ('Project two', 'project', '2', 'USD', 1000, '[60]', '["finance-mail"]', 'adam', 'adam') returning id::text`,
     );
     expect(await evaluateBudgetAlerts({ db, config: configWith([]), logger }, PERIODS_NOW)).toEqual([`budget:${row!.id}:2025-03:actual:60`, `budget:${row!.id}:2025-03:forecast:60`]);

@@ -25,8 +25,8 @@ describe('budgets in the configuration', () => {
       ],
     });
     expect(config.budgets).toEqual([
-      { name: 'ML team', by: 'tag:team', value: 'ml', currency: 'EUR', amountPerMonth: '50000', thresholds: [50, 80, 100], notify: ['finance-hook', 'finance-mail'] },
-      { name: 'Everything in USD', by: null, value: null, currency: 'USD', amountPerMonth: '200000', thresholds: [50, 80, 100], notify: ['finance-mail'] },
+      { name: 'ML team', by: 'tag:team', value: 'ml', currency: 'EUR', period: 'month', amount: '50000', thresholds: [50, 80, 100], notify: ['finance-hook', 'finance-mail'] },
+      { name: 'Everything in USD', by: null, value: null, currency: 'USD', period: 'month', amount: '200000', thresholds: [50, 80, 100], notify: ['finance-mail'] },
     ]);
   });
 
@@ -41,7 +41,7 @@ describe('budgets in the configuration', () => {
       tag_value_aliases: { team: { ML: 'ml' } },
       budgets: [{ name: 'ML', by: 'tag:Équipe', value: 'ML', currency: 'eur', amount_per_month: '0050000.500', thresholds: [100, 75] }],
     }).budgets!;
-    expect(b).toMatchObject({ by: 'tag:team', value: 'ml', currency: 'EUR', amountPerMonth: '50000.5', thresholds: [75, 100] });
+    expect(b).toMatchObject({ by: 'tag:team', value: 'ml', currency: 'EUR', period: 'month', amount: '50000.5', thresholds: [75, 100] });
     const others = load({ budgets: ['project', 'region', 'kind', 'flavor'].map((by, i) => ({ name: `b${i}`, by, value: 'x', currency: 'USD', amount_per_month: '1' })) }).budgets!;
     expect(others.map((o) => o.by)).toEqual(['project', 'region', 'kind', 'flavor']);
   });

@@ -61,7 +61,7 @@ describe.each(testDatabases())('the budget editor on $name', ({ open }) => {
   });
 
   const audit = () => db.query<AuditRow & Record<string, unknown>>(`select actor, role, action, result, reason from audit_log order by id`);
-  const budgetRows = () => db.query<{ name: string; amount: string; archived: boolean }>(`select name, trim_scale(amount_per_month)::text as amount, archived_at is not null as archived from budgets order by id`);
+  const budgetRows = () => db.query<{ name: string; amount: string; archived: boolean }>(`select name, trim_scale(amount)::text as amount, archived_at is not null as archived from budgets order by id`);
 
   describe.skipIf(skipBrowserTests)('in headless Chromium', () => {
     let chromium: Chromium;
@@ -97,7 +97,7 @@ describe.each(testDatabases())('the budget editor on $name', ({ open }) => {
       await page.getByLabel('Tag key').fill('team');
       await page.getByLabel(/^Group/).fill('ml');
       await page.getByLabel('Currency').fill('eur');
-      await page.getByLabel('Amount per month').fill('2000');
+      await page.getByLabel('Amount for the period').fill('2000');
       await page.getByLabel('Alert channels').fill('finance-mail');
       await page.getByRole('button', { name: 'Create budget' }).click();
       await page.waitForURL(/\/reports\/budgets$/);
@@ -109,8 +109,8 @@ describe.each(testDatabases())('the budget editor on $name', ({ open }) => {
 
       await page.locator('[data-budget-edit]').first().click();
       await page.waitForURL(/\/budgets\/\d+\/edit$/);
-      await expect(page.getByLabel('Amount per month').inputValue()).resolves.toBe('2000');
-      await page.getByLabel('Amount per month').fill('1800.50');
+      await expect(page.getByLabel('Amount for the period').inputValue()).resolves.toBe('2000');
+      await page.getByLabel('Amount for the period').fill('1800.50');
       await page.getByRole('button', { name: 'Save changes' }).click();
       await page.waitForURL(/\/reports\/budgets$/);
       // The forecast (1860) now reaches the amount (1860 / 1800.50 = 103.30 %): at risk.
@@ -134,6 +134,40 @@ describe.each(testDatabases())('the budget editor on $name', ({ open }) => {
       await page.context().close();
     });
 
+    it('an admin makes a quarterly budget, then makes it yearly; the report and the audit log follow', async () => {
+      const { page, problems } = await watchedPage(browser());
+      await login(page, 'adam');
+      await page.getByRole('link', { name: 'New budget' }).click();
+      await page.getByLabel('Name', { exact: true }).fill('ML quarter');
+      await page.locator('select[name="by"]').selectOption('tag');
+      await page.getByLabel('Tag key').fill('team');
+      await page.getByLabel(/^Group/).fill('ml');
+      await page.getByLabel('Currency').fill('EUR');
+      await page.locator('.budget-form select[name="period"]').selectOption('quarter');
+      await page.getByLabel('Amount for the period').fill('3000');
+      await page.getByRole('button', { name: 'Create budget' }).click();
+      await page.waitForURL(/\/reports\/budgets$/);
+      // Team ml in 2025-Q1 so far: 960 + 1560 + 570 = 3090 of 3000; forecast 3090 + 60 x 21.5 = 4380.
+      expect((await rowOf(page, 'ML quarter').locator('td').allTextContents()).map((c) => c.trim())).toEqual(
+        expect.arrayContaining(['ML quarter', '2025-Q1', '3,000.00', '3,090.00', '4,380.00', '103.00%', 'over']),
+      );
+      await page.getByRole('link', { name: 'Edit or archive “ML quarter”' }).click();
+      await expect(page.locator('.budget-form select[name="period"]').inputValue()).resolves.toBe('quarter');
+      await page.locator('.budget-form select[name="period"]').selectOption('year');
+      await page.getByLabel('Amount for the period').fill('20000');
+      await page.getByRole('button', { name: 'Save changes' }).click();
+      await page.waitForURL(/\/reports\/budgets$/);
+      // 296.5 days left in 2025: 3090 + 60 x 296.5 = 20880.
+      expect((await rowOf(page, 'ML quarter').locator('td').allTextContents()).map((c) => c.trim())).toEqual(
+        expect.arrayContaining(['2025', '20,000.00', '3,090.00', '20,880.00', '15.45%', 'at risk']),
+      );
+      const reasons = (await audit()).filter((r) => r.reason.includes('"ML quarter"')).map((r) => r.reason);
+      expect(reasons[0]).toMatch(/tag:team=ml, EUR 3000 per quarter, alerts at 50,80,100%/);
+      expect(reasons[1]).toMatch(/period quarter -> year; amount 3000 -> 20000/);
+      expect(problems).toEqual([]);
+      await page.context().close();
+    });
+
     it('shows the problems of a bad form (422) and stores nothing', async () => {
       const { page, problems } = await watchedPage(browser());
       await login(page, 'adam');
@@ -141,17 +175,17 @@ describe.each(testDatabases())('the budget editor on $name', ({ open }) => {
       await page.goto(`${app.url}/budgets/new`);
       await page.getByLabel('Name', { exact: true }).fill('Everything in eur'); // a configured budget's name
       await page.getByLabel('Currency').fill('E1R');
-      await page.getByLabel('Amount per month').fill('-5');
+      await page.getByLabel('Amount for the period').fill('-5');
       await page.getByLabel('Alert at').fill('50, 50');
       await page.getByRole('button', { name: 'Create budget' }).click();
       await page.waitForURL(/\/budgets$/);
       const listed = await page.locator('.field-errors li').evaluateAll((items) => items.map((li: any) => li.dataset.field));
-      expect(listed.sort()).toEqual(['amount_per_month', 'currency', 'thresholds']);
+      expect(listed.sort()).toEqual(['amount', 'currency', 'thresholds']);
       // What was typed is kept.
-      await expect(page.getByLabel('Amount per month').inputValue()).resolves.toBe('-5');
+      await expect(page.getByLabel('Amount for the period').inputValue()).resolves.toBe('-5');
       // With the rest fixed, the name is refused: it is a configured budget's.
       await page.getByLabel('Currency').fill('EUR');
-      await page.getByLabel('Amount per month').fill('5');
+      await page.getByLabel('Amount for the period').fill('5');
       await page.getByLabel('Alert at').fill('100');
       await page.getByRole('button', { name: 'Create budget' }).click();
       // The answer is at the same URL: wait for its error list, not the one of the page before.
@@ -178,7 +212,7 @@ describe.each(testDatabases())('the budget editor on $name', ({ open }) => {
   });
 
   it('refuses a viewer\'s and an operator\'s writes (403) and a write without a CSRF token', async () => {
-    const [id] = await db.query<{ id: string }>(`insert into budgets (name, currency, amount_per_month, created_by, updated_by) values ('Kept', 'USD', 100, 'adam', 'adam') returning id::text`);
+    const [id] = await db.query<{ id: string }>(`insert into budgets (name, currency, amount, created_by, updated_by) values ('Kept', 'USD', 100, 'adam', 'adam') returning id::text`);
     for (const user of ['alice', 'olivia'] as const) {
       const b = new Browser(app.url);
       await b.login(user, PASSWORDS[user]);

@@ -49,9 +49,9 @@ const config = loadConfig(
 async function seed(db: Database): Promise<void> {
   await seedPeriods(db);
   // A budget made in the web app: project 2 in USD.
-  await db.query(`insert into budgets (name, by, value, currency, amount_per_month, created_by, updated_by) values ('Project two', 'project', '2', 'USD', 1000, 'ada', 'ada')`);
+  await db.query(`insert into budgets (name, by, value, currency, amount, created_by, updated_by) values ('Project two', 'project', '2', 'USD', 1000, 'ada', 'ada')`);
   // An archived one is not shown.
-  await db.query(`insert into budgets (name, currency, amount_per_month, created_by, updated_by, archived_at, archived_by) values ('Old', 'EUR', 1, 'ada', 'ada', now(), 'ada')`);
+  await db.query(`insert into budgets (name, currency, amount, created_by, updated_by, archived_at, archived_by) values ('Old', 'EUR', 1, 'ada', 'ada', now(), 'ada')`);
 }
 
 describe.each(testDatabases())('budgets report on $name', (database) => {
@@ -140,7 +140,7 @@ describe.each(testDatabases())('budgets report on $name', (database) => {
     const table = parseCsv(res.text);
     const header = table[0]!;
     const col = (name: string) => header.indexOf(name);
-    const rows = table.slice(1).map((r) => [r[col('Budget')], r[col('Currency')], r[col('Spend to date')], r[col('Forecast for the month end')], r[col('Status')]]);
+    const rows = table.slice(1).map((r) => [r[col('Budget')], r[col('Currency')], r[col('Spend to date')], r[col('Forecast for the period end')], r[col('Status')]]);
     expect(rows).toEqual([
       ['ML team', 'EUR', '570.00', '1860.00', 'on track'],
       ['ML tight', 'EUR', '570.00', '1860.00', 'at risk'],

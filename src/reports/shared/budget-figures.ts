@@ -1,6 +1,7 @@
 /**
- * A budget's figures for a month: the amount, the spend (the cost model's cost per day over the
- * month so far, the same integration as the cost report), part 1's forecast for the month end
+ * A budget's figures for its period (the calendar month, quarter or year that holds the month
+ * asked for): the amount, the spend (the cost model's cost per day over the period so far, the
+ * same integration as the cost report), part 1's forecast for the period's end
  * (shared/forecast.ts) on the budget's group, the percentages used and the status. Shared by the
  * budgets report and the threshold alerts. Money stays exact: sums, percentages and comparisons
  * run in SQL on numeric.
@@ -9,6 +10,7 @@ import type { DailyCostRow } from '../../costing/cost-over-time.js';
 import { PRICED_KINDS, pricedResourcesSql, NO_VALUE, TAG_DIMENSION_PREFIX } from '../../costing/pricing.js';
 import { UNTAGGED } from '../../db/schema.js';
 import type { Budget } from '../../read-models/budgets.js';
+import type { BudgetPeriod } from '../../config/index.js';
 import type { Coverage } from '../report.js';
 import { periodCoverage } from './coverage.js';
 import { dimensionOf } from './costs.js';
@@ -23,20 +25,34 @@ import type { ReportCtx } from './types.js';
 export const BUDGET_STATUSES = ['on track', 'at risk', 'over'] as const;
 export type BudgetStatus = (typeof BUDGET_STATUSES)[number];
 
+/** The period of a budget that holds the month asked for. */
+export interface BudgetWindow {
+  period: BudgetPeriod;
+  /** "2026-11", "2026-Q4" or "2026": the `period=` of the cost report over the same days. */
+  label: string;
+  resolved: ResolvedPeriod;
+  coverage: Coverage;
+  /** The period has ended (the forecast is then its spend). */
+  ended: boolean;
+  /** Why there is no forecast (too little history), or null. */
+  historyNote: string | null;
+}
+
 export interface BudgetFigures {
   budget: Budget;
+  window: BudgetWindow;
   /** The budget's dimension in the cost model (`kind` for the total, whose groups are summed). */
   dimension: string;
-  /** Spend in the month up to now (the whole month when it has ended), exact. */
+  /** Spend in the budget's period up to now (the whole period when it has ended), exact. */
   spend: string;
-  /** Forecast for the month end; the spend when the month has ended; null without history enough. */
+  /** Forecast for the period's end; the spend when it has ended; null without history enough. */
   forecast: string | null;
   /** 100 x spend / amount, two decimals. */
   percentUsed: string;
   forecastPercent: string | null;
   /** over: spend >= amount; at risk: forecast >= amount; else on track. */
   status: BudgetStatus;
-  /** Spend per day of the month and its running sum (exact), days with no data as null. */
+  /** Spend per day of the period and its running sum (exact), days with no data as null. */
   days: Array<{ day: string; cost: string | null; cumulative: string | null }>;
 }
 
@@ -52,26 +68,49 @@ export interface BudgetMonth {
   figures: BudgetFigures[];
 }
 
-/** The month's figures of each budget (month YYYY-MM; default the current one). */
+/** The label of the budget period of `period` that holds `month` (YYYY-MM): "2026-11", "2026-Q4", "2026". */
+export function windowLabel(period: BudgetPeriod, month: string): string {
+  if (period === 'month') return month;
+  if (period === 'year') return month.slice(0, 4);
+  return `${month.slice(0, 4)}-Q${Math.floor((Number(month.slice(5, 7)) - 1) / 3) + 1}`;
+}
+
+/**
+ * The figures of each budget for its period that holds `month` (YYYY-MM; default the current
+ * one): a monthly budget's month, a quarterly budget's quarter, a yearly budget's year.
+ */
 export async function budgetMonth(ctx: ReportCtx, budgets: readonly Budget[], month?: string): Promise<BudgetMonth> {
-  const period = resolvePeriod({ period: month ?? isoDay(ctx.now).slice(0, 7) }, ctx.now);
-  const coverage = await periodCoverage(ctx, period);
-  const today = isoDay(ctx.now);
-  const ended = period.toDay < today;
-  const historyNote = ended ? null : forecastHistoryNote(ctx.now, coverage);
-  const fromDay = ended ? period.fromDay : [period.fromDay, forecastDays(ctx.now).fromDay].sort()[0]!;
+  const monthLabel = month ?? isoDay(ctx.now).slice(0, 7);
+  const periods = new Set<BudgetPeriod>(['month', ...budgets.map((b) => b.period)]);
+  const windows = new Map<BudgetPeriod, BudgetWindow>();
+  await Promise.all([...periods].map(async (period) => windows.set(period, await windowOf(ctx, period, monthLabel))));
+  const forecastFrom = forecastDays(ctx.now).fromDay;
+  const spans = new Map<string, { fromDay: string; lastDay: string }>();
+  for (const b of budgets) {
+    const w = windows.get(b.period)!.resolved;
+    const dim = budgetDimension(ctx, b);
+    const fromDay = windows.get(b.period)!.ended ? w.fromDay : [w.fromDay, forecastFrom].sort()[0]!;
+    const span = spans.get(dim);
+    spans.set(dim, span ? { fromDay: [span.fromDay, fromDay].sort()[0]!, lastDay: [span.lastDay, w.lastDay].sort()[1]! } : { fromDay, lastDay: w.lastDay });
+  }
   const dimensions = new Map<string, DailyCostRow[]>();
-  for (const b of budgets) dimensions.set(budgetDimension(ctx, b), []);
-  await Promise.all(
-    [...dimensions.keys()].map(async (dim) => dimensions.set(dim, await dailyCostsFor(ctx.db, ctx.config, ctx.now, dim, fromDay, period.lastDay))),
-  );
+  await Promise.all([...spans].map(async ([dim, span]) => dimensions.set(dim, await dailyCostsFor(ctx.db, ctx.config, ctx.now, dim, span.fromDay, span.lastDay))));
   const figures: BudgetFigures[] = [];
   for (const budget of budgets) {
     const dimension = budgetDimension(ctx, budget);
     const rows = (dimensions.get(dimension) ?? []).filter((r) => r.currency === budget.currency && (budget.by === null || r.group_value === budget.value));
-    figures.push(await figuresOf(ctx, budget, dimension, rows, period, ended, historyNote === null));
+    figures.push(await figuresOf(ctx, budget, dimension, rows, windows.get(budget.period)!));
   }
-  return { month: period.fromDay.slice(0, 7), period, coverage, ended, historyNote, figures };
+  const m = windows.get('month')!;
+  return { month: monthLabel, period: m.resolved, coverage: m.coverage, ended: m.ended, historyNote: m.historyNote, figures };
+}
+
+async function windowOf(ctx: ReportCtx, period: BudgetPeriod, month: string): Promise<BudgetWindow> {
+  const label = windowLabel(period, month);
+  const resolved = resolvePeriod({ period: label }, ctx.now);
+  const coverage = await periodCoverage(ctx, resolved);
+  const ended = resolved.toDay < isoDay(ctx.now);
+  return { period, label, resolved, coverage, ended, historyNote: ended ? null : forecastHistoryNote(ctx.now, coverage) };
 }
 
 /** The cost model's dimension of a budget; the total reads `kind` (every priced resource is in one of its groups). */
@@ -79,16 +118,18 @@ export function budgetDimension(ctx: Pick<ReportCtx, 'config'>, budget: Pick<Bud
   return budget.by === null ? 'kind' : (dimensionOf(budget.by, ctx.config) ?? budget.by);
 }
 
-async function figuresOf(ctx: ReportCtx, budget: Budget, dimension: string, rows: DailyCostRow[], period: ResolvedPeriod, ended: boolean, historyEnough: boolean): Promise<BudgetFigures> {
+async function figuresOf(ctx: ReportCtx, budget: Budget, dimension: string, rows: DailyCostRow[], window: BudgetWindow): Promise<BudgetFigures> {
+  const { resolved: period, ended } = window;
   const inMonth = rows.filter((r) => r.day >= period.fromDay && r.day <= period.lastDay);
   let forecast: string | null;
   if (ended) {
-    forecast = null; // the month's spend, filled in below
+    forecast = null; // the period's spend, filled in below
   } else {
-    const [f] = await monthForecasts(ctx.db, rows, { now: ctx.now, historyEnough, currencies: [budget.currency] });
+    const endsAt = new Date(Date.parse(`${addDays(period.toDay, 1)}T00:00:00Z`));
+    const [f] = await monthForecasts(ctx.db, rows, { now: ctx.now, historyEnough: window.historyNote === null, currencies: [budget.currency], window: { fromDay: period.fromDay, endsAt } });
     forecast = f?.forecast ?? null;
   }
-  // Per day, its running sum, the month's spend, percentages and status: one statement on numeric.
+  // Per day, its running sum, the period's spend, percentages and status: one statement on numeric.
   const labels = daysBetween(period.fromDay, period.lastDay);
   const [head] = await ctx.db.query<{ spend: string; percent_used: string; forecast: string | null; forecast_percent: string | null; over: boolean; at_risk: boolean; days: Array<{ day: string; cost: string | null; cumulative: string | null }> }>(
     `with d as (select day, sum(secs) as secs, ${dividedOnce('sum(secs)')} as cost from unnest($1::text[], $2::numeric[]) as t(day, secs) group by day),
@@ -110,11 +151,12 @@ async function figuresOf(ctx: ReportCtx, budget: Budget, dimension: string, rows
           'cumulative', case when cost is null and not exists (select 1 from d d2 where d2.day <= series.day) then null else trim_scale(cumulative)::text end) order by ord), '[]'::json)
         from series) as days
      from s cross join f`,
-    [inMonth.map((r) => r.day), inMonth.map((r) => r.price_seconds), labels, budget.amountPerMonth, forecast, ended],
+    [inMonth.map((r) => r.day), inMonth.map((r) => r.price_seconds), labels, budget.amount, forecast, ended],
   );
   const status: BudgetStatus = head!.over ? 'over' : head!.at_risk ? 'at risk' : 'on track';
   return {
     budget,
+    window,
     dimension,
     spend: head!.spend,
     forecast: head!.forecast,
@@ -177,9 +219,12 @@ export function coversText(budget: Pick<Budget, 'by' | 'value'>): string {
   return `${label.charAt(0).toUpperCase()}${label.slice(1)} = ${budget.value}`;
 }
 
-/** Every day of `month` (YYYY-MM), for the burn-up chart's axis. */
-export function monthDays(month: string): string[] {
-  const first = `${month}-01`;
-  const next = new Date(Date.UTC(Number(month.slice(0, 4)), Number(month.slice(5, 7)), 1));
-  return daysBetween(first, addDays(isoDay(next), -1));
+/** Every day of a budget's period, for the burn-up chart's axis. */
+export function windowDays(window: Pick<BudgetWindow, 'resolved'>): string[] {
+  return daysBetween(window.resolved.fromDay, window.resolved.toDay);
+}
+
+/** "per month", "per quarter", "per year". */
+export function perPeriod(period: BudgetPeriod): string {
+  return `per ${period}`;
 }

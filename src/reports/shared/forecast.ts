@@ -2,14 +2,15 @@
  * Part 1's forecast for the month end, for the total or for one group of a dimension: month to
  * date + the mean cost of the last FORECAST_DAYS complete days (before today) x the days left in
  * the month (fractional), with a range from the cheapest and the dearest of those days. Sums and
- * products run in SQL on numeric. Used by the overview and the budgets report.
+ * products run in SQL on numeric. Used by the overview and the budgets report, which also asks it
+ * for a quarter's or a year's end (`window`: the same method over the budget's own period).
  */
 import { dividedOnce, type DailyCostRow } from '../../costing/cost-over-time.js';
 import type { Queryable } from '../../db/connection.js';
 import { arrayParam, queryRows, sql } from '../../db/statement.js';
 import type { Coverage } from '../report.js';
 import { addDays, isoDay } from './format.js';
-import { monthToDate } from './time.js';
+import { monthToDate, periodToDate } from './time.js';
 
 /** Complete days the daily-history forecast averages. */
 export const FORECAST_DAYS = 7;
@@ -49,6 +50,8 @@ export interface ForecastOptions {
   group?: string;
   /** Currencies to answer for even without a row (0 month to date). */
   currencies?: readonly string[];
+  /** Another period than the current month: its first day and its end (exclusive). */
+  window?: { fromDay: string; endsAt: Date };
 }
 
 /**
@@ -56,7 +59,7 @@ export interface ForecastOptions {
  * month so far and the forecast's days (rows without a currency are left out).
  */
 export async function monthForecasts(q: Queryable, days: readonly DailyCostRow[], opts: ForecastOptions): Promise<MonthForecast[]> {
-  const month = monthToDate(opts.now);
+  const month = opts.window ? periodToDate(opts.now, opts.window.fromDay, opts.window.endsAt) : monthToDate(opts.now);
   const recent = forecastDays(opts.now);
   const rows = days.filter((d) => d.currency !== null && d.price_seconds !== null && (opts.group === undefined || d.group_value === opts.group));
   const inMonth = rows.filter((d) => d.day >= month.fromDay && d.day <= month.toDay);

@@ -13,13 +13,16 @@ export function gapCapText(config: Config): string {
  */
 export function monthToDate(now: Date): { fromDay: string; toDay: string; secondsLeft: string; month: string } {
   const { start, end } = monthBounds(now);
-  const ms = Math.max(0, end.getTime() - now.getTime());
-  return {
-    fromDay: isoDay(start),
-    toDay: isoDay(now),
-    secondsLeft: `${Math.floor(ms / 1000)}.${String(ms % 1000).padStart(3, '0')}`,
-    month: isoDay(start).slice(0, 7),
-  };
+  return { ...periodToDate(now, isoDay(start), end), month: isoDay(start).slice(0, 7) };
+}
+
+/**
+ * A period that began on `fromDay` and ends at `endsAt` (exclusive), seen at `now`: its first
+ * day, today, and the seconds left until it ends, exactly ("1234.567"; 0 once it has ended).
+ */
+export function periodToDate(now: Date, fromDay: string, endsAt: Date): { fromDay: string; toDay: string; secondsLeft: string } {
+  const ms = Math.max(0, endsAt.getTime() - now.getTime());
+  return { fromDay, toDay: isoDay(now), secondsLeft: `${Math.floor(ms / 1000)}.${String(ms % 1000).padStart(3, '0')}` };
 }
 
 /** Every day of [fromDay, toDay], for chart axes without holes. */
