@@ -87,12 +87,16 @@ export type DeliveryOutcome =
   | { status: 'retry'; error: string; retryAt: Date }
   | { status: 'failed'; error: string };
 
-/** Records the outcome of a claimed attempt (only while this claimant still holds the claim). */
+/**
+ * Records the outcome of a claimed attempt (only while this claimant still holds the claim). A
+ * delivery that arrives after failed attempts keeps the last error: the alert history shows what
+ * failed before it recovered.
+ */
 export async function settleDelivery(db: Queryable, claimant: string, id: number, now: Date, outcome: DeliveryOutcome): Promise<void> {
   const error = outcome.status === 'sent' ? null : outcome.error.slice(0, 1000);
   await db.execute(
     `UPDATE notify_deliveries
-        SET status = $3, last_error = $4, sent_at = CASE WHEN $3 = 'sent' THEN $5::timestamptz END,
+        SET status = $3, last_error = coalesce($4, last_error), sent_at = CASE WHEN $3 = 'sent' THEN $5::timestamptz END,
             next_attempt_at = coalesce($6::timestamptz, next_attempt_at), claimed_by = NULL, claimed_until = NULL
       WHERE id = $1 AND claimed_by = $2`,
     [id, claimant, outcome.status === 'retry' ? 'pending' : outcome.status, error, now, outcome.status === 'retry' ? outcome.retryAt : null],

@@ -6,6 +6,8 @@
  */
 import { z } from 'zod';
 import { activeBudgets } from '../read-models/budgets.js';
+import { reportUrls } from '../present/urls.js';
+import { lastBudgetAlerts } from './alerts.js';
 import type { ChartSpec, Column, Row } from './report.js';
 import { budgetMonth, coversText, windowDays, type BudgetFigures, type BudgetMonth } from './shared/budget-figures.js';
 import { defineReport } from './shared/define.js';
@@ -42,12 +44,13 @@ const COLUMNS: Column[] = [
   { key: 'forecast_percent', label: 'Forecast of the amount', kind: 'percent' },
   { key: 'status', label: 'Status', kind: 'text' },
   { key: 'thresholds', label: 'Alerts at (%)', kind: 'text' },
+  { key: 'last_alert', label: 'Last alert', kind: 'text', hrefKey: 'alerts_href' },
   { key: 'notify', label: 'Alerts to', kind: 'text', secondary: true },
   { key: 'source', label: 'Defined in', kind: 'text', secondary: true },
 ];
 
 /** A budget's row; in a period without a covered hour its spend and everything from it are unknown, never 0 and "on track". */
-function rowOf(f: BudgetFigures, m: BudgetMonth): Row {
+function rowOf(f: BudgetFigures, m: BudgetMonth, lastAlert: Row | undefined): Row {
   const b = f.budget;
   const month = m.month;
   const unknown = hasData(f.window.coverage) ? {} : { spend: null, forecast: null, percent_used: null, forecast_percent: null, status: 'no data' };
@@ -72,8 +75,17 @@ function rowOf(f: BudgetFigures, m: BudgetMonth): Row {
     thresholds: b.thresholds.join(', '),
     notify: b.notify.join(', '),
     source: b.source === 'config' ? 'configuration file' : 'web app',
+    last_alert: lastAlert ? lastAlertText(lastAlert) : null,
+    last_alert_at: lastAlert ? lastAlert.at : null,
+    alerts_href: `${reportUrls('alerts').html}?${new URLSearchParams({ budget: b.id })}`,
     ...unknown,
   };
+}
+
+/** "2025-Q1 forecast 100%, sent", from the alert's key `budget:<id>:<period>:<measure>:<pct>`. */
+function lastAlertText(alert: Row): string {
+  const [period, measure, percent] = String(alert.key).split(':').slice(-3);
+  return `${period} ${measure} ${percent}%, ${String(alert.state)}`;
 }
 
 /** Burn-up per budget: the spend summed day by day against the amount, over every day of its period. */
@@ -95,9 +107,10 @@ function burnUp(f: BudgetFigures): ChartSpec {
   };
 }
 
-async function resolve(ctx: ReportCtx, params: BudgetsParams): Promise<BudgetMonth> {
+async function resolve(ctx: ReportCtx, params: BudgetsParams): Promise<{ m: BudgetMonth; rows: Row[] }> {
   const budgets = await activeBudgets(ctx.db, ctx.config.budgets);
-  return budgetMonth(ctx, budgets, params.period);
+  const [m, alerts] = await Promise.all([budgetMonth(ctx, budgets, params.period), lastBudgetAlerts(ctx.db, budgets.map((b) => b.id))]);
+  return { m, rows: m.figures.map((f) => rowOf(f, m, alerts.get(f.budget.id))) };
 }
 
 async function totalsOf(ctx: ReportCtx, rows: Row[]): Promise<Row[]> {
@@ -114,8 +127,7 @@ export const budgetsReport: Report<BudgetsParams> = defineReport({
   view: 'budgets',
 
   async run(ctx, params, page) {
-    const m = await resolve(ctx, params);
-    const rows = m.figures.map((f) => rowOf(f, m));
+    const { m, rows } = await resolve(ctx, params);
     const shown = m.figures.slice(page.offset, page.offset + page.limit);
     const counts = (s: string) => rows.filter((r) => r.status === s).length;
     const notes = [
@@ -127,6 +139,7 @@ export const budgetsReport: Report<BudgetsParams> = defineReport({
       'Status: over when the spend reached the amount; at risk when the forecast reaches it; otherwise on track.',
       `Spend is estimated from snapshots: each snapshot's run-rate is assumed to hold until the next one, ${gapCapText(ctx.config)} are capped, not extrapolated. Only spend in a budget's currency counts toward it.`,
       'Totals add up the budgets of each currency; budgets that overlap (the total and a team) count the same spend in each.',
+      'Last alert: the newest threshold alert of the budget and whether it arrived; the alert history lists them all.',
       ...(isPartial(m.coverage) ? [coverageNote(m.coverage)] : []),
       ...(m.figures.length === 0 ? ['No budgets yet: add them to the configuration file (`budgets`) or, as an admin, with "New budget".'] : []),
     ];
@@ -149,8 +162,7 @@ export const budgetsReport: Report<BudgetsParams> = defineReport({
   },
 
   async export(ctx, params) {
-    const m = await resolve(ctx, params);
-    const rows = m.figures.map((f) => rowOf(f, m));
+    const { m, rows } = await resolve(ctx, params);
     return {
       columns: COLUMNS,
       rows: (async function* () {

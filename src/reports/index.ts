@@ -4,6 +4,7 @@
  */
 import type { ReportDefinition } from './report.js';
 import { anomaliesReport } from './anomalies.js';
+import { alertsReport } from './alerts.js';
 import { auditReport } from './audit.js';
 import { budgetsReport } from './budgets.js';
 import { changesReport } from './changes.js';
@@ -44,7 +45,7 @@ export function dataReports(): ReportDefinition[] {
   ];
 }
 
-/** Reports of what operators did and will do: idle candidates, scheduled stops, the audit log. */
+/** Reports of what operators did and will do, and what cloudtally told people: idle candidates, scheduled stops, the audit log, the alert history. */
 export function operationsReports(): ReportDefinition[] {
-  return [idleReport, scheduledStopsReport, auditReport] as ReportDefinition[];
+  return [idleReport, scheduledStopsReport, auditReport, alertsReport] as ReportDefinition[];
 }
