@@ -36,6 +36,8 @@ COPY package.json package-lock.json ./
 RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --no-audit --no-fund
 COPY --from=build /app/dist ./dist
 COPY migrations ./migrations
+# The data folder a new PGlite database starts from (src/db/pglite-template.ts).
+COPY pglite ./pglite
 COPY views ./views
 COPY public ./public
 # The only writable place: the embedded database when DATABASE_URL is not set (mount a volume here).

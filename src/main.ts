@@ -212,7 +212,23 @@ export async function startService(loaded: Config, logger: Logger, options: Star
 
     const starting = new AbortController();
     const ready = Promise.all([
-      startCollecting({ logger, collection, collectorDeps, simulator, database, now, days: options.demoHistoryDays ?? demoHistoryDays(now()), signal: starting.signal, onProgress, onBackfill: (progress) => (demoHistory = progress) }),
+      startCollecting({
+        logger,
+        collection,
+        collectorDeps,
+        simulator,
+        database,
+        now,
+        days: options.demoHistoryDays ?? demoHistoryDays(now()),
+        signal: starting.signal,
+        onProgress,
+        onBackfill: (progress) => {
+          demoHistory = progress;
+          // The demo history's first step stores the first figures: the cost gauges show them
+          // from then on, not only after its last step (minutes later), when they are set again.
+          if (progress?.done === 1) void updateCostGauges();
+        },
+      }),
       // Snapshots collected while the service was down, or other idle settings: the read model follows.
       refreshCurrentInstancesAfterRun({ db: database, config, logger }),
       // The cost gauges of the data already there (empty on a fresh database).

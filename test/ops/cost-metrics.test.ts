@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import { silentLogger } from '../../src/logger.js';
+import { demoHistorySteps } from '../../src/demo/history.js';
 import { startService, type RunningService } from '../../src/main.js';
 import { freshPostgresDatabase } from '../helpers/databases.js';
 
@@ -164,5 +165,39 @@ describe('cost metrics at start', () => {
     for (const s of monthToDate) {
       expect(s.value).toBe(Number(o.summary.find((c) => new RegExp(`^Month to date \\d{4}-\\d{2} \\(${s.labels.currency}\\)$`).test(c.label))?.value));
     }
+  }, 240_000);
+});
+
+describe.each(DATABASES)('cost metrics during the demo history on $name', ({ name }) => {
+  let service: RunningService | undefined;
+  let postgres: { url: string; drop(): Promise<void> } | undefined;
+
+  afterAll(async () => {
+    await service?.stop();
+    await postgres?.drop();
+  }, 60_000);
+
+  it('are there once its first step is stored, not only after its last', async () => {
+    if (name === 'Postgres') postgres = await freshPostgresDatabase(postgresUrl!);
+    const env = postgres ? { DATABASE_URL: postgres.url } : {};
+    const days = 2;
+    service = await startService(loadConfig({ CLOUDTALLY_DATA_DIR: 'memory://', PORT: '0', SIM_TASK_DELAY_MS: '20', ...env }), silentLogger(), { demoHistoryDays: days });
+    let backfillEnded = false;
+    void service.ready.finally(() => (backfillEnded = true));
+    // Scrapes while the history is built: the first one with a total says how many steps were stored by then.
+    let storedRuns: number | null = null;
+    while (!backfillEnded) {
+      const totals = samples(await (await fetch(`${service.url}/metrics`)).text(), 'cloudtally_cost_per_hour').filter((s) => s.labels.group_by === 'total');
+      if (totals.length > 0) {
+        expect(totals.every((s) => s.value > 0)).toBe(true);
+        storedRuns = (await service.database.query<{ n: number }>("SELECT count(*)::int AS n FROM collection_runs WHERE status <> 'running'"))[0]!.n;
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(storedRuns, 'no cost gauge while the demo history was built').not.toBeNull();
+    expect(storedRuns!).toBeGreaterThan(0);
+    expect(storedRuns!).toBeLessThan(demoHistorySteps(days));
+    await service.ready;
   }, 240_000);
 });
