@@ -1,5 +1,5 @@
 /**
- * `npm run bench overview-load [-- --instances 300 --scopes 10 --days 30 --hourly-days 7 --users 50 --requests-per-user 10 --rounds 5 --keep --reuse DB]`
+ * `npm run bench overview-load [-- --instances 300 --scopes 10 --days 30 --hourly-days 7 --users 50 --requests-per-user 40 --rounds 5 --keep --reuse DB]`
  *
  * The overview under concurrent users, with the load from outside the server's process: the web
  * app runs in a child process (bench/load-server.ts, the real clock, the report cache at its
@@ -35,7 +35,7 @@ import { openDatabase, type Database } from '../src/db/connection.js';
 import { migrateDatabase } from '../src/db/migrate.js';
 
 const parseOptions = (args: string[]) =>
-  parseBenchOptions('overview-load', args, { databaseUrl: BENCH_SERVER as string, instances: 300, scopes: 10, days: 30, hourlyDays: 7, users: 50, requestsPerUser: 10, rounds: 5, keep: false, reuse: null as string | null });
+  parseBenchOptions('overview-load', args, { databaseUrl: BENCH_SERVER as string, instances: 300, scopes: 10, days: 30, hourlyDays: 7, users: 50, requestsPerUser: 40, rounds: 5, keep: false, reuse: null as string | null });
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 /** How the benchmark's children run TypeScript: as `npm run bench` runs the benchmark itself. */
