@@ -8,47 +8,25 @@
  * the report cache off.
  */
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { loadConfig } from '../../src/config/index.js';
-import { silentLogger } from '../../src/logger.js';
-import { startService, type RunningService } from '../../src/main.js';
+import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import type { RunningService } from '../../src/main.js';
 import { DEFAULT_CACHE_OPTIONS } from '../../src/reports/shared/cache.js';
 import { reportCache } from '../../src/reports/shared/define.js';
-import { freshPostgresDatabase } from '../helpers/databases.js';
+import { metricSamples, SERVICE_DATABASES, startedDemoService } from './helpers.js';
 
-const postgresUrl = process.env.TEST_DATABASE_URL;
-const DATABASES = [{ name: 'PGlite' }, ...(postgresUrl ? [{ name: 'Postgres' }] : [])];
 const USERS = 20;
 
 /** The sum of one metric's samples whose labels include `labels`. */
 function metricSum(text: string, metric: string, labels: Record<string, string>): number {
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    const match = /^([^{ ]+)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!match || match[1] !== metric) continue;
-    const found = Object.fromEntries([...(match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1]!, m[2]!]));
-    if (Object.entries(labels).every(([k, v]) => found[k] === v)) sum += Number(match[3]);
-  }
-  return sum;
+  const matching = metricSamples(text, metric).filter((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+  return matching.reduce((sum, s) => sum + s.value, 0);
 }
 
-describe.each(DATABASES)('report computations on $name', ({ name }) => {
+describe.each(SERVICE_DATABASES)('report computations on $name', ({ name }) => {
+  const started = startedDemoService(name);
   let service: RunningService;
-  let postgres: { url: string; drop(): Promise<void> } | undefined;
-
-  beforeAll(async () => {
-    if (name === 'Postgres') postgres = await freshPostgresDatabase(postgresUrl!);
-    const env = postgres ? { DATABASE_URL: postgres.url } : {};
-    const config = loadConfig({ CLOUDTALLY_DATA_DIR: 'memory://', PORT: '0', SIM_TASK_DELAY_MS: '20', ...env });
-    service = await startService(config, silentLogger(), { demoHistoryDays: 1 });
-    await service.ready;
-    await service.collection.idle();
-  }, 240_000);
-
-  afterAll(async () => {
-    await service?.stop();
-    await postgres?.drop();
-  }, 60_000);
+  let databaseUrl: string | undefined;
+  beforeAll(() => void ({ service, databaseUrl } = started()));
 
   const scrape = async () => (await fetch(`${service.url}/metrics`)).text();
   const computations = async () => metricSum(await scrape(), 'cloudtally_report_computations_total', { report: 'overview' });
@@ -105,7 +83,7 @@ describe.each(DATABASES)('report computations on $name', ({ name }) => {
   describe.runIf(name === 'Postgres')('with the computation held by a lock', () => {
     /** A session of the test holding cost_rollups (which the overview reads and the data version does not). */
     async function lockRollups(): Promise<pg.Client> {
-      const client = new pg.Client({ connectionString: postgres!.url });
+      const client = new pg.Client({ connectionString: databaseUrl! });
       await client.connect();
       onTestFinished(() => client.end());
       await client.query('BEGIN');
