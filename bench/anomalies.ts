@@ -9,7 +9,7 @@
  */
 import { loadAverage, ms, out, percentile, spread } from './measure.js';
 import { BENCH_SERVER, parseBenchOptions } from './options.js';
-import { onServer, withDatabase } from './database.js';
+import { benchDatabaseName, onServer, withDatabase } from './database.js';
 import { generate, sealThinnedDays } from './reports.js';
 import type { BenchShape } from './reports-data.js';
 import { loadConfig } from '../src/config/index.js';
@@ -39,7 +39,7 @@ async function timed(n: number, fn: () => Promise<unknown>): Promise<string> {
 
 export async function main(args: string[]): Promise<void> {
   const o = parseOptions(args);
-  const dbName = `ct_bench_anomalies_${Date.now()}`;
+  const dbName = benchDatabaseName('anomalies');
   const end = new Date(Math.floor(Date.now() / 3600_000) * 3600_000 - 3600_000);
   const shape: BenchShape = { instances: o.instances, scopes: o.scopes, hourlyDays: o.hourlyDays, totalDays: o.days, end };
   out(`anomalies benchmark: ${o.instances} instances in ${o.scopes} scopes, ${o.days} days (hourly for the last ${o.hourlyDays}) -> ${dbName}`);

@@ -3,7 +3,7 @@
  *
  * Collects the simulator at `size` instances (clusters, keypairs, Kubernetes clusters and storage
  * keys in proportion, as the simulator scales them) into a fresh database on the local Postgres
- * (`ct_bench_<time>`, created and dropped; BENCH_DATABASE_URL or --database-url names the server),
+ * (`ct_bench_collect_<pid>_<time>_<random>`, created and dropped; BENCH_DATABASE_URL or --database-url names the server),
  * and prints:
  *   - wall time and rows/s per collector, the whole collection without ports, and the ports run;
  *   - CPU seconds of the collecting process, the simulator and Postgres during each collection
@@ -33,7 +33,7 @@ import { getTableColumns } from 'drizzle-orm';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFromStdin, to as copyToStdout } from 'pg-copy-streams';
-import { onServer, withDatabase } from './database.js';
+import { benchDatabaseName, onServer, withDatabase } from './database.js';
 import { childRuntime, moduleUrl, ROOT, type ChildRuntime, type Runtime } from './runtime.js';
 import { COLLECTOR_NAMES, loadConfig, scopesFromManifest } from '../src/config/index.js';
 import { openDatabase, type Database } from '../src/db/connection.js';
@@ -428,7 +428,7 @@ async function measureCopy(url: string, runId: number): Promise<{ rows: number; 
 export async function main(args: string[]): Promise<void> {
   const options = parseArgs(args);
   const out = (line = '') => process.stdout.write(`${line}\n`);
-  const dbName = `ct_bench_${Date.now()}`;
+  const dbName = benchDatabaseName('collect');
   const url = withDatabase(options.serverUrl, dbName);
   out(`collect benchmark: ${options.size.toLocaleString('en-US')} instances -> Postgres database ${dbName}`);
 

@@ -23,7 +23,7 @@ import { instances } from '../src/db/schema.js';
 import { loadConfig } from '../src/config/index.js';
 import { refreshCurrentInstances } from '../src/costing/derive/current-instances.js';
 import { idleTagExtraction } from '../src/read-models/idle-rules-sql.js';
-import { onServer, withDatabase } from './database.js';
+import { benchDatabaseName, onServer, withDatabase } from './database.js';
 
 
 const parseOptions = (args: string[]) =>
@@ -156,7 +156,7 @@ async function sizes(db: Database): Promise<Record<string, number>> {
 
 export async function main(args: string[]): Promise<void> {
   const o = parseOptions(args);
-  const dbName = `ct_bench_history_${Date.now()}`;
+  const dbName = benchDatabaseName('history');
   const url = withDatabase(o.databaseUrl, dbName);
   await onServer(o.databaseUrl, (c) => c.query(`CREATE DATABASE ${dbName}`));
   let db: Database | null = null;

@@ -1,102 +1,145 @@
 /**
- * `npm run bench overview-load [-- --instances 300 --scopes 10 --days 30 --hourly-days 7 --users 50 --requests-per-user 10 --rounds 3 --keep --reuse DB]`
+ * `npm run bench overview-load [-- --instances 300 --scopes 10 --days 30 --hourly-days 7 --users 50 --requests-per-user 40 --rounds 5 --keep --reuse DB]`
  *
- * The overview under concurrent users, on a small database (the overview is served from the
- * report cache, so what an HTML request costs beyond the JSON one hardly depends on the data's
- * size): the same history as `bench reports` (bench/reports-data.ts) with few instances, the real
- * web app on loopback, and per round the same --users concurrent users each doing
- * --requests-per-user sequential requests of the static file /static/app.css (the baseline),
- * the overview HTML and the overview JSON, one after the other so each round sees the same load.
- * Prints p50/p95 per round and the ratio overview HTML p95 / static p95 (target <= 3 x) with its
- * spread over the rounds. Generating the history takes minutes (hours of runs are folded one by
- * one); --keep and --reuse measure again on the same database.
+ * The overview under concurrent users, with the load from outside the server's process: the web
+ * app runs in a child process (bench/load-server.ts, the real clock, the report cache at its
+ * defaults, no warm-up after new data), and every measurement is a second child process
+ * (bench/load-client.ts, autocannon) sending --users x --requests-per-user GETs over --users
+ * keep-alive connections. The database is small (the same history as `bench reports`, few
+ * instances): what an HTML request costs beyond the JSON one hardly depends on the data's size.
+ *
+ * Each round measures, one after the other, the static file /static/app.css (the baseline), then
+ * the overview HTML and JSON as they are served from the report cache (cached); then the static
+ * file again, and the overview HTML and JSON each right after a new data version (cold): the
+ * newest closed day is stamped closed anew, as the service does when it closes a day again, which
+ * changes the data version and no figure, so every cold measurement starts with a miss that its
+ * concurrent requests share (single flight) and that costs the full computation. Prints p50 / p95
+ * / p99 per measurement, the ratio overview HTML p99 / static p99 of the same round (target <= 3 x,
+ * cached and cold) with its spread over the rounds, and the load average. Generating the history
+ * takes minutes; --keep and --reuse measure again on the same database.
  */
-import { loadAverage, ms, out, percentile, spread } from './measure.js';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { loadAverage, ms, out, spread } from './measure.js';
 import { BENCH_SERVER, parseBenchOptions } from './options.js';
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
-import { onServer, withDatabase } from './database.js';
-import { concurrentUsers, generate, sealThinnedDays } from './reports.js';
+import { benchDatabaseName, onServer, reusedDatabaseName, withDatabase } from './database.js';
+import type { LoadResult } from './load-client.js';
+import { generate, sealThinnedDays } from './reports.js';
 import type { BenchShape } from './reports-data.js';
 import { loadConfig } from '../src/config/index.js';
+import { closeCompleteDays } from '../src/costing/derive/closed-days.js';
+import { gapCapsFor } from '../src/costing/gap-caps.js';
 import { openDatabase, type Database } from '../src/db/connection.js';
 import { migrateDatabase } from '../src/db/migrate.js';
-import { silentLogger } from '../src/logger.js';
-import { allReports } from '../src/reports/index.js';
-import { createWebApp } from '../src/web/app.js';
-
-
-function parseArgs(args: string[]): Options {
-  const o = parseOptions(args);
-  if (o.reuse !== null && !/^ct_bench_overview_\d+$/.test(o.reuse)) throw new Error('bench overview-load: --reuse takes a database name ct_bench_overview_<digits> kept by an earlier --keep run');
-  return o;
-}
 
 const parseOptions = (args: string[]) =>
-  parseBenchOptions('overview-load', args, { databaseUrl: BENCH_SERVER as string, instances: 300, scopes: 10, days: 30, hourlyDays: 7, users: 50, requestsPerUser: 10, rounds: 3, keep: false, reuse: null as string | null });
-type Options = ReturnType<typeof parseOptions>;
+  parseBenchOptions('overview-load', args, { databaseUrl: BENCH_SERVER as string, instances: 300, scopes: 10, days: 30, hourlyDays: 7, users: 50, requestsPerUser: 40, rounds: 5, keep: false, reuse: null as string | null });
 
+const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
+/** How the benchmark's children run TypeScript: as `npm run bench` runs the benchmark itself. */
+const NODE_ARGS = ['--max-semi-space-size=32', '--import', 'tsx'];
+
+/** The web app in a child process, listening; it ends when its stdin is closed. */
+async function startServer(url: string): Promise<{ base: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, [...NODE_ARGS, here('./load-server.ts'), url], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout! });
+  const [first] = (await Promise.race([once(lines, 'line'), once(child, 'exit').then(([code]) => Promise.reject(new Error(`bench overview-load: the server exited (${String(code)}) before listening`)))])) as [string];
+  lines.close();
+  return { base: (JSON.parse(first) as { url: string }).url, child };
+}
+
+/** One measurement: the load client in a child process of its own. */
+async function measure(url: string, connections: number, requests: number): Promise<LoadResult> {
+  const child = spawn(process.execPath, [...NODE_ARGS, here('./load-client.ts'), url, String(connections), String(requests)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let text = '';
+  child.stdout!.on('data', (chunk) => (text += String(chunk)));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  if (code !== 0) throw new Error(`bench overview-load: the load client failed (${String(code)}) on ${url}`);
+  const result = JSON.parse(text) as LoadResult;
+  if (result.non2xx > 0 || result.errors > 0 || result.requests !== requests) {
+    throw new Error(`bench overview-load: ${url}: ${result.requests} of ${requests} answered, ${result.non2xx} not 2xx, ${result.errors} errors`);
+  }
+  return result;
+}
+
+/** A new data version and no new figure: the newest closed day stamped closed anew (cache.ts's version reads closed_at). */
+async function newDataVersion(db: Database): Promise<void> {
+  const [row] = await db.query<{ day: string | null }>(
+    'update cost_daily_closed_days set closed_at = clock_timestamp() where day = (select max(day) from cost_daily_closed_days) returning day::text',
+  );
+  if (!row?.day) throw new Error('bench overview-load: no closed day to stamp anew (the database has no closed days)');
+}
+
+type Measured = 'static' | 'HTML cached' | 'JSON cached' | 'static again' | 'HTML cold' | 'JSON cold';
 
 export async function main(args: string[]): Promise<void> {
-  const o = parseArgs(args);
-  const dbName = o.reuse ?? `ct_bench_overview_${Date.now()}`;
+  const o = parseOptions(args);
+  const dbName = reusedDatabaseName('overview-load', 'overview', o.reuse) ?? benchDatabaseName('overview');
   const url = withDatabase(o.databaseUrl, dbName);
-  let end = new Date(Math.floor(Date.now() / 3600_000) * 3600_000 - 3600_000);
+  const end = new Date(Math.floor(Date.now() / 3600_000) * 3600_000 - 3600_000);
   if (!o.reuse) await onServer(o.databaseUrl, (c) => c.query(`CREATE DATABASE ${dbName}`));
   let db: Database | null = null;
-  let server: Server | null = null;
+  let server: ChildProcess | null = null;
   try {
-    db = await openDatabase({ driver: 'pg', url }, { poolSize: 10 });
-    if (o.reuse) {
-      const [last] = await db.query<{ t: Date }>("select max(taken_at) as t from snapshots where kind = 'instance'");
-      end = new Date(Math.floor(last!.t.getTime() / 3600_000) * 3600_000);
-    } else {
+    db = await openDatabase({ driver: 'pg', url }, { poolSize: 2 });
+    if (!o.reuse) {
       const shape: BenchShape = { instances: o.instances, scopes: o.scopes, hourlyDays: o.hourlyDays, totalDays: o.days, end };
       out(`overview-load: ${o.instances} instances in ${o.scopes} scopes, ${o.days} days (hourly for the last ${o.hourlyDays}) -> ${dbName}`);
       await migrateDatabase(db);
       await generate(db, shape);
       await sealThinnedDays(db, shape);
+      // As the service does after a run: complete days get their cost_daily (and a closing time).
+      await closeCompleteDays(db, { now: new Date(), maxGapHours: gapCapsFor(loadConfig({})) });
     }
-    const config = loadConfig({});
-    const database = db;
-    const now = new Date(end.getTime() + 30 * 60_000);
-    // As bench reports runs it: no sign-in, no data status, the report cache at its defaults.
-    const app = createWebApp({ reports: allReports(), context: () => ({ db: database, config, now }), logger: silentLogger(), demo: false });
-    server = await new Promise<Server>((resolve) => {
-      const s = app.listen(0, '127.0.0.1', () => resolve(s));
-    });
-    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const targets = [
-      ['static', `${base}/static/app.css`],
-      ['overview HTML', `${base}/reports/overview`],
-      ['overview JSON', `${base}/api/reports/overview`],
-    ] as const;
-    // Warm-up: the report cache, compiled templates, JIT.
-    for (const [, target] of targets) await concurrentUsers(target, 10, 5);
+    const started = await startServer(url);
+    server = started.child;
+    const base = started.base;
+    const targets: Record<Measured, string> = {
+      static: `${base}/static/app.css`,
+      'HTML cached': `${base}/reports/overview`,
+      'JSON cached': `${base}/api/reports/overview`,
+      'static again': `${base}/static/app.css`,
+      'HTML cold': `${base}/reports/overview`,
+      'JSON cold': `${base}/api/reports/overview`,
+    };
+    const requests = o.users * o.requestsPerUser;
+    // Warm-up (compiled templates, JIT, connections), not measured.
+    for (const target of new Set(Object.values(targets))) await measure(target, 10, 50);
     out('');
-    out(`${o.users} concurrent users x ${o.requestsPerUser} sequential requests, ${o.rounds} rounds (static, HTML, JSON alternated)`);
-    out('round | static p50 | static p95 | HTML p50 | HTML p95 | JSON p50 | JSON p95 | HTML/static p95 | load');
-    const ratios: number[] = [];
-    const rounds: Array<Record<string, { p50: number; p95: number }>> = [];
+    out(`load from a separate process (autocannon): ${o.users} connections, ${requests} requests per measurement, ${o.rounds} rounds; load average before: ${loadAverage()}`);
+    out('cached: served from the report cache; cold: right after a new data version (the first request computes, the others share it)');
+    out('round | measurement  |    p50 |    p95 |    p99 |    max | HTML p99 / static p99 | load');
+    const ratios = { cached: [] as number[], cold: [] as number[] };
+    const rounds: Array<Record<Measured, LoadResult>> = [];
     for (let r = 0; r < o.rounds; r++) {
-      const result: Record<string, { p50: number; p95: number }> = {};
-      for (const [label, target] of targets) {
-        const times = await concurrentUsers(target, o.users, o.requestsPerUser);
-        result[label] = { p50: percentile(times, 50), p95: percentile(times, 95) };
+      const round = {} as Record<Measured, LoadResult>;
+      for (const [label, target] of Object.entries(targets) as Array<[Measured, string]>) {
+        if (label.endsWith('cold')) await newDataVersion(db);
+        // The previous round's cold measurements left a newer data version: computed here, unmeasured.
+        if (label.endsWith('cached')) await measure(target, 1, 1);
+        const result = await measure(target, o.users, requests);
+        round[label] = result;
+        const ratio = label === 'HTML cached' ? result.p99 / round.static.p99 : label === 'HTML cold' ? result.p99 / round['static again'].p99 : null;
+        if (label === 'HTML cached') ratios.cached.push(ratio!);
+        if (label === 'HTML cold') ratios.cold.push(ratio!);
+        const cells = [result.p50, result.p95, result.p99, result.max].map((v) => ms(v).padStart(6));
+        out(`${String(r + 1).padStart(5)} | ${label.padEnd(12)} | ${cells.join(' | ')} | ${(ratio === null ? '' : `${ratio.toFixed(2)} x`).padStart(21)} | ${loadAverage()}`);
       }
-      const ratio = result['overview HTML']!.p95 / result.static!.p95;
-      ratios.push(ratio);
-      rounds.push(result);
-      const cells = targets.flatMap(([label]) => [ms(result[label]!.p50).padStart(label === 'static' ? 10 : 8), ms(result[label]!.p95).padStart(label === 'static' ? 10 : 8)]);
-      out(`${String(r + 1).padStart(5)} | ${cells.join(' | ')} | ${`${ratio.toFixed(2)} x`.padStart(15)} | ${loadAverage()}`);
+      rounds.push(round);
     }
-    const s = spread(ratios);
-    out(`overview HTML p95 / static p95: median ${s.median.toFixed(2)} x (min ${s.min.toFixed(2)}, max ${s.max.toFixed(2)}; target <= 3 x)`);
-    out(`results: ${JSON.stringify({ users: o.users, requestsPerUser: o.requestsPerUser, rounds, ratios })}`);
+    for (const mode of ['cached', 'cold'] as const) {
+      const s = spread(ratios[mode]);
+      out(`overview HTML p99 / static p99, ${mode}: median ${s.median.toFixed(2)} x (min ${s.min.toFixed(2)}, max ${s.max.toFixed(2)}; target <= 3 x)`);
+    }
+    out(`load average after: ${loadAverage()}`);
+    out(`results: ${JSON.stringify({ users: o.users, requests, rounds, ratios })}`);
   } finally {
-    if (server) {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server!.close(() => resolve()));
+    if (server && server.exitCode === null) {
+      const exited = once(server, 'exit');
+      server.stdin!.end();
+      await exited;
     }
     await db?.close();
     if (!o.keep && !o.reuse) await onServer(o.databaseUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`));

@@ -2,7 +2,7 @@
  * `npm run bench periods [-- --instances 100000 --scopes 10 --hourly-days 7 --samples 30 --runs 3 --keep]`
  *
  * The reports over periods at a year and more of history: a fresh database
- * `ct_bench_periods_<time>` gets, for every scope, one instance snapshot per day from 1 January of
+ * `ct_bench_periods_<pid>_<time>_<random>` gets, for every scope, one instance snapshot per day from 1 January of
  * last year (what retention keeps: the day's last one) and hourly ones for the last --hourly-days
  * days, with rollups synthesised in SQL (a realistic number of groups per dimension: 8 flavors,
  * 20 teams, 4 environments, 30 cost centres, the fixed dimensions) standing for --instances
@@ -24,7 +24,7 @@ import { BENCH_SERVER, parseBenchOptions } from './options.js';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { request } from 'undici';
-import { onServer, withDatabase } from './database.js';
+import { benchDatabaseName, onServer, withDatabase } from './database.js';
 import { loadConfig } from '../src/config/index.js';
 import { openDatabase, type Database } from '../src/db/connection.js';
 import { closeCompleteDays } from '../src/costing/derive/closed-days.js';
@@ -126,7 +126,7 @@ async function get(url: string): Promise<void> {
 
 export async function main(args: string[]): Promise<void> {
   const o = parseOptions(args);
-  const dbName = `ct_bench_periods_${Date.now()}`;
+  const dbName = benchDatabaseName('periods');
   const end = new Date(Math.floor(Date.now() / 3600_000) * 3600_000 - 3600_000);
   const now = new Date(end.getTime() + 30 * 60_000);
   const lastYear = now.getUTCFullYear() - 1;

@@ -1,7 +1,7 @@
 /**
  * `npm run bench reports [-- --instances 100000 --scopes 10 --days 30 --hourly-days 7 --samples 30 --users 50 --keep]`
  *
- * Reports over a month of history in the local Postgres: a fresh database `ct_bench_reports_<time>`
+ * Reports over a month of history in the local Postgres: a fresh database `ct_bench_reports_<pid>_<time>_<random>`
  * (on --database-url, default postgres://postgres@127.0.0.1:5432/postgres; dropped afterwards
  * unless --keep) gets hourly runs for the last --hourly-days days and one run per day before that
  * (what retention keeps by default: hourly detail for a week, then one snapshot per day), rows
@@ -20,7 +20,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { onServer, withDatabase } from './database.js';
+import { benchDatabaseName, onServer, reusedDatabaseName, withDatabase } from './database.js';
 import { childRuntime, moduleUrl, ROOT, rssOf } from './runtime.js';
 import { request } from 'undici';
 import { loadConfig } from '../src/config/index.js';
@@ -309,8 +309,7 @@ async function psqlCopy(url: string, sql: string): Promise<number> {
 
 export async function main(args: string[]): Promise<void> {
   const o = parseArgs(args);
-  if (o.reuse !== null && !/^ct_bench_reports_\d+$/.test(o.reuse)) throw new Error('bench reports: --reuse takes a database name ct_bench_reports_<digits> kept by an earlier --keep run');
-  const dbName = o.reuse ?? `ct_bench_reports_${Date.now()}`;
+  const dbName = reusedDatabaseName('reports', 'reports', o.reuse) ?? benchDatabaseName('reports');
   const url = withDatabase(o.databaseUrl, dbName);
   let end = new Date(Math.floor(Date.now() / 3600_000) * 3600_000 - 3600_000);
   const shape: BenchShape = { instances: o.instances, scopes: o.scopes, hourlyDays: o.hourlyDays, totalDays: o.days, end };

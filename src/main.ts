@@ -77,6 +77,11 @@ export interface RunningService {
   simulator?: Simulator;
   /** Resolves when the start-up work (demo history, first collection) has finished. */
   ready: Promise<void>;
+  /**
+   * Computes the landing views of the cached reports, as after each collection; resolves when
+   * that (and the warm-up a collection started, if one is under way) is done.
+   */
+  warmReports(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -145,7 +150,8 @@ export async function startService(loaded: Config, logger: Logger, options: Star
     const reports = allReports();
     // Set while the demo history is being built: every page's banner shows how far it is.
     let demoHistory: DemoHistoryProgress | null = null;
-    const reportContext = () => ({ db: database, config, now: now(), ...(reads ? { reads } : {}) });
+    const observer = metrics.reportObserver();
+    const reportContext = () => ({ db: database, config, now: now(), observer, ...(reads ? { reads } : {}) });
     const warmer = createReportWarmer({ reports, context: reportContext, logger });
     // Alerts and scheduled deliveries: sent on a short interval and after each collection.
     const notify = createNotifyService({ db: database, config, reports, logger, now });
@@ -245,6 +251,7 @@ export async function startService(loaded: Config, logger: Logger, options: Star
       metrics,
       ...(sim ? { simulator: sim } : {}),
       ready,
+      warmReports: () => warmer.warm(),
       async stop() {
         // A stop during start-up ends the demo backfill at its next page instead of waiting for it.
         starting.abort();

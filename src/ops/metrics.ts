@@ -59,6 +59,8 @@ export interface Metrics {
   observeReportRead(target: 'replica' | 'primary', reason: string): void;
   /** The read replica's position was looked at (once per data version, then at most once per recheck while it is behind). */
   observeReplicaCheck(): void;
+  /** What to pass as the reports' `observer` (reports/report.ts): counts report computations and report cache lookups. */
+  reportObserver(): { computed(report: string): void; looked(report: string, outcome: string): void };
   /** The function to pass as the cloud client's `onRequest` option. */
   cloudRequestHook(): (event: RequestEvent) => void;
   /** The function to pass as a collection's `onProgress` option. */
@@ -135,6 +137,18 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const replicaChecks = new Counter({
     name: 'cloudtally_read_replica_checks_total',
     help: "Looks at the read replica's data version (once per data version; again only while it is behind or failing).",
+    registers,
+  });
+  const reportComputations = new Counter({
+    name: 'cloudtally_report_computations_total',
+    help: "Computations of a report's page or filters (its queries ran: not served from the report cache), by report.",
+    labelNames: ['report'] as const,
+    registers,
+  });
+  const reportLookups = new Counter({
+    name: 'cloudtally_report_cache_lookups_total',
+    help: 'Report cache lookups of cached reports, by report and outcome: fresh (a kept result), shared (a computation under way for the same parameters and data: single flight), stale (served while recomputed), computed.',
+    labelNames: ['report', 'outcome'] as const,
     registers,
   });
   const httpDuration = new Histogram({
@@ -311,6 +325,10 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     observeAction: (event) => actions.inc({ action: event.action, result: event.result }),
     observeReportRead: (target, reason) => reportReads.inc({ target, reason }),
     observeReplicaCheck: () => replicaChecks.inc(),
+    reportObserver: () => ({
+      computed: (report) => reportComputations.inc({ report }),
+      looked: (report, outcome) => reportLookups.inc({ report, outcome }),
+    }),
     cloudRequestHook: () => observeApiRequest,
     collectionProgressHook: () => observeProgress,
     httpMiddleware: () => (req, res, next) => {

@@ -166,6 +166,18 @@ export interface ReportContext<Db = unknown, Cfg = unknown> {
   now: Date;
   /** Sends reads to a read replica once it shows the primary's data version (reports/shared/read-routing.ts). */
   reads?: ReadRouter<Db>;
+  /** Told of every computation of a report and how each cached lookup was answered (the metrics). */
+  observer?: ReportObserver;
+}
+
+/** How a report cache lookup was answered (reports/shared/cache.ts). */
+export type ReportCacheOutcome = 'fresh' | 'shared' | 'stale' | 'computed';
+
+export interface ReportObserver {
+  /** A report's page or filters were computed (a query ran: not served from the report cache). */
+  computed(report: string): void;
+  /** A cached report was looked up in the report cache. */
+  looked(report: string, outcome: ReportCacheOutcome): void;
 }
 
 /** Chooses the database a report reads from, given the data version read on the primary. */

@@ -11,35 +11,15 @@ import { loadConfig } from '../../src/config/index.js';
 import { silentLogger } from '../../src/logger.js';
 import { demoHistorySteps } from '../../src/demo/history.js';
 import { startService, type RunningService } from '../../src/main.js';
-import { freshPostgresDatabase } from '../helpers/databases.js';
+import { metricSamples, SERVICE_DATABASES, startedDemoService } from './helpers.js';
 
-const postgresUrl = process.env.TEST_DATABASE_URL;
-const DATABASES = [{ name: 'PGlite' }, ...(postgresUrl ? [{ name: 'Postgres' }] : [])];
-
-interface Sample {
-  labels: Record<string, string>;
-  value: number;
-}
-
-/** Every sample of one metric in the exposition text, with its labels. */
-function samples(text: string, metric: string): Sample[] {
-  return text
-    .split('\n')
-    .filter((line) => line.startsWith(`${metric}{`) || line.startsWith(`${metric} `))
-    .map((line) => {
-      const match = /^[^{ ]+(?:\{(.*)\})? (\S+)$/.exec(line)!;
-      const labels = Object.fromEntries([...(match[1] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1]!, m[2]!]));
-      return { labels, value: Number(match[2]) };
-    });
-}
+const samples = metricSamples;
 
 interface Overview {
   summary: Array<{ label: string; value: string | number | null }>;
 }
 
-describe.each(DATABASES)('cost metrics on $name', ({ name }) => {
-  let service: RunningService;
-  let postgres: { url: string; drop(): Promise<void> } | undefined;
+describe.each(SERVICE_DATABASES)('cost metrics on $name', ({ name }) => {
   // The month to date grows with the clock: the gauge holds it as of the last collection, so the
   // overview is read at that instant (the service's clock stands still from a collection on).
   let clock: Date | null = null;
@@ -50,19 +30,9 @@ describe.each(DATABASES)('cost metrics on $name', ({ name }) => {
     await service.collection.idle();
   }
 
-  beforeAll(async () => {
-    if (name === 'Postgres') postgres = await freshPostgresDatabase(postgresUrl!);
-    const env = postgres ? { DATABASE_URL: postgres.url } : {};
-    const config = loadConfig({ CLOUDTALLY_DATA_DIR: 'memory://', PORT: '0', SIM_TASK_DELAY_MS: '20', ...env });
-    service = await startService(config, silentLogger(), { demoHistoryDays: 1, now: () => clock ?? new Date() });
-    await service.ready;
-    await service.collection.idle();
-  }, 240_000);
-
-  afterAll(async () => {
-    await service?.stop();
-    await postgres?.drop();
-  }, 60_000);
+  const started = startedDemoService(name, { now: () => clock ?? new Date() });
+  let service: RunningService;
+  beforeAll(() => void ({ service } = started()));
 
   const scrape = async () => (await fetch(`${service.url}/metrics`)).text();
   const overview = async () => (await (await fetch(`${service.url}/api/reports/overview`)).json()) as Overview;

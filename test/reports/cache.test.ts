@@ -10,7 +10,7 @@ import { instances, snapshots } from '../../src/db/schema.js';
 import { costReport } from '../../src/reports/cost.js';
 import { inventoryReport } from '../../src/reports/inventory.js';
 import { overviewReport } from '../../src/reports/overview.js';
-import { cacheKey, ReportCache } from '../../src/reports/shared/cache.js';
+import { cacheKey, dataVersionOf, oneDataVersion, ReportCache, withNow } from '../../src/reports/shared/cache.js';
 import { testDatabases } from '../helpers/databases.js';
 import { NOW, SCOPE_A } from './fixture.js';
 import { openKnownDataset, dec, run, summaryValue, type Ctx } from './helpers.js';
@@ -59,6 +59,27 @@ describe('ReportCache', () => {
     await expect(cache.get(scope, 'f', flaky)).rejects.toThrow('boom');
     fail = false;
     expect(await cache.get(scope, 'f', flaky)).toBe('ok');
+  });
+
+  it('shares one computation between requests whose data version reads would end out of order', async () => {
+    const cache = new ReportCache({ ttlMs: 60_000, staleMs: 60_000, maxEntries: 10 });
+    // Each version read ends when the test says so: here the later request's first.
+    const reads: Array<() => void> = [];
+    const db = { query: () => new Promise((resolve) => reads.push(() => resolve([{ v: '1' }]))) } as unknown as Queryable;
+    const config = {};
+    let computed = 0;
+    const compute = async () => ++computed;
+    // As defineReport looks a request up: the instant of its version, then the cache.
+    const request = async (now: Date) => {
+      const ctx = oneDataVersion({ db, config, now });
+      const at = withNow(ctx, cache.instant(ctx, await dataVersionOf(ctx)));
+      return cache.get(at, 'k', compute);
+    };
+    const first = request(NOW);
+    const second = request(new Date(NOW.getTime() + 5));
+    for (const end of [...reads].reverse()) end();
+    expect(await Promise.all([first, second])).toEqual([1, 1]);
+    expect(computed).toBe(1);
   });
 
   it('serves a result past its lifetime while a new one is computed, within the stale limit', async () => {

@@ -13,6 +13,7 @@
  * Exports (CSV) are never cached: they stream.
  */
 import type { Queryable } from '../../db/connection.js';
+import type { ReportCacheOutcome } from '../report.js';
 
 /**
  * The data version: changes whenever the set of complete snapshots changes (a snapshot completes
@@ -45,11 +46,35 @@ export async function dataVersion(q: Queryable, options: { actions?: boolean } =
 /** The versions read so far per context made by oneDataVersion (by the `actions` option). */
 const versionsOfRequest = new WeakMap<object, Map<boolean, Promise<string>>>();
 
+/** Per database (by the `actions` option): the version read under way for requests, if any. */
+const readsUnderWay = new WeakMap<object, Map<boolean, Promise<string>>>();
+
+/**
+ * The data version for a request: requests arriving while another request's read is under way
+ * share it (one query for many users, and their versions arrive in the order they asked, so
+ * the instant of a version and the result computed for it are those of the first of them, and
+ * the others are served that result: see ReportCache.get). The read began at most one round
+ * trip before the request arrived.
+ */
+function requestVersion(db: Queryable, actions: boolean): Promise<string> {
+  let underWay = readsUnderWay.get(db);
+  if (!underWay) readsUnderWay.set(db, (underWay = new Map()));
+  const known = underWay.get(actions);
+  if (known) return known;
+  const read = dataVersion(db, { actions });
+  underWay.set(actions, read);
+  const done = () => {
+    if (underWay.get(actions) === read) underWay.delete(actions);
+  };
+  read.then(done, done);
+  return read;
+}
+
 /**
  * A copy of a report context that reads each data version once: everything one request computes
  * with it (an HTML page's rows and its filters) is of one version, read in one round trip instead
- * of one per cached lookup. For one request only: a context kept longer would keep its version
- * after a collection.
+ * of one per cached lookup (shared with the requests arriving while it is under way). For one
+ * request only: a context kept longer would keep its version after a collection.
  */
 export function oneDataVersion<C extends object>(ctx: C): C {
   const copy = { ...ctx };
@@ -72,7 +97,7 @@ export function dataVersionOf(ctx: { db: Queryable }, options: { actions?: boole
   const actions = options.actions ?? false;
   let version = read.get(actions);
   if (!version) {
-    version = dataVersion(ctx.db, options);
+    version = requestVersion(ctx.db, actions);
     read.set(actions, version);
     // A failed read is not kept: the next lookup reads again and reports its own error.
     version.catch(() => {
@@ -100,9 +125,18 @@ interface Entry {
   version: string;
   now: number;
   value: Promise<unknown>;
+  /** The computation has ended (until then, every lookup of its key and version shares it). */
+  settled?: boolean;
   /** A background recomputation of this entry is under way. */
   refreshing?: boolean;
 }
+
+/**
+ * How a lookup was answered: `fresh`, a result computed within ttlMs; `shared`, a computation
+ * under way for the same key and data version (single flight, whatever ttlMs); `stale`, a result
+ * past ttlMs served while its successor is computed; `computed`, a new computation.
+ */
+export type CacheOutcome = ReportCacheOutcome;
 
 /**
  * Results per (database, configuration) object, so tests and processes with several databases
@@ -123,15 +157,18 @@ export class ReportCache {
   /**
    * The value of `compute` for `key`, reused while the data version is the same and `now` is
    * within ttlMs after the time it was computed for (or within staleMs, while a background
-   * recomputation replaces it). Concurrent callers share one computation; a failed one is not
-   * kept, and a failed background recomputation drops the entry, so the next request computes
-   * and reports the error itself.
+   * recomputation replaces it). Concurrent callers share one computation (single flight), also
+   * with ttlMs 0: a computation under way for the same key and data version, for this caller's
+   * "now" or an earlier one, is every caller's. A failed one is not kept (every caller sharing it
+   * gets its error), and a failed background recomputation drops the entry, so the next request
+   * computes and reports the error itself. `observe` is told how the lookup was answered.
    */
   async get<T>(
     scope: { db: Queryable; config: object; now: Date },
     key: string,
     compute: (version: string) => Promise<T>,
     versionOptions: { actions?: boolean } = {},
+    observe?: (outcome: CacheOutcome) => void,
   ): Promise<T> {
     const store = this.storeOf(scope.db, scope.config);
     const version = await dataVersionOf(scope, versionOptions);
@@ -139,15 +176,24 @@ export class ReportCache {
     const hit = store.get(key);
     if (hit && hit.version === version && now >= hit.now) {
       const age = now - hit.now;
-      if (age < this.options.ttlMs) return hit.value as Promise<T>;
+      if (!hit.settled) {
+        observe?.('shared');
+        return hit.value as Promise<T>;
+      }
+      if (age < this.options.ttlMs) {
+        observe?.('fresh');
+        return hit.value as Promise<T>;
+      }
       if (this.options.ttlMs > 0 && age < this.options.staleMs) {
         if (!hit.refreshing) {
           hit.refreshing = true;
           this.place(store, key, { version, now, value: compute(version) }, hit);
         }
+        observe?.('stale');
         return hit.value as Promise<T>;
       }
     }
+    observe?.('computed');
     const entry: Entry = { version, now, value: compute(version) };
     this.place(store, key, entry);
     return entry.value as Promise<T>;
@@ -189,9 +235,11 @@ export class ReportCache {
     if (!stale) put();
     entry.value.then(
       () => {
+        entry.settled = true;
         if (stale && store.get(key) === stale) put();
       },
       () => {
+        entry.settled = true;
         const current = store.get(key);
         if (current === entry || (stale && current === stale)) store.delete(key);
       },

@@ -8,7 +8,7 @@
  * whose replica read finds the replica unreachable is computed again on the primary.
  */
 import { isDatabaseUnavailable } from '../../db/errors.js';
-import { cacheKey, dataVersionOf, ReportCache, withNow } from './cache.js';
+import { cacheKey, dataVersionOf, ReportCache, withNow, type CacheOutcome } from './cache.js';
 import { regionIdsOf, regionNames } from './regions.js';
 import type { ReportOutput } from '../report.js';
 import type { Report, ReportCtx } from './types.js';
@@ -32,6 +32,7 @@ export function defineReport<P>(report: Report<P>, options: DefineOptions = {}):
     return { ...ctx, db: await ctx.reads.readerAt(ctx.db, current, versionOptions) };
   };
   const computed = async <T>(ctx: ReportCtx, version: string | undefined, compute: (ctx: ReportCtx) => Promise<T>): Promise<T> => {
+    ctx.observer?.computed(report.name);
     const at = await reading(ctx, version);
     if (at.db === ctx.db || !ctx.reads) return compute(at);
     try {
@@ -48,7 +49,8 @@ export function defineReport<P>(report: Report<P>, options: DefineOptions = {}):
   const cached = async <T>(ctx: ReportCtx, parts: readonly unknown[], compute: (ctx: ReportCtx) => Promise<T>): Promise<T> => {
     if (!options.cached) return computed(ctx, undefined, compute);
     const at = await atInstant(ctx);
-    return reportCache.get(at, cacheKey([report.name, ...parts]), (version) => computed(at, version, compute), versionOptions);
+    const observe = ctx.observer ? (outcome: CacheOutcome) => ctx.observer!.looked(report.name, outcome) : undefined;
+    return reportCache.get(at, cacheKey([report.name, ...parts]), (version) => computed(at, version, compute), versionOptions, observe);
   };
   return {
     ...report,
