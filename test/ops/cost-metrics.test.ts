@@ -11,6 +11,7 @@ import { loadConfig } from '../../src/config/index.js';
 import { silentLogger } from '../../src/logger.js';
 import { demoHistorySteps } from '../../src/demo/history.js';
 import { startService, type RunningService } from '../../src/main.js';
+import { freshPostgresDatabase } from '../helpers/databases.js';
 import { metricSamples, SERVICE_DATABASES, startedDemoService } from './helpers.js';
 
 const samples = metricSamples;
@@ -138,7 +139,7 @@ describe('cost metrics at start', () => {
   }, 240_000);
 });
 
-describe.each(DATABASES)('cost metrics during the demo history on $name', ({ name }) => {
+describe.each(SERVICE_DATABASES)('cost metrics during the demo history on $name', ({ name }) => {
   let service: RunningService | undefined;
   let postgres: { url: string; drop(): Promise<void> } | undefined;
 
@@ -148,7 +149,7 @@ describe.each(DATABASES)('cost metrics during the demo history on $name', ({ nam
   }, 60_000);
 
   it('are there once its first step is stored, not only after its last', async () => {
-    if (name === 'Postgres') postgres = await freshPostgresDatabase(postgresUrl!);
+    if (name === 'Postgres') postgres = await freshPostgresDatabase(process.env.TEST_DATABASE_URL!);
     const env = postgres ? { DATABASE_URL: postgres.url } : {};
     const days = 2;
     service = await startService(loadConfig({ CLOUDTALLY_DATA_DIR: 'memory://', PORT: '0', SIM_TASK_DELAY_MS: '20', ...env }), silentLogger(), { demoHistoryDays: days });

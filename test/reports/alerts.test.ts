@@ -22,7 +22,7 @@ import { parseCsv } from '../web/fixtures.js';
 
 /** A webhook that answers 500 to its first post and 200 after. */
 async function flakyHook(): Promise<{ url: string; posts: number; close(): Promise<void> }> {
-  const state = { url: '', posts: 0, close: async () => undefined };
+  const state = { url: '', posts: 0, close: async (): Promise<void> => undefined };
   const server: Server = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
