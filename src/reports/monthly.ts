@@ -114,7 +114,7 @@ function changeNote(r: Resolved): string {
   const { month, previousMonth, previousCoverage } = r.change;
   const current = r.monthCoverage[month]!;
   // A period reaching past now ends now: the last month is then the month so far, compared as it is (as the cost report compares a month).
-  const soFar = r.period.end.getTime() < Date.parse(`${addMonths(`${month}-01`, 1)}T00:00:00Z`) ? ` (${month} so far)` : '';
+  const soFar = r.period.end.getTime() < Date.parse(`${addMonths(`${month}-01`, 1)}T00:00:00Z`) ? ' so far' : '';
   const base = `Change % compares ${month}${soFar} with ${previousMonth}, per row and per currency total.`;
   if (!hasData(current)) return `${base} ${month} has no data: no change % is given.`;
   return `${base} ${comparisonNote(current, previousCoverage)}`;
