@@ -19,8 +19,11 @@ import { DIVIDED_SCALE } from '../costing/cost-over-time.js';
 import { footUnits, roundedUnits } from '../present/footing.js';
 import { decimalScale, decimalToUnits, formatDecimal } from '../read-models/decimal.js';
 
-/** Rows footed together (the file's order). */
-export const FOOTING_CHUNK = 500;
+/**
+ * Rows footed together (the file's order): as many as the smallest batch the JSON pages read
+ * (focus.ts pageOfRows), so that the first page still reads no more rows than it shows.
+ */
+export const FOOTING_CHUNK = 100;
 
 const UNIT = 10n ** BigInt(DIVIDED_SCALE);
 

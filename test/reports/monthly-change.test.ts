@@ -15,35 +15,24 @@
  *   EUR:     Jan 1860;           Feb 1680 + 2688 = 4368                  -> (4368 - 1860) / 1860 = 134.838... % -> 134.84
  *   web USD: Dec 12 x 72 = 864;  Jan 29 x 72 = 2088;  Feb 28 x 72 = 2016 -> (2016 - 2088) / 2088 = -3.448... % -> -3.45
  */
-import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import type { Coverage, Row } from '../../src/reports/report.js';
 import { bulkInsert } from '../../src/db/bulk.js';
 import type { Database } from '../../src/db/connection.js';
 import { computeCostRollups } from '../../src/costing/derive/rollups.js';
-import { gpuFlavors, instances } from '../../src/db/schema.js';
+import { instances } from '../../src/db/schema.js';
 import { addDays } from '../../src/reports/shared/format.js';
 import { testDatabases } from '../helpers/databases.js';
 import { appTest } from '../helpers/reports-app.js';
 import { parseCsv } from '../web/fixtures.js';
-import type { ReportsApp } from './helpers.js';
-import { A, B, instance, periodsConfig, run, snapshot } from './periods-fixture.js';
+import { okText, type ReportsApp } from './helpers.js';
+import { A, B, instance, periodsConfig, run, seedPeriodFlavors, snapshot } from './periods-fixture.js';
 
 const NOW = new Date('2025-03-10T12:00:00Z');
 const FIRST = '2024-12-20';
 
 async function seedMonths(db: Database): Promise<void> {
-  const flavorAt = new Date(`${addDays(FIRST, -1)}T23:00:00Z`);
-  const runF = await run(db, flavorAt);
-  const eur = await snapshot(db, runF, 'flavor', A, flavorAt);
-  await bulkInsert(db, gpuFlavors, [
-    { snapshotId: eur, flavorId: 'f-g-a100', flavorName: 'g-a100', currencyCode: 'EUR', pricePerHour: '2.50', pricePerMonth: '1825', priceStatus: 'show', projectId: 1, regionId: 1, raw: {} },
-    { snapshotId: eur, flavorId: 'f-g-h100', flavorName: 'g-h100', currencyCode: 'EUR', pricePerHour: '4.00', pricePerMonth: '2920', priceStatus: 'show', projectId: 1, regionId: 1, raw: {} },
-  ]);
-  const usd = await snapshot(db, runF, 'flavor', B, flavorAt);
-  await bulkInsert(db, gpuFlavors, [
-    { snapshotId: usd, flavorId: 'f-g-a100', flavorName: 'g-a100', currencyCode: 'USD', pricePerHour: '3.00', pricePerMonth: '2190', priceStatus: 'show', projectId: 2, regionId: 2, raw: {} },
-  ]);
+  await seedPeriodFlavors(db, new Date(`${addDays(FIRST, -1)}T23:00:00Z`));
   const ids: number[] = [];
   for (let day = FIRST; day <= '2025-03-10'; day = addDays(day, 1)) {
     const at = new Date(`${day}T00:00:00Z`);
@@ -74,12 +63,7 @@ describe.each(testDatabases())('month over month in the monthly report on $name'
     ({ app } = await reportsApps.open(database, { seed: seedMonths, config: periodsConfig(), now: NOW }));
   }, 180_000);
 
-  const text = async (path: string) => {
-    const res = await request(`${app.base}${path}`);
-    const body = (await res.body.text()).replace(/^\uFEFF/, '');
-    expect(res.statusCode, body.slice(0, 300)).toBe(200);
-    return body;
-  };
+  const text = (path: string) => okText(app, path);
   const json = async (path: string) => JSON.parse(await text(path)) as Body;
   const csv = async (path: string) => parseCsv(await text(path)).filter((r) => r.length > 1);
   const changes = (b: Body) => [...b.rows, ...b.totals].map((r) => [r.group, r.currency, r.change_percent]);
