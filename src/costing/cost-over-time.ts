@@ -106,12 +106,23 @@ const BUCKET_SQL: Record<CostBucket, string> = {
 };
 
 /**
- * Hours or cost from their sum in seconds (`secondsSum`, an SQL expression): the one division by
- * 3600 of a figure. Every figure is summed in seconds first (price_per_hour x seconds is exact), so
- * the same figure has the same digits in every report that shows it.
+ * The decimals of every exact figure divided by 3600 (cost, hours): a fixed scale, so that the same
+ * figure has the same digits in every report and export, and rows rounded to it can add up to
+ * their total exactly (the FOCUS rows, reports/focus-footing.ts). 10^-16 of a currency unit or an
+ * hour is far below anything a reader uses, and below any sum of rounding over millions of rows.
+ */
+export const DIVIDED_SCALE = 16;
+
+/**
+ * Hours or cost from their sum in seconds (`secondsSum`, an SQL expression, never negative): the
+ * one division by 3600 of a figure, rounded half up to DIVIDED_SCALE decimals from the exact
+ * quotient (div() truncates exactly; numeric division would round to a scale of its own choosing
+ * first), trailing zeros dropped. Every figure is summed in seconds first (price_per_hour x
+ * seconds is exact), so the same figure has the same digits in every report that shows it.
  */
 export function dividedOnce(secondsSum: string): string {
-  return `trim_scale((${secondsSum}) / 3600)`;
+  // Multiplying by 10^-scale is exact; dividing by 10^scale would round again.
+  return `trim_scale(div((${secondsSum}) * 1${'0'.repeat(DIVIDED_SCALE)} + 1800, 3600) * 0.${'0'.repeat(DIVIDED_SCALE - 1)}1)`;
 }
 
 /** The columns every part of costOverDaysSql's union gives: amounts in seconds, undivided. */

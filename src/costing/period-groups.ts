@@ -54,7 +54,10 @@ export function gpuAggregatesSql(t = ''): string {
 }
 
 /** Change in percent with 2 decimals; NULL when the previous spend is 0 or unknown, or the periods are not comparable. */
-const change = (known: Known, cost: string, previous: string) => (known.comparable ? `round((${cost} - ${previous}) * 100 / nullif(${previous}, 0), 2)` : 'null::numeric');
+const change = (known: Known, cost: string, previous: string) => (known.comparable ? changePercentSql(cost, previous) : 'null::numeric');
+
+/** Change in percent of `cost` against `previous` (SQL expressions), 2 decimals; NULL when the previous is 0 or NULL. */
+export const changePercentSql = (cost: string, previous: string) => `round((${cost} - ${previous}) * 100 / nullif(${previous}, 0), 2)`;
 
 /** The CTEs up to `joined`: one row per group and currency with run-rate, spend, previous spend and GPU figures. */
 function joinedCte(settings: GapCapSettings, now: Date, input: PeriodGroupsInput, known: Known): SQL {

@@ -54,7 +54,9 @@ export async function pricePieces(q: Queryable, query: { fromDay: string; toDay:
       order by kind, scope_key, taken_at::date, taken_at desc, id desc
     ),
     sealed_pieces as (
-      select s.id, s.kind, s.scope_key, s.project_id, s.region_id, s.taken_at, s.day, d.currency, d.price_seconds / r.price_per_hour as secs
+      select s.id, s.kind, s.scope_key, s.project_id, s.region_id, s.taken_at, s.day, d.currency,
+        -- To 40 decimals (the dividend's scale sets the quotient's): the rows' price x secs add up to the day's total far below the 16 decimals of a figure.
+        d.price_seconds * ${sql.raw(`1.${'0'.repeat(40)}`)} / r.price_per_hour as secs
       from sealed_snaps s
       join cost_daily d on d.day = s.day and d.kind = s.kind and d.scope_key = s.scope_key and d.dimension = 'kind' and d.currency is not null
       join cost_rollups r on r.snapshot_id = s.id and r.dimension = 'kind' and r.currency = d.currency

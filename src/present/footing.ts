@@ -63,14 +63,31 @@ export function footDecimals(values: readonly string[], digits: number, total?: 
   const factor = 10n ** BigInt(scale - digits);
   const exact = values.map((v) => toUnits(v, scale));
   const target = toUnits(roundDecimal(total ?? fromUnits(exact.reduce((a, b) => a + b, 0n), scale), digits), digits);
-  const cut = exact.map((u) => floorDiv(u, factor));
-  const remainders = exact.map((u, i) => u - cut[i]! * factor);
+  return footUnits(exact, factor, target)?.map((u) => fromUnits(u, digits)) ?? null;
+}
+
+/**
+ * The rule of footDecimals on whole units: exact values `numerators[i] / denominator` (in the
+ * units shown) cut down to whole units, and the units missing to `target` given one each to the
+ * largest cut-off remainders (ties: the earlier value). A value whose remainder is 0 is never
+ * moved. Null when `target` is not their sum to within the remainders. Also for exact values that
+ * are no decimals at all (an amount in seconds divided by 3600: the FOCUS rows).
+ */
+export function footUnits(numerators: readonly bigint[], denominator: bigint, target: bigint): bigint[] | null {
+  const cut = numerators.map((u) => floorDiv(u, denominator));
+  const remainders = numerators.map((u, i) => u - cut[i]! * denominator);
   let left = target - cut.reduce((a, b) => a + b, 0n);
-  const order = values.map((_, i) => i).filter((i) => remainders[i]! > 0n);
+  const order = numerators.map((_, i) => i).filter((i) => remainders[i]! > 0n);
   if (left < 0n || left > BigInt(order.length)) return null;
   order.sort((a, b) => (remainders[b]! > remainders[a]! ? 1 : remainders[b]! < remainders[a]! ? -1 : a - b));
   for (let k = 0; left > 0n; k++, left--) cut[order[k]!]! += 1n;
-  return cut.map((u) => fromUnits(u, digits));
+  return cut;
+}
+
+/** `numerator / denominator` (denominator > 0) rounded half away from zero to whole units. */
+export function roundedUnits(numerator: bigint, denominator: bigint): bigint {
+  const up = floorDiv(2n * (numerator < 0n ? -numerator : numerator) + denominator, 2n * denominator);
+  return numerator < 0n ? -up : up;
 }
 
 /**

@@ -26,6 +26,7 @@ import { scopeFilterFields } from './shared/fields.js';
 import { regionNames } from './shared/regions.js';
 import { reportMetadataUrl } from '../present/urls.js';
 import type { OriginalTag } from '../db/schema.js';
+import { FOOTING_CHUNK, RowFooting, type Weighed } from './focus-footing.js';
 
 export const focusParams = z.strictObject({
   ...periodParamShape,
@@ -312,7 +313,7 @@ type SegmentSums = {
   scope_key: string;
   resource_id: string;
   currency: string;
-  cost: string;
+  price_seconds: string;
   quantity_hours: string;
   unit_price: string;
   starts_at: Date | string;
@@ -342,7 +343,7 @@ type SegmentDetails = {
  * row carries one set of tags (the rows summed by a tag give the cost report by that tag) and one
  * published unit price (ListUnitPrice x PricingQuantity = ListCost).
  */
-async function batchRows(ctx: ReportCtx, groups: readonly Group[], after: string | null, bound: string | null): Promise<Row[]> {
+async function batchRows(ctx: ReportCtx, groups: readonly Group[], after: string | null, bound: string | null): Promise<Unfooted[]> {
   const { day, kind } = groups[0]!;
   const pieces = groups.flatMap((g) => g.pieces);
   // The sums over narrow rows, then each segment's details from its last snapshot by index
@@ -370,8 +371,8 @@ async function batchRows(ctx: ReportCtx, groups: readonly Group[], after: string
         from marked m
       )
      select scope_key, resource_id, currency, min(unit_price_per_hour)::text as unit_price,
-       trim_scale(sum(price_per_hour * secs) / 3600) as cost,
-       trim_scale(sum(quantity * secs) / 3600) as quantity_hours,
+       trim_scale(sum(price_per_hour * secs))::text as price_seconds,
+       ${dividedOnce('sum(quantity * secs)')}::text as quantity_hours,
        min(starts_at) as starts_at, max(ends_at) as ends_at,
        count(*)::int as snapshots,
        (max(array[extract(epoch from taken_at), snapshot_id]))[2]::int as last_id
@@ -406,11 +407,10 @@ async function batchRows(ctx: ReportCtx, groups: readonly Group[], after: string
   const month = monthBounds(new Date(`${day}T00:00:00Z`));
   return found.map((r) => {
     const { group } = position.get(r.scope_key)!;
-    const cost = String(r.cost);
     const unit = String(r.unit_price);
     const flavor = String(r.flavor);
-    return {
-      BilledCost: cost,
+    const row: Row = {
+      BilledCost: null,
       BillingAccountId: focus.billingAccountId,
       BillingAccountName: focus.billingAccountName,
       BillingCurrency: r.currency,
@@ -424,11 +424,11 @@ async function batchRows(ctx: ReportCtx, groups: readonly Group[], after: string
       // shorter than a second (two collections within one second) still has start < end.
       ChargePeriodEnd: focusDateTime(new Date(Math.ceil(new Date(r.ends_at).getTime() / 1000) * 1000)),
       ChargePeriodStart: focusDateTime(new Date(r.starts_at)),
-      // List prices, no discounts known: every cost column is the same amount.
-      ContractedCost: cost,
-      EffectiveCost: cost,
+      // List prices, no discounts known: every cost column is the same amount (set by the footing).
+      ContractedCost: null,
+      EffectiveCost: null,
       InvoiceIssuerName: focus.invoiceIssuerName,
-      ListCost: cost,
+      ListCost: null,
       PricingQuantity: r.quantity_hours,
       PricingUnit: 'Hours',
       ProviderName: focus.providerName,
@@ -460,15 +460,46 @@ async function batchRows(ctx: ReportCtx, groups: readonly Group[], after: string
       x_Snapshots: r.snapshots,
       x_CostSource: group.pieces.some((x) => x.currency !== null) ? 'estimate (sealed daily total)' : 'estimate (snapshots)',
     };
+    return { row, currency: r.currency, priceSeconds: String(r.price_seconds) };
   });
 }
 
+/** A row read, before its cost is footed (focus-footing.ts). */
+interface Unfooted extends Weighed {
+  row: Row;
+}
+
+/** The rows of `chunk` with their footed cost in every cost column (list prices, no discounts known: one amount). */
+function footed(footing: RowFooting, chunk: readonly Unfooted[]): Row[] {
+  const costs = footing.foot(chunk);
+  return chunk.map(({ row }, i) => ({ ...row, BilledCost: costs[i]!, ContractedCost: costs[i]!, EffectiveCost: costs[i]!, ListCost: costs[i]! }));
+}
+
 /**
- * Every row of the period in order: day by day, the groups (kind, scope), then id-bounded batches
- * within each group. Consecutive groups of a kind that fit in one batch each are read together
- * (the many small cluster and Kubernetes groups of a day: two queries instead of three per group).
+ * Every row of the period in order, its costs footed (focus-footing.ts): the rows of the file add
+ * up, per currency, to the period's total exactly. The footing goes by chunks of rows in the
+ * file's order, not by the batches they are read in, so any batch size gives the same figures.
  */
 export async function* focusRows(ctx: ReportCtx, p: FocusParams, batch = BATCH): AsyncGenerator<Row> {
+  const footing = new RowFooting();
+  let chunk: Unfooted[] = [];
+  for await (const row of unfootedRows(ctx, p, batch)) {
+    chunk.push(row);
+    if (chunk.length === FOOTING_CHUNK) {
+      yield* footed(footing, chunk);
+      chunk = [];
+    }
+  }
+  yield* footed(footing, chunk);
+}
+
+/**
+ * focusRows before the footing of their costs: day by day, the groups (kind, scope), then
+ * id-bounded batches within each group. Consecutive groups of a kind that fit in one batch each
+ * are read together (the many small cluster and Kubernetes groups of a day: two queries instead of
+ * three per group).
+ */
+async function* unfootedRows(ctx: ReportCtx, p: FocusParams, batch: number): AsyncGenerator<Unfooted> {
   const period = periodOf(ctx, p);
   for await (const groups of groupsByDay(ctx, p, period)) {
     for (let i = 0; i < groups.length; ) {

@@ -12,20 +12,21 @@ import { listRows } from './shared/batches.js';
 import { footRows } from '../present/footing.js';
 import type { CostFilter } from '../costing/current-costs.js';
 import { dimensionOf, GROUPING_HELP, unknownTagKeyNotes, groupingField, groupNameColumns, groupNames } from './shared/costs.js';
-import { coveredText, hasData, isPartial, monthsNote, periodCoverage, rangeCoverage } from './shared/coverage.js';
+import { changeColumn, comparable, comparisonNote, coveredText, hasData, isPartial, monthsNote, periodCoverage, rangeCoverage } from './shared/coverage.js';
 import { optionalSelect, pricedKindSelect, scopeFilterFields } from './shared/fields.js';
 import { dimensionLabel, kindLabel } from './shared/format.js';
 import { invalidParameter } from './shared/params.js';
 import { addMonths, checkPeriodParams, lastDayOfMonth, monthsOf, periodField, resolvePeriod, type ResolvedPeriod } from './shared/period.js';
 import { latestSnapshots } from '../db/latest-snapshots.js';
 import { arrayParam, queryRows, sql, type SQL } from '../db/statement.js';
+import { sqlLiteral as sqlText } from '../db/sql-literal.js';
 import { freshnessNotes } from './shared/snapshots.js';
 import { bucketCostsFor, dividedOnce } from '../costing/cost-over-time.js';
 import { gapCapText } from './shared/time.js';
 import { defineReport } from './shared/define.js';
 import { groupedSpendParamShape } from './shared/spend-params.js';
 import { allocatedColumns, allocatedView } from './monthly-allocation.js';
-import { gpuAggregatesSql } from '../costing/period-groups.js';
+import { changePercentSql, gpuAggregatesSql } from '../costing/period-groups.js';
 import { gpuCells, gpuColumns, gpuNotes } from './shared/gpu.js';
 import { sumByCurrency, totalRow } from './shared/totals.js';
 import type { Report, ReportCtx } from './shared/types.js';
@@ -52,6 +53,14 @@ interface Resolved {
   /** Each month's coverage: a month without a covered hour has null cells (unknown), never 0. */
   monthCoverage: Record<string, Coverage>;
   cells: BucketCostRow[];
+  /** The change column: the last month shown against the month before it (shown or not). */
+  change: {
+    month: string;
+    previousMonth: string;
+    previousCoverage: Coverage;
+    /** The previous month's cells (bucket = previousMonth). */
+    previousCells: BucketCostRow[];
+  };
 }
 
 const known = (r: Resolved, month: string) => hasData(r.monthCoverage[month]!);
@@ -74,7 +83,48 @@ async function resolve(ctx: ReportCtx, params: MonthlyParams): Promise<Resolved>
     ...months.map((m) => rangeCoverage(ctx, { fromDay: `${m}-01`, toDay: lastDayOfMonth(m) })),
   ]);
   const monthCoverage = Object.fromEntries(months.map((m, i) => [m, perMonth[i]!]));
-  return { dimension, filter, period: { ...period, label: fromMonth === toMonth ? fromMonth : `${fromMonth} to ${toMonth}` }, months, coverage, monthCoverage, cells: cells.filter((c) => c.currency !== null) };
+  const priced = cells.filter((c) => c.currency !== null);
+  const month = months[months.length - 1]!;
+  const previousMonth = addMonths(`${month}-01`, -1).slice(0, 7);
+  const previousRange = { fromDay: `${previousMonth}-01`, toDay: lastDayOfMonth(previousMonth) };
+  // The month before the last one shown: read from the table's cells, or on its own when the table starts with the last month.
+  const [previousCoverage, previousCells] = months.includes(previousMonth)
+    ? [monthCoverage[previousMonth]!, priced.filter((c) => c.bucket === previousMonth)]
+    : await Promise.all([
+        rangeCoverage(ctx, previousRange),
+        bucketCostsFor(ctx.db, ctx.config, ctx.now, dimension, previousRange, 'month', filter).then((rows) => rows.filter((c) => c.currency !== null)),
+      ]);
+  return {
+    dimension,
+    filter,
+    period: { ...period, label: fromMonth === toMonth ? fromMonth : `${fromMonth} to ${toMonth}` },
+    months,
+    coverage,
+    monthCoverage,
+    cells: priced,
+    change: { month, previousMonth, previousCoverage, previousCells },
+  };
+}
+
+/** Whether the change column has figures: the previous month is covered at least as well as the last one (item 1's rule). */
+const changeGiven = (r: Resolved) => comparable(r.monthCoverage[r.change.month]!, r.change.previousCoverage);
+
+/** What the change column compares, and why it is empty when it is (the months' coverage, item 1's rule). */
+function changeNote(r: Resolved): string {
+  const { month, previousMonth, previousCoverage } = r.change;
+  const current = r.monthCoverage[month]!;
+  // A period reaching past now ends now: the last month is then the month so far, compared as it is (as the cost report compares a month).
+  const soFar = r.period.end.getTime() < Date.parse(`${addMonths(`${month}-01`, 1)}T00:00:00Z`) ? ' so far' : '';
+  const base = `Change % compares ${month}${soFar} with ${previousMonth}, per row and per currency total.`;
+  if (!hasData(current)) return `${base} ${month} has no data: no change % is given.`;
+  return `${base} ${comparisonNote(current, previousCoverage)}`;
+}
+
+/** The change column, at the end (the columns before it keep their places). */
+function changeColumnOf(r: Resolved): Column {
+  const { month, previousMonth } = r.change;
+  const { sortable: _, ...column } = changeColumn(r.monthCoverage[month]!, r.change.previousCoverage, { label: `Change % ${month} vs ${previousMonth}`, previous: previousMonth, current: month });
+  return column;
 }
 
 function columns(r: Resolved): Column[] {
@@ -90,6 +140,7 @@ function columns(r: Resolved): Column[] {
     }),
     { key: 'total', label: incomplete(r) ? 'Total (covered hours only)' : 'Total', kind: 'money', currencyKey: 'currency', emptyText: 'no data' },
     ...gpuColumns(),
+    changeColumnOf(r),
   ];
 }
 
@@ -104,7 +155,20 @@ function cellsCte(r: Resolved): SQL {
     select * from unnest(${column(c.map((x) => x.bucket), 'text')}, ${column(c.map((x) => x.group_value), 'text')}, ${column(c.map((x) => x.currency), 'text')},
       ${column(c.map((x) => x.cost), 'numeric')}, ${column(c.map((x) => x.gpu_hours), 'numeric')}, ${column(c.map((x) => x.gpu_cost), 'numeric')},
       ${column(c.map((x) => x.gpu_unknown_resource_hours), 'numeric')}, ${column(c.map((x) => x.price_seconds), 'numeric')})
-      as c(month, group_value, currency, cost, gpu_hours, gpu_cost, gpu_unknown_hours, cost_seconds))`;
+      as c(month, group_value, currency, cost, gpu_hours, gpu_cost, gpu_unknown_hours, cost_seconds)),
+    prev as (
+      select * from unnest(${column(r.change.previousCells.map((x) => x.group_value), 'text')}, ${column(r.change.previousCells.map((x) => x.currency), 'text')},
+        ${column(r.change.previousCells.map((x) => x.price_seconds), 'numeric')}) as p(prev_group, prev_currency, prev_seconds))`;
+}
+
+/**
+ * The change % of the last month against the previous one, from the sums in seconds of the cells
+ * `cells` (grouped) and `prev_seconds`: null when the months are not comparable, or the previous
+ * month's spend is 0.
+ */
+function changeSql(r: Resolved): SQL {
+  if (!changeGiven(r)) return sql`null::float8`;
+  return sql`${sql.raw(changePercentSql(`coalesce(sum(cost_seconds) filter (where month = ${sqlText(r.change.month)}), 0)`, 'coalesce(min(prev_seconds), 0)'))}::float8`;
 }
 
 
@@ -121,18 +185,18 @@ function rowOf(r: Resolved, group: string, currency: string, months: Record<stri
 
 async function fetchRows(ctx: ReportCtx, r: Resolved, limit: number, offset: number): Promise<{ rows: Row[]; total: number }> {
   const [found, names] = await Promise.all([
-    queryRows<{ group_value: string; currency: string; months: Record<string, string>; total: string; total_rows: number }>(
+    queryRows<{ group_value: string; currency: string; months: Record<string, string>; total: string; change_percent: number | null; total_rows: number }>(
       ctx.db,
       sql`with ${cellsCte(r)}
        select group_value, currency, jsonb_object_agg(month, trim_scale(cost)::text) as months, ${sql.raw(dividedOnce('sum(cost_seconds)'))}::text as total,
-         ${sql.raw(gpuAggregatesSql())}, count(*) over ()::int as total_rows
-       from cells group by group_value, currency
+         ${sql.raw(gpuAggregatesSql())}, ${changeSql(r)} as change_percent, count(*) over ()::int as total_rows
+       from cells left join prev on prev_group = group_value and prev_currency = currency group by group_value, currency
        order by currency, sum(cost) desc, group_value
        limit ${limit} offset ${offset}`,
     ),
     groupNames(ctx.db, r.dimension),
   ]);
-  const rows = found.map((f) => ({ ...rowOf(r, f.group_value, f.currency, f.months, f.total, names ? { group_name: names(f.group_value) } : {}), ...gpuCells(f) }));
+  const rows = found.map((f) => ({ ...rowOf(r, f.group_value, f.currency, f.months, f.total, names ? { group_name: names(f.group_value) } : {}), ...gpuCells(f), change_percent: f.change_percent }));
   return { rows, total: Number(found[0]?.total_rows ?? 0) };
 }
 
@@ -147,16 +211,22 @@ async function footedRows(ctx: ReportCtx, r: Resolved, sums: Promise<Row[]>): Pr
 
 /** Per currency: each month and the whole period, summed in SQL over every group. */
 async function totals(ctx: ReportCtx, r: Resolved): Promise<Row[]> {
-  const found = await queryRows<{ currency: string; months: Record<string, string>; total: string }>(
+  const found = await queryRows<{ currency: string; months: Record<string, string>; total: string; change_percent: number | null }>(
     ctx.db,
     sql`with ${cellsCte(r)},
        per_month as (select currency, month, sum(cost_seconds) as cost_seconds from cells group by currency, month),
-       gpu as (select currency, ${sql.raw(gpuAggregatesSql())} from cells group by currency)
+       gpu as (select currency, ${sql.raw(gpuAggregatesSql())} from cells group by currency),
+       prev_total as (select prev_currency, sum(prev_seconds) as prev_seconds from prev group by prev_currency)
      select p.currency, jsonb_object_agg(p.month, ${sql.raw(dividedOnce('p.cost_seconds'))}::text) as months, ${sql.raw(dividedOnce('sum(p.cost_seconds)'))}::text as total,
-       min(g.gpu_hours) as gpu_hours, min(g.cost_per_gpu_hour) as cost_per_gpu_hour, min(g.gpu_unknown_hours) as gpu_unknown_hours
-     from per_month p join gpu g on g.currency = p.currency group by p.currency order by p.currency`,
+       min(g.gpu_hours) as gpu_hours, min(g.cost_per_gpu_hour) as cost_per_gpu_hour, min(g.gpu_unknown_hours) as gpu_unknown_hours,
+       ${changeSql(r)} as change_percent
+     from per_month p join gpu g on g.currency = p.currency left join prev_total on prev_currency = p.currency group by p.currency order by p.currency`,
   );
-  return found.map((f) => ({ ...rowOf(r, 'Total', f.currency, f.months, f.total, groupNameColumns(r.dimension).length > 0 ? { group_name: null } : {}), ...gpuCells(f) }));
+  return found.map((f) => ({
+    ...rowOf(r, 'Total', f.currency, f.months, f.total, groupNameColumns(r.dimension).length > 0 ? { group_name: null } : {}),
+    ...gpuCells(f),
+    change_percent: f.change_percent,
+  }));
 }
 
 /** The allocated view: every row (computed in memory), its columns and its totals per currency. */
@@ -218,8 +288,10 @@ export const monthlyReport: Report<MonthlyParams> = defineReport({
       totals: sums,
       coverage: r.coverage,
       columnCoverage: r.monthCoverage,
+      previousCoverage: r.change.previousCoverage,
       notes: [
         ...[monthsNote(r.months, r.monthCoverage)].filter((n): n is string => n !== null),
+        changeNote(r),
         ...(await unknownTagKeyNotes(ctx.db, r.dimension)),
         ...freshnessNotes(ctx.now, snapshots, 'priced resources'),
         `Each cell is the estimated spend of the group in that calendar month (UTC): each snapshot's run-rate holds until the next one, ${gapCapText(ctx.config)} are capped, not extrapolated.` +
@@ -243,6 +315,7 @@ export const monthlyReport: Report<MonthlyParams> = defineReport({
       rows: listRows((await footedRows(ctx, r, sums)).rows),
       totals: () => sums,
       coverage: r.coverage,
+      previousCoverage: r.change.previousCoverage,
     };
   },
 

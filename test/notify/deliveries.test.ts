@@ -92,12 +92,13 @@ describe.each(testDatabases())('scheduled delivery on $name', ({ open }) => {
     expect(csv.content.toString('utf8')).toBe(
       [
         // The month's label says how much of it the snapshots cover, and the total that it is of those hours.
-        '\uFEFFtag team,Currency,2025-02 (covered 624 of 672 h),Total (covered hours only),GPU-hours,Cost per GPU-hour,Hours with GPU count unknown',
-        'web,EUR,2496.00,2496.00,,,624.00',
-        'ml,EUR,1560.00,1560.00,,,624.00',
-        'web,USD,1224.00,1224.00,,,408.00',
-        'Total,EUR,4056.00,4056.00,,,1248.00',
-        'Total,USD,1224.00,1224.00,,,408.00',
+        // The change against January, covered 384 of 744 h (collection began 01-16), is not given.
+        '\uFEFFtag team,Currency,2025-02 (covered 624 of 672 h),Total (covered hours only),GPU-hours,Cost per GPU-hour,Hours with GPU count unknown,Change % 2025-02 vs 2025-01 (not given: 2025-01 covered 384 of 744 h)',
+        'web,EUR,2496.00,2496.00,,,624.00,',
+        'ml,EUR,1560.00,1560.00,,,624.00,',
+        'web,USD,1224.00,1224.00,,,408.00,',
+        'Total,EUR,4056.00,4056.00,,,1248.00,',
+        'Total,USD,1224.00,1224.00,,,408.00,',
         '',
       ].join('\r\n'),
     );

@@ -12,7 +12,7 @@ import type { Coverage, Row } from '../../src/reports/report.js';
 import { testDatabases } from '../helpers/databases.js';
 import { appTest } from '../helpers/reports-app.js';
 import { parseCsv } from '../web/fixtures.js';
-import { dec, pick, type ReportsApp } from './helpers.js';
+import { dec, okText, pick, type ReportsApp } from './helpers.js';
 import { loadConfig } from '../../src/config/index.js';
 import { PERIODS_NOW, seedPeriods } from './periods-fixture.js';
 
@@ -36,12 +36,7 @@ describe.each(testDatabases())('numbers at the edges of what is known on $name',
     ({ app } = await reportsApps.open(database, { seed: seedPeriods, config, now: PERIODS_NOW }));
   }, 120_000);
 
-  const text = async (path: string) => {
-    const res = await request(`${app.base}${path}`);
-    const body = (await res.body.text()).replace(/^\uFEFF/, '');
-    expect(res.statusCode, body.slice(0, 300)).toBe(200);
-    return body;
-  };
+  const text = (path: string) => okText(app, path);
   const json = async (path: string) => JSON.parse(await text(path)) as Body;
   const csv = async (path: string) => parseCsv(await text(path));
   /** A spreadsheet's SUM: numbers add, empty cells are skipped. */

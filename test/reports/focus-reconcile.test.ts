@@ -269,3 +269,150 @@ describe.each(testDatabases())('FOCUS reconciles with the cost report on $name',
     expect((await request(`${app.base}/api/reports/cost.csv?by=kind`)).headers['x-focus-version']).toBeUndefined();
   });
 });
+
+/**
+ * Rows that add up (docs/focus.md, "Rows that add up"): a history whose segments cost decimals
+ * without end, so that each row divided on its own does not add up to the total. One day
+ * (2025-03-10), NOW = 20:00 UTC, gaps capped at 3 h; instance snapshots at 00:00, 02:00, 04:40,
+ * 06:00, 12:00, 14:00 and 17:00 (the 06:00 one holds until 09:00: 09:00-12:00 is a gap).
+ * - p1-r1 (EUR): g-a 1.001/h, repriced to 1.002/h by a flavor list at 12:30 (from the 14:00 snapshot).
+ *   x1 {team: a} all day: 00-09 9 h x 1.001 = 9.009; 12-14 2.002; 14-20 6 h x 1.002 = 6.012 = 17.023.
+ *   x2 untagged until 04:40, then {team: b}: 00:00-04:40 16,800 s x 1.001 / 3600 = 4.671333...;
+ *      04:40-09:00 15,600 s x 1.001 / 3600 = 4.337666...; 12-14 2.002; 14-20 6.012 (= 17.023).
+ *   x3 {team: a} and x4 (untagged) stopped from 04:40: 4.671333... each.
+ *   EUR 2 x 17.023 + 2 x 4.671333... = 43.388666...; a 21.694333..., b 12.351666..., untagged 9.342666...
+ * - p2-r2 (USD): y1 {team: c} g-u 0.3335/h all day: 9 h + 8 h = 5.6695; y2 {team: c} g-v 1.001/h from
+ *   04:40: 4.337666... + 8 h x 1.001 = 12.345666...; USD 18.015166...
+ * At 16 decimals, half up: EUR 43.3886666666666667, USD 18.0151666666666667. Each of the four rows
+ * of 4.671333... cut to 16 decimals loses a third of a unit of the 16th decimal: divided on their
+ * own, the rows add up to 43.3886666666666666.
+ */
+const FOOT_HOURS: Array<[number, number]> = [[0, 0], [2, 0], [4, 40], [6, 0], [12, 0], [14, 0], [17, 0]];
+
+async function seedEndless(db: Database): Promise<void> {
+  const before = new Date('2025-03-09T23:00:00Z');
+  const runF = await runAt(db, before);
+  const eur = await snapshotAt(db, runF, 'flavor', A, before);
+  await bulkInsert(db, gpuFlavors, [flavor(eur, A, 'g-a', 'EUR', '1.001')]);
+  const usd = await snapshotAt(db, runF, 'flavor', B, before);
+  await bulkInsert(db, gpuFlavors, [flavor(usd, B, 'g-u', 'USD', '0.3335'), flavor(usd, B, 'g-v', 'USD', '1.001')]);
+  const runR = await runAt(db, at(12, 30));
+  const repriced = await snapshotAt(db, runR, 'flavor', A, at(12, 30));
+  await bulkInsert(db, gpuFlavors, [flavor(repriced, A, 'g-a', 'EUR', '1.002')]);
+  const priced: number[] = [];
+  for (const [hour, minute] of FOOT_HOURS) {
+    const early = hour < 4;
+    const runId = await runAt(db, at(hour, minute));
+    const a = await snapshotAt(db, runId, 'instance', A, at(hour, minute));
+    const team = (t: string): [Array<{ key: string; value: string }>, Record<string, string>] => [[{ key: 'team', value: t }], { team: t }];
+    await bulkInsert(db, instances, [
+      instance(a, A, 'x1', 'g-a', true, ...team('a')),
+      early ? instance(a, A, 'x2', 'g-a', true, [], {}) : instance(a, A, 'x2', 'g-a', true, ...team('b')),
+      instance(a, A, 'x3', 'g-a', early, ...team('a')),
+      instance(a, A, 'x4', 'g-a', early, [], {}),
+    ]);
+    const b = await snapshotAt(db, runId, 'instance', B, at(hour, minute));
+    await bulkInsert(db, instances, [instance(b, B, 'y1', 'g-u', true, ...team('c')), ...(early ? [] : [instance(b, B, 'y2', 'g-v', true, ...team('c'))])]);
+    priced.push(a, b);
+  }
+  for (const id of priced) await computeCostRollups(db, id);
+}
+
+/** An exact decimal as a count of 10^-16 (the scale of every exact figure). */
+const UNITS = 16;
+function units(text: unknown): bigint {
+  const s = String(text);
+  expect(s, 'a plain decimal with at most 16 decimals').toMatch(/^\d+(\.\d{1,16})?$/);
+  const [whole, fraction = ''] = s.split('.');
+  return BigInt(whole! + fraction.padEnd(UNITS, '0'));
+}
+
+describe.each(testDatabases())('FOCUS rows that add up to the total on $name', (database) => {
+  let app: ReportsApp;
+  appTest.beforeAll(async ({ reportsApps }) => {
+    ({ app } = await reportsApps.open(database, { seed: seedEndless, config, now: NOW }));
+  }, 120_000);
+
+  async function body(path: string): Promise<string> {
+    const res = await request(`${app.base}${path}`);
+    const text = (await res.body.text()).replace(/^\uFEFF/, '');
+    expect(res.statusCode, text.slice(0, 300)).toBe(200);
+    return text;
+  }
+  type Out = { rows: Rec[]; totals: Rec[]; summary: Array<{ label: string; value: unknown }> };
+  const json = async (path: string) => JSON.parse(await body(path)) as Out;
+  /** The CSV as a spreadsheet reads it: a header row, then one record per line. */
+  async function csv(path: string): Promise<Rec[]> {
+    const records = parseCsv(await body(path)).filter((r) => r.some((cell) => cell !== ''));
+    const at = records.findIndex((r) => r.includes('BilledCost'));
+    return records.slice(at + 1).map((r) => Object.fromEntries(records[at]!.map((c, i) => [c, c.endsWith('Tags') ? JSON.parse(r[i]!) : r[i]])));
+  }
+  const sumBy = (rows: readonly Rec[], key: (r: Rec) => string) => {
+    const sums = new Map<string, bigint>();
+    for (const r of rows) sums.set(key(r), (sums.get(key(r)) ?? 0n) + units(r.BilledCost));
+    return sums;
+  };
+  const teamOf = (r: Rec) => `${String((r.x_NormalizedTags as Record<string, string>).team ?? '(untagged)')}|${String(r.BillingCurrency)}`;
+
+  const TOTALS = new Map([['EUR', units('43.3886666666666667')], ['USD', units('18.0151666666666667')]]);
+  const BY_TEAM = new Map([
+    ['a|EUR', units('21.6943333333333333')],
+    ['b|EUR', units('12.3516666666666667')],
+    ['(untagged)|EUR', units('9.3426666666666667')],
+    ['c|USD', units('18.0151666666666667')],
+  ]);
+
+  it('adds up, in CSV and JSON, per currency and by team, to the FOCUS total and the cost report to the last digit, one amount in every cost column', async () => {
+    const q = `from=${DAY}&to=${DAY}`;
+    const cost = await json(`/api/reports/cost?by=tag:team&${q}&limit=1000`);
+    const costTotals = new Map(cost.totals.map((t) => [String(t.currency), units(t.cost)]));
+    const costByTeam = new Map(cost.rows.filter((r) => r.cost !== null && units(r.cost) > 0n).map((r) => [`${String(r.group)}|${String(r.currency)}`, units(r.cost)]));
+    expect(costTotals).toEqual(TOTALS);
+    expect(costByTeam).toEqual(BY_TEAM);
+
+    const focus = await json(`/api/reports/focus?${q}&limit=1000`);
+    expect(new Map(focus.totals.map((t) => [String(t.BillingCurrency), units(t.BilledCost)]))).toEqual(TOTALS);
+    expect(new Map(['EUR', 'USD'].map((c) => [c, units(focus.summary.find((s) => s.label === `BilledCost (${c})`)!.value)]))).toEqual(TOTALS);
+    const file = await csv(`/api/reports/focus.csv?${q}`);
+    expect(file).toHaveLength(13);
+    for (const rows of [file, focus.rows]) {
+      expect(sumBy(rows, (r) => String(r.BillingCurrency))).toEqual(TOTALS);
+      expect(sumBy(rows, teamOf)).toEqual(BY_TEAM);
+    }
+    // The same figures in both formats, each within a unit of the 16th decimal of its exact value:
+    // the two units the four 4.671333... and the 4.337666... rows lack go to the largest remainders.
+    const figures = (rows: readonly Rec[]) => rows.map((r) => [r.ResourceId, r.ChargePeriodStart, r.BilledCost]);
+    expect(figures(focus.rows)).toEqual(figures(file));
+    expect(figures(file).filter(([id]) => id !== 'x1' && id !== 'y1')).toEqual([
+      ['x2', '2025-03-10T00:00:00Z', '4.6713333333333334'],
+      ['x2', '2025-03-10T04:40:00Z', '4.3376666666666667'],
+      ['x2', '2025-03-10T12:00:00Z', '2.002'],
+      ['x2', '2025-03-10T14:00:00Z', '6.012'],
+      ['x3', '2025-03-10T00:00:00Z', '4.6713333333333333'],
+      ['x4', '2025-03-10T00:00:00Z', '4.6713333333333333'],
+      ['y2', '2025-03-10T04:40:00Z', '4.3376666666666667'],
+      ['y2', '2025-03-10T12:00:00Z', '8.008'],
+    ]);
+    // Every cost column one amount, and ListUnitPrice x PricingQuantity = ListCost to the 16th decimal.
+    for (const row of file) {
+      const label = `${String(row.ResourceId)} ${String(row.ChargePeriodStart)}`;
+      expect([row.ContractedCost, row.EffectiveCost, row.ListCost], label).toEqual([row.BilledCost, row.BilledCost, row.BilledCost]);
+      // Both at 32 decimals: within (price + 1) units of the 16th decimal.
+      const price = units(row.ListUnitPrice);
+      const product = price * units(row.PricingQuantity);
+      const cost = units(row.ListCost) * 10n ** BigInt(UNITS);
+      const off = product > cost ? product - cost : cost - product;
+      expect(off, label).toBeLessThanOrEqual(price + 10n ** BigInt(UNITS));
+      // Whole hours: exactly.
+      if (/:00:00Z$/.test(String(row.ChargePeriodStart)) && /:00:00Z$/.test(String(row.ChargePeriodEnd))) expect(product, label).toBe(cost);
+    }
+  });
+
+  it('adds up to the cost report within a project too', async () => {
+    const q = `from=${DAY}&to=${DAY}&project=1`;
+    const cost = await json(`/api/reports/cost?by=project&${q}`);
+    const focus = await csv(`/api/reports/focus.csv?${q}`);
+    expect(cost.totals.map((t) => [t.currency, units(t.cost)])).toEqual([['EUR', TOTALS.get('EUR')]]);
+    expect(sumBy(focus, (r) => String(r.BillingCurrency))).toEqual(new Map([['EUR', TOTALS.get('EUR')]]));
+  });
+});

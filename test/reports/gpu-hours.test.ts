@@ -78,9 +78,10 @@ describe.each(testDatabases())('GPU-hours on $name', (database) => {
   it('writes GPU-hours and the hourly cost (4 decimals) in CSV and on the page', async () => {
     const csv = await get('/api/reports/monthly.csv?by=tag%3Ateam&period=2025-03');
     const records = parseCsv(csv.body);
-    expect(records[0]!.slice(-3)).toEqual(['GPU-hours', 'Cost per GPU-hour', 'Hours with GPU count unknown']);
-    expect(records[1]!.slice(-3)).toEqual(['48.00', '2.7750', '0.00']);
-    expect(records.at(-2)!.slice(-3)).toEqual(['168.00', '2.1257', '24.00']);
+    // The GPU columns, then the month's change (the last column).
+    expect(records[0]!.slice(-4, -1)).toEqual(['GPU-hours', 'Cost per GPU-hour', 'Hours with GPU count unknown']);
+    expect(records[1]!.slice(-4, -1)).toEqual(['48.00', '2.7750', '0.00']);
+    expect(records.at(-2)!.slice(-4, -1)).toEqual(['168.00', '2.1257', '24.00']);
     const page = await get('/reports/cost?by=tag%3Ateam&period=2025-03');
     expect(page.body).toContain('Cost per GPU-hour');
     // A cell of its own (the Currency column names the currency).

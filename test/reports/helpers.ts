@@ -6,6 +6,8 @@ import type { ReportDefinition, ReportOutput, Row } from '../../src/reports/repo
 import { createWebApp } from '../../src/web/app.js';
 import { listenOnFreePort } from '../helpers/listen.js';
 import { NOW, seedKnownDataset } from './fixture.js';
+import { request } from 'undici';
+import { expect } from 'vitest';
 
 /** The configuration of the report tests: `Owner-Team` is an alias of `team`. */
 export function testConfig(): Config {
@@ -72,4 +74,12 @@ export async function startReportsApp(context: () => Ctx): Promise<ReportsApp> {
   // server could close an idle keep-alive socket just as the client reused it (ECONNRESET).
   const { url, close } = await listenOnFreePort(app, { keepAliveTimeout: 60_000 });
   return { base: url, close };
+}
+
+/** GET `path` from `app`: the body as text (without a byte order mark), after checking the answer is 200. */
+export async function okText(app: ReportsApp, path: string): Promise<string> {
+  const res = await request(`${app.base}${path}`);
+  const body = (await res.body.text()).replace(/^\uFEFF/, '');
+  expect(res.statusCode, body.slice(0, 300)).toBe(200);
+  return body;
 }

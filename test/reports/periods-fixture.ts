@@ -72,8 +72,8 @@ export function instance(scope: typeof A, id: string, flavor: string, team: stri
   };
 }
 
-export async function seedPeriods(db: Database): Promise<void> {
-  const flavorAt = new Date(`${addDays(FIRST_DAY, -1)}T23:00:00Z`);
+/** The flavor lists, taken at `flavorAt`: p1-r1 g-a100 2.50 EUR/h and g-h100 4.00 EUR/h, p2-r2 g-a100 3.00 USD/h. */
+export async function seedPeriodFlavors(db: Database, flavorAt: Date): Promise<void> {
   const runF = await run(db, flavorAt);
   const eur = await snapshot(db, runF, 'flavor', A, flavorAt);
   await bulkInsert(db, gpuFlavors, [
@@ -84,7 +84,10 @@ export async function seedPeriods(db: Database): Promise<void> {
   await bulkInsert(db, gpuFlavors, [
     { snapshotId: usd, flavorId: 'f-g-a100', flavorName: 'g-a100', currencyCode: 'USD', pricePerHour: '3.00', pricePerMonth: '2190', priceStatus: 'show', projectId: 2, regionId: 2, raw: {} },
   ]);
+}
 
+export async function seedPeriods(db: Database): Promise<void> {
+  await seedPeriodFlavors(db, new Date(`${addDays(FIRST_DAY, -1)}T23:00:00Z`));
   const ids: number[] = [];
   for (let day = FIRST_DAY; day <= '2025-03-10'; day = addDays(day, 1)) {
     if (MISSING_DAYS.includes(day)) continue;

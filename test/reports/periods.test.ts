@@ -136,7 +136,7 @@ describe.each(testDatabases())('reports over periods on $name', (database) => {
   describe('monthly report', () => {
     it('puts groups in rows and months in columns, one block per currency, with totals', async () => {
       const body = await ok('/api/reports/monthly?by=tag:team&period=2025-Q1');
-      expect(body.columns.map((c) => c.key)).toEqual(['group', 'currency', '2025-01', '2025-02', '2025-03', 'total', 'gpu_hours', 'cost_per_gpu_hour', 'gpu_unknown_hours']);
+      expect(body.columns.map((c) => c.key)).toEqual(['group', 'currency', '2025-01', '2025-02', '2025-03', 'total', 'gpu_hours', 'cost_per_gpu_hour', 'gpu_unknown_hours', 'change_percent']);
       expect(body.columns.filter((c) => c.kind === 'money').every((c) => c.currencyKey === 'currency')).toBe(true);
       expect(pick(body.rows, ['group', 'currency', '2025-01', '2025-02', '2025-03', 'total'], ['2025-01', '2025-02', '2025-03', 'total'])).toEqual([
         ['ml', 'EUR', 960, 1560, 570, 3090],
@@ -161,12 +161,12 @@ describe.each(testDatabases())('reports over periods on $name', (database) => {
 
     it('shows the last 6 months by default and takes from/to months', async () => {
       const body = await ok('/api/reports/monthly?by=tag:team');
-      expect(body.columns.map((c) => c.key).slice(0, -3)).toEqual(['group', 'currency', '2024-10', '2024-11', '2024-12', '2025-01', '2025-02', '2025-03', 'total']);
+      expect(body.columns.map((c) => c.key).slice(0, -4)).toEqual(['group', 'currency', '2024-10', '2024-11', '2024-12', '2025-01', '2025-02', '2025-03', 'total']);
       // Months before collection began (01-16) are unknown, not 0: null, labelled so (the CSV's header too).
       expect(body.rows.find((r) => r.group === 'ml')!['2024-12']).toBeNull();
       expect(body.columns.find((c) => c.key === '2024-12')).toMatchObject({ label: '2024-12 (no data)' });
       const range = await ok('/api/reports/monthly?by=tag:team&from=2025-02&to=2025-03');
-      expect(range.columns.map((c) => c.key).slice(0, -3)).toEqual(['group', 'currency', '2025-02', '2025-03', 'total']);
+      expect(range.columns.map((c) => c.key).slice(0, -4)).toEqual(['group', 'currency', '2025-02', '2025-03', 'total']);
       expect(dec(range.rows.find((r) => r.group === 'ml')!.total)).toBe(2130);
     });
 

@@ -98,10 +98,14 @@ export function spendColumn(key: string, label: string, coverage: Coverage): Col
   return isPartial(coverage) ? { ...column, label: `${label} (${coveredText(coverage)})` } : column;
 }
 
-/** The change column: its label says why no change is given when the periods are not comparable. */
-export function changeColumn(current: Coverage, previous: Coverage): Column {
-  const column: Column = { key: 'change_percent', label: 'Change %', kind: 'decimal', sortable: true };
+/**
+ * The change column: its label says why no change is given when the periods are not comparable.
+ * `names` says what is compared (default: "Change %", "previous period", "this period").
+ */
+export function changeColumn(current: Coverage, previous: Coverage, names: { label?: string; previous?: string; current?: string } = {}): Column {
+  const { label = 'Change %', previous: previousName = 'previous period', current: currentName = 'this period' } = names;
+  const column: Column = { key: 'change_percent', label, kind: 'decimal', sortable: true };
   if (comparable(current, previous)) return column;
-  const why = hasData(previous) ? `previous period ${coveredText(previous)}` : 'previous period has no data';
-  return { ...column, label: `Change % (not given: ${hasData(current) ? why : 'this period has no data'})` };
+  const why = hasData(previous) ? `${previousName} ${coveredText(previous)}` : `${previousName} has no data`;
+  return { ...column, label: `${label} (not given: ${hasData(current) ? why : `${currentName} has no data`})` };
 }
