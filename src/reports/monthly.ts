@@ -14,7 +14,7 @@ import type { CostFilter } from '../costing/current-costs.js';
 import { dimensionOf, GROUPING_HELP, unknownTagKeyNotes, groupingField, groupNameColumns, groupNames } from './shared/costs.js';
 import { changeColumn, comparable, comparisonNote, coveredText, hasData, isPartial, monthsNote, periodCoverage, rangeCoverage } from './shared/coverage.js';
 import { optionalSelect, pricedKindSelect, scopeFilterFields } from './shared/fields.js';
-import { dimensionLabel, kindLabel } from './shared/format.js';
+import { addDays, dimensionLabel, kindLabel } from './shared/format.js';
 import { invalidParameter } from './shared/params.js';
 import { addMonths, checkPeriodParams, lastDayOfMonth, monthsOf, periodField, resolvePeriod, type ResolvedPeriod } from './shared/period.js';
 import { latestSnapshots } from '../db/latest-snapshots.js';
@@ -22,7 +22,7 @@ import { arrayParam, queryRows, sql, type SQL } from '../db/statement.js';
 import { sqlLiteral as sqlText } from '../db/sql-literal.js';
 import { freshnessNotes } from './shared/snapshots.js';
 import { bucketCostsFor, dividedOnce } from '../costing/cost-over-time.js';
-import { gapCapText } from './shared/time.js';
+import { daysBetween, gapCapText } from './shared/time.js';
 import { defineReport } from './shared/define.js';
 import { groupedSpendParamShape } from './shared/spend-params.js';
 import { allocatedColumns, allocatedView } from './monthly-allocation.js';
@@ -56,7 +56,10 @@ interface Resolved {
   /** The change column: the last month shown against the month before it (shown or not). */
   change: {
     month: string;
+    /** What the last month is compared with: the month before ("2025-02"), or its first days when the last month is in progress ("2025-02-01 to 2025-02-10"). */
     previousMonth: string;
+    /** The last month has not ended: it is compared so far, with as many days of the month before. */
+    inProgress: boolean;
     previousCoverage: Coverage;
     /** The previous month's cells (bucket = previousMonth). */
     previousCells: BucketCostRow[];
@@ -86,9 +89,17 @@ async function resolve(ctx: ReportCtx, params: MonthlyParams): Promise<Resolved>
   const priced = cells.filter((c) => c.currency !== null);
   const month = months[months.length - 1]!;
   const previousMonth = addMonths(`${month}-01`, -1).slice(0, 7);
-  const previousRange = { fromDay: `${previousMonth}-01`, toDay: lastDayOfMonth(previousMonth) };
-  // The month before the last one shown: read from the table's cells, or on its own when the table starts with the last month.
-  const [previousCoverage, previousCells] = months.includes(previousMonth)
+  // A month in progress is compared, as the cost report compares month to date, with as many days
+  // from the start of the month before: not with the whole of it, which would read as a drop.
+  const inProgress = period.end.getTime() < Date.parse(`${addMonths(`${month}-01`, 1)}T00:00:00Z`);
+  const daysSoFar = daysBetween(`${month}-01`, period.lastDay).length;
+  const previousRange = {
+    fromDay: `${previousMonth}-01`,
+    toDay: inProgress ? [addDays(`${previousMonth}-01`, daysSoFar - 1), lastDayOfMonth(previousMonth)].sort()[0]! : lastDayOfMonth(previousMonth),
+  };
+  const previousLabel = inProgress ? `${previousRange.fromDay} to ${previousRange.toDay}` : previousMonth;
+  // The month before the last one shown: read from the table's cells, or on its own when the table starts with the last month (or only part of it is compared).
+  const [previousCoverage, previousCells] = months.includes(previousMonth) && !inProgress
     ? [monthCoverage[previousMonth]!, priced.filter((c) => c.bucket === previousMonth)]
     : await Promise.all([
         rangeCoverage(ctx, previousRange),
@@ -102,7 +113,7 @@ async function resolve(ctx: ReportCtx, params: MonthlyParams): Promise<Resolved>
     coverage,
     monthCoverage,
     cells: priced,
-    change: { month, previousMonth, previousCoverage, previousCells },
+    change: { month, previousMonth: previousLabel, inProgress, previousCoverage, previousCells },
   };
 }
 
@@ -113,8 +124,7 @@ const changeGiven = (r: Resolved) => comparable(r.monthCoverage[r.change.month]!
 function changeNote(r: Resolved): string {
   const { month, previousMonth, previousCoverage } = r.change;
   const current = r.monthCoverage[month]!;
-  // A period reaching past now ends now: the last month is then the month so far, compared as it is (as the cost report compares a month).
-  const soFar = r.period.end.getTime() < Date.parse(`${addMonths(`${month}-01`, 1)}T00:00:00Z`) ? ' so far' : '';
+  const soFar = r.change.inProgress ? ' so far' : '';
   const base = `Change % compares ${month}${soFar} with ${previousMonth}, per row and per currency total.`;
   if (!hasData(current)) return `${base} ${month} has no data: no change % is given.`;
   return `${base} ${comparisonNote(current, previousCoverage)}`;

@@ -108,6 +108,20 @@ describe.each(testDatabases())('month over month in the monthly report on $name'
     expect(page.rows.find((r) => r[0] === 'ml')!.at(-1)).toBe('-9.68');
   });
 
+  it('compares a month in progress with as many days of the month before, as the cost report compares month to date', async () => {
+    // March so far (03-01 .. 03-10 12:00, 9.5 days) against 02-01 .. 02-10 (10 days): ml EUR 570
+    // against 600, web EUR 9.5 x 96 = 912 against 960, web USD 684 against 720: -5.00 % each (the
+    // whole of February would have read as -66 %).
+    const body = await json('/api/reports/monthly?by=tag%3Ateam&from=2025-02&to=2025-03');
+    expect(body.columns.at(-1)).toMatchObject({ key: 'change_percent', label: 'Change % 2025-03 vs 2025-02-01 to 2025-02-10' });
+    const march = new Map(changes(body).map(([g, c, v]) => [`${String(g)}|${String(c)}`, v]));
+    expect([march.get('ml|EUR'), march.get('web|EUR'), march.get('web|USD')]).toEqual([-5, -5, -5]);
+    expect(body.notes.join(' ')).toMatch(/Change % compares 2025-03 so far with 2025-02-01 to 2025-02-10/);
+    // The cost report's month to date says the same for every group.
+    const cost = await json('/api/reports/cost?by=tag%3Ateam&period=mtd');
+    for (const row of cost.rows) expect(march.get(`${String(row.group)}|${String(row.currency)}`), String(row.group)).toBe(row.change_percent);
+  });
+
   it('gives no change against a less covered previous month: null with the reason in JSON, an empty cell and a marked label in CSV, the reason on the page', async () => {
     const query = 'by=tag%3Ateam&from=2024-12&to=2025-01';
     const body = await json(`/api/reports/monthly?${query}`);
