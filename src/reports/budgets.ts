@@ -44,7 +44,7 @@ const COLUMNS: Column[] = [
   { key: 'forecast_percent', label: 'Forecast of the amount', kind: 'percent' },
   { key: 'status', label: 'Status', kind: 'text' },
   { key: 'thresholds', label: 'Alerts at (%)', kind: 'text' },
-  { key: 'last_alert', label: 'Last alert', kind: 'text', hrefKey: 'alerts_href' },
+  { key: 'last_alert', label: 'Last alert', kind: 'text', hrefKey: 'alerts_href', emptyText: 'none yet' },
   { key: 'notify', label: 'Alerts to', kind: 'text', secondary: true },
   { key: 'source', label: 'Defined in', kind: 'text', secondary: true },
 ];

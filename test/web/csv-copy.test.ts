@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/connection.js';
 import { INVENTORY_KINDS } from '../../src/reports/inventory-kinds.js';
 import { inventoryReport } from '../../src/reports/inventory.js';
+import { exportRegionNames } from '../../src/reports/shared/regions.js';
 import type { Row } from '../../src/reports/report.js';
 import { csvCellSql, withCrlf } from '../../src/present/csv-sql.js';
 import { csvRecord, streamCsv, type CsvColumn } from '../../src/present/csv.js';
@@ -116,7 +117,9 @@ describe.runIf(postgres.length > 0)('inventory CSV written by Postgres', () => {
       },
     });
     if (written === 'database') expect(exported.sql, 'the export offers its SQL').toBeDefined();
-    await streamCsv(out, exported.columns, exported.rows, { exact: exact === '1', totals: exported.totals, ...(written === 'database' ? { sql: exported.sql } : {}) });
+    // Region names as the web route reads them: the "Region name" column is written by both writers too.
+    const regionNames = await exportRegionNames(db, exported.columns, params);
+    await streamCsv(out, exported.columns, exported.rows, { exact: exact === '1', totals: exported.totals, ...(regionNames ? { regionNames } : {}), ...(written === 'database' ? { sql: exported.sql } : {}) });
     return Buffer.concat(parts).toString();
   }
 
@@ -156,9 +159,9 @@ describe.runIf(postgres.length > 0)('inventory CSV written by Postgres', () => {
     expect(text).toContain(`j2,'－1,`);
     expect(await csvOf({ kind: 'keypairs' }, 'database')).toContain(`,'＠cc:dd,`);
     // Yen: 333.125 an hour to 2 digits (333.13), 243181.5 a month to whole yen (243182).
-    expect(text).toMatch(/\r\nj1,web-1,2,2,ACTIVE,true,g-a100,333\.13,243182,deploy,JPY,/);
+    expect(text).toMatch(/\r\nj1,web-1,2,2,region-2,ACTIVE,true,g-a100,333\.13,243182,deploy,JPY,/);
     // i1 was stopped through cloudtally since the snapshot: SHUTOFF, not running, 0.
-    expect(text).toMatch(/\r\ni1,train-1,1,1,SHUTOFF,false,g-a100,0\.0000,0\.00,deploy,EUR,/);
+    expect(text).toMatch(/\r\ni1,train-1,1,1,region-1,SHUTOFF,false,g-a100,0\.0000,0\.00,deploy,EUR,/);
   });
 
   it('serves the database-written file from the web route', async () => {
