@@ -113,9 +113,16 @@ async function resolve(ctx: ReportCtx, params: BudgetsParams): Promise<{ m: Budg
   return { m, rows: m.figures.map((f) => rowOf(f, m, alerts.get(f.budget.id))) };
 }
 
+/** Per currency and budget period: a monthly and a yearly amount are never added together. */
 async function totalsOf(ctx: ReportCtx, rows: Row[]): Promise<Row[]> {
-  const sums = await sumByCurrency(ctx.db, rows, 'currency', ['amount', 'spend', 'forecast']);
-  return sums.map((s) => totalRow(COLUMNS, { currency: s.currency, amount: s.amount, spend: s.spend, forecast: s.forecast }));
+  const periods = [...new Set(rows.map((r) => String(r.period_label)))].sort();
+  const totals = await Promise.all(
+    periods.map(async (period) => {
+      const sums = await sumByCurrency(ctx.db, rows.filter((r) => r.period_label === period), 'currency', ['amount', 'spend', 'forecast']);
+      return sums.map((s) => totalRow(COLUMNS, { period_label: period, currency: s.currency, amount: s.amount, spend: s.spend, forecast: s.forecast }));
+    }),
+  );
+  return totals.flat();
 }
 
 export const budgetsReport: Report<BudgetsParams> = defineReport({
@@ -138,7 +145,7 @@ export const budgetsReport: Report<BudgetsParams> = defineReport({
       ...(m.figures.some((f) => f.budget.period !== 'month') ? [`A quarterly or yearly budget shows its quarter or year that holds ${m.month}, to date.`] : []),
       'Status: over when the spend reached the amount; at risk when the forecast reaches it; otherwise on track.',
       `Spend is estimated from snapshots: each snapshot's run-rate is assumed to hold until the next one, ${gapCapText(ctx.config)} are capped, not extrapolated. Only spend in a budget's currency counts toward it.`,
-      'Totals add up the budgets of each currency; budgets that overlap (the total and a team) count the same spend in each.',
+      'Totals add up the budgets of each currency and period (a month, a quarter and a year are never added together); budgets that overlap (the total and a team) count the same spend in each.',
       'Last alert: the newest threshold alert of the budget and whether it arrived; the alert history lists them all.',
       ...(isPartial(m.coverage) ? [coverageNote(m.coverage)] : []),
       ...(m.figures.length === 0 ? ['No budgets yet: add them to the configuration file (`budgets`) or, as an admin, with "New budget".'] : []),

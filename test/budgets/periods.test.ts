@@ -39,6 +39,7 @@ const config = configWith(BUDGETS);
 
 interface Body {
   rows: Row[];
+  totals: Row[];
   charts: ChartSpec[];
   notes: string[];
 }
@@ -64,6 +65,12 @@ describe.each(testDatabases())('budgets by quarter and year on $name', (database
       ['ML month', 'month', '2025-03', '2025-03-01', '2025-03-31', 2000, 570, 1860, '28.50', '93.00', 'on track'],
       ['ML quarter', 'quarter', '2025-Q1', '2025-01-01', '2025-03-31', 3000, 3090, 4380, '103.00', '146.00', 'over'],
       ['ML year', 'year', '2025', '2025-01-01', '2025-12-31', 20000, 3090, 20880, '15.45', '104.40', 'at risk'],
+    ]);
+    // Totals per currency and period: a month's, a quarter's and a year's amounts are never added.
+    expect(pick(body.totals, ['period_label', 'currency', 'amount', 'spend'], ['amount', 'spend'])).toEqual([
+      ['2025', 'EUR', 20000, 3090],
+      ['2025-03', 'EUR', 2000, 570],
+      ['2025-Q1', 'EUR', 3000, 3090],
     ]);
     // The burn-up runs over the whole period: 90 days of Q1, 365 of 2025; 960 by the end of January.
     const quarter = body.charts.find((c) => c.title.startsWith('ML quarter'))!;
