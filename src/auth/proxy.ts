@@ -39,7 +39,7 @@ export function createProxyIdentifier(settings: DeepReadonly<ProxyAuthSettings>)
       }
       const role = highestRole(mapped) ?? settings.defaultRole;
       if (!role) return { kind: 'refused', name };
-      return { kind: 'user', identity: { name, role, via: 'proxy', sessionId: null } };
+      return { kind: 'user', identity: { name, role, via: 'proxy', sessionId: null, scope: null } };
     },
   };
 }

@@ -1,9 +1,11 @@
 /** Web users and sign-in: sessions, login throttling, and a trusted sign-in proxy. */
 import { z } from 'zod';
 import { parseAddressRule } from '../auth/addresses.js';
+import { AccessScopeSchema, accessScopeOf } from '../auth/access-scope.js';
 import { accountKey } from '../auth/identity.js';
 import { parsePasswordHash } from '../auth/password.js';
 import { ROLES } from '../auth/roles.js';
+import { normaliseTagKey, normaliseTagValue, type TagRules } from '../tags/normalise.js';
 import type { ConfigProblem } from './problems.js';
 import type { AuthSettings, AuthUser } from './types.js';
 import { nonEmptyName } from './validators.js';
@@ -23,6 +25,8 @@ export const UserSchema = z.strictObject({
     const parsed = parsePasswordHash(text);
     if ('problem' in parsed) ctx.addIssue({ code: 'custom', message: parsed.problem });
   }),
+  /** Only resources with this tag (e.g. {"by": "tag:team", "values": ["ml"]}); absent: everything. */
+  scope: AccessScopeSchema.nullable().default(null),
 });
 
 const headerName = z
@@ -73,7 +77,7 @@ export const AuthSchema = z.strictObject({
 });
 
 /** The file's users; names must be unique (case-insensitively). */
-export function userSettings(raw: readonly z.output<typeof UserSchema>[], problems: ConfigProblem[]): AuthUser[] {
+export function userSettings(raw: readonly z.output<typeof UserSchema>[], problems: ConfigProblem[], tags: Pick<TagRules, 'tagAliases' | 'tagKeyCase' | 'tagValueCase' | 'tagValueAliases'>): AuthUser[] {
   const seen = new Map<string, number>();
   raw.forEach((user, i) => {
     const key = accountKey(user.name);
@@ -81,7 +85,12 @@ export function userSettings(raw: readonly z.output<typeof UserSchema>[], proble
     if (first !== undefined) problems.push({ path: `users[${i}].name`, message: `repeats users[${first}] (names are compared case-insensitively)` });
     else seen.set(key, i);
   });
-  return raw.map((u) => ({ name: u.name, role: u.role, passwordHash: u.password_hash }));
+  return raw.map((u) => ({
+    name: u.name,
+    role: u.role,
+    passwordHash: u.password_hash,
+    scope: u.scope ? accessScopeOf(u.scope, (k) => normaliseTagKey(k, tags), (k, v) => normaliseTagValue(k, v, tags)) : null,
+  }));
 }
 
 /** CLOUDTALLY_SESSION_SECRET: long enough, and required once there are users. */

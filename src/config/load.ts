@@ -129,7 +129,7 @@ type ActionSettings = Pick<ConfigShape, 'users' | 'auth' | 'idleRules' | 'notifi
 
 /** Users, sign-in, idle rules and notifications; tag keys normalised like the collected tags. */
 function actionSettings(file: FileSettings, vars: Env, tags: TagRules, problems: ConfigProblem[]): ActionSettings {
-  const users = userSettings(file.users, problems);
+  const users = userSettings(file.users, problems, tags);
   const sessionSecret = sessionSecretSetting(vars.CLOUDTALLY_SESSION_SECRET ?? null, users.length > 0, problems);
   const notifications = notificationSettings(file.notifications, vars.CLOUDTALLY_WEBHOOK_URL, problems);
   const auth = authSettings(file.auth, sessionSecret, problems);

@@ -1,5 +1,6 @@
 /** The configuration's shape: the frozen Config and the types of its sections. */
 import type { AllocationRule } from '../allocation-config.js';
+import type { AccessScope } from '../auth/access-scope.js';
 import type { Role } from '../auth/roles.js';
 import type { SimulatorOptions } from '../simulator/options.js';
 import type { TagKeyCase, TagValueCase } from '../tags/normalise.js';
@@ -117,6 +118,8 @@ export interface AuthUser {
   role: Role;
   /** `scrypt$N$r$p$salt$hash` (see src/auth/password.ts). */
   passwordHash: string;
+  /** Only the resources of this scope; null: everything. */
+  scope: AccessScope | null;
 }
 
 export interface ProxyAuthSettings {

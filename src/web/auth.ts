@@ -91,7 +91,7 @@ export function createWebAuth(deps: WebAuthDeps): WebAuth {
   async function resolve(req: Request): Promise<Omit<RequestAuth, 'browserId'>> {
     const peer = req.socket.remoteAddress;
     if (mode.localOnly) {
-      if (isLoopbackAddress(peer)) return { identity: { name: 'local', role: 'admin', via: 'local', sessionId: null }, refusal: null };
+      if (isLoopbackAddress(peer)) return { identity: { name: 'local', role: 'admin', via: 'local', sessionId: null, scope: null }, refusal: null };
       return { identity: null, refusal: 'cloudtally runs in local-only mode (no users configured) and answers this machine only.' };
     }
     if (proxy) {
@@ -107,7 +107,7 @@ export function createWebAuth(deps: WebAuthDeps): WebAuth {
         const session = await sessions.find(token, now());
         const user = session ? userNamed(session.userName) : null;
         // The role is the configured one now, not the one at login; a removed user is signed out.
-        if (session && user) return { identity: { name: user.name, role: user.role, via: 'session', sessionId: session.id }, refusal: null };
+        if (session && user) return { identity: { name: user.name, role: user.role, via: 'session', sessionId: session.id, scope: user.scope }, refusal: null };
       }
     }
     return { identity: null, refusal: null };

@@ -132,7 +132,7 @@ describe('proxy identity', () => {
 
   it('believes the header only from a trusted address, taking the most trusted mapped role', () => {
     expect(proxy.identify('10.0.0.2', headers({ 'x-forwarded-user': 'alice' }))).toEqual({ kind: 'none' });
-    expect(proxy.identify('10.0.0.1', headers({ 'x-forwarded-user': 'alice' }))).toEqual({ kind: 'user', identity: { name: 'alice', role: 'viewer', via: 'proxy', sessionId: null } });
+    expect(proxy.identify('10.0.0.1', headers({ 'x-forwarded-user': 'alice' }))).toEqual({ kind: 'user', identity: { name: 'alice', role: 'viewer', via: 'proxy', sessionId: null, scope: null } });
     expect(proxy.identify('10.0.0.1', headers({ 'x-forwarded-user': 'alice', 'x-forwarded-groups': 'ops, root' }))).toMatchObject({ identity: { role: 'admin' } });
     expect(proxy.identify('10.0.0.1', headers({ 'x-forwarded-user': 'bob' }))).toEqual({ kind: 'refused', name: 'bob' });
     expect(proxy.identify('10.0.0.1', headers({}))).toEqual({ kind: 'none' });

@@ -42,7 +42,7 @@ describe('users, sign-in and actions settings', () => {
       {
         users: [
           { name: 'alice', role: 'viewer', password_hash: hash },
-          { name: 'olivia', role: 'operator', password_hash: hash },
+          { name: 'olivia', role: 'operator', password_hash: hash, scope: { by: 'tag:Team', values: [' ML ', 'cv', 'ml'] } },
         ],
         auth: {
           session_ttl_hours: 8,
@@ -63,8 +63,9 @@ describe('users, sign-in and actions settings', () => {
       { CLOUDTALLY_SESSION_SECRET: SECRET },
     );
     expect(config.users).toEqual([
-      { name: 'alice', role: 'viewer', passwordHash: hash },
-      { name: 'olivia', role: 'operator', passwordHash: hash },
+      { name: 'alice', role: 'viewer', passwordHash: hash, scope: null },
+      // The scope's key and values are normalised like collected tags (keys lower case, values trimmed), sorted, once each.
+      { name: 'olivia', role: 'operator', passwordHash: hash, scope: { by: 'tag:team', key: 'team', values: ['ML', 'cv', 'ml'] } },
     ]);
     expect(config.auth).toEqual({
       sessionSecret: SECRET,
