@@ -2,6 +2,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite, types as pgliteTypes, type Transaction as PGliteTransaction } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import type { Database, Queryable, Row } from './connection.js';
 import { lockDataDir, type DataDirLock } from './data-dir-lock.js';
@@ -21,6 +22,9 @@ const pgliteParsers = {
  * query (measured: 322 MB RSS after opening a folder, 179 MB with 16 MB). One embedded session
  * needs far less, and its files sit in the operating system's page cache anyway.
  */
+/** The extensions every cloudtally PGlite loads: trigram indexes serve the global search's name matches (migration 0029). */
+export const PGLITE_EXTENSIONS = { pg_trgm };
+
 const PGLITE_START_PARAMS = [...PGlite.defaultStartParams, '-c', 'shared_buffers=32MB'];
 
 export async function openPglite(dataDir: string, loadDataDir: Blob | undefined): Promise<Database> {
@@ -34,7 +38,12 @@ export async function openPglite(dataDir: string, loadDataDir: Blob | undefined)
   let client: PGlite;
   try {
     if (!inMemory && !loadDataDir && !existsSync(join(dataDir, 'PG_VERSION'))) await initialisePgliteFolder(dataDir, PGLITE_START_PARAMS);
-    client = await PGlite.create(inMemory ? 'memory://' : dataDir, { parsers: pgliteParsers, loadDataDir, startParams: PGLITE_START_PARAMS });
+    client = await PGlite.create(inMemory ? 'memory://' : dataDir, {
+      parsers: pgliteParsers,
+      loadDataDir,
+      startParams: PGLITE_START_PARAMS,
+      extensions: PGLITE_EXTENSIONS,
+    });
     await client.query("SET TIME ZONE 'UTC'");
   } catch (err) {
     dirLock?.release();

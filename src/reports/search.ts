@@ -6,6 +6,7 @@
  */
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { Binds } from '../db/binds.js';
 import type { Queryable } from '../db/connection.js';
 import { regionNames } from './shared/regions.js';
 import type { ReportCtx } from './shared/types.js';
@@ -57,53 +58,121 @@ interface SearchSource {
   tags: boolean;
   /** Whether versions carry project_id / region_id (storage keys are account-wide). */
   scoped?: false;
-  /** SQL yielding the record's IP addresses as a jsonb array of {ip_address}, when it has any. */
-  ips?: string;
+  /** The record has IP addresses (fixed_ip_assignments: search_ip_addresses, migration 0029). */
+  ips?: true;
+  /** Its rows in resource_presence, when they differ from `kind` / `id` (what src/collect/presence.ts records). */
+  presenceKind?: string;
+  presenceId?: string;
+  /** The kind can have as many resources as instances: its current versions have an index in name order (migration 0029). */
+  large?: true;
 }
 
-const IPS = `(v.raw::jsonb -> 'fixed_ip_assignments')`;
-
 const SOURCES: readonly SearchSource[] = [
-  { kind: 'instance', label: 'Instance', inventoryKind: 'instances', table: 'instances_versions', id: 'v.instance_id', key: ['instance_id'], name: 'v.name', status: 'v.status', tags: true, ips: IPS },
-  { kind: 'cluster_server', label: 'GPU cluster server', inventoryKind: 'servers', table: 'gpu_cluster_servers_versions', id: 'v.server_id', key: ['cluster_id', 'server_id'], name: 'v.name', status: "coalesce(nullif(trim(v.status), ''), v.vm_state)", tags: true, ips: IPS },
+  { kind: 'instance', label: 'Instance', inventoryKind: 'instances', table: 'instances_versions', id: 'v.instance_id', key: ['instance_id'], name: 'v.name', status: 'v.status', tags: true, ips: true, large: true },
+  { kind: 'cluster_server', label: 'GPU cluster server', inventoryKind: 'servers', table: 'gpu_cluster_servers_versions', id: 'v.server_id', key: ['cluster_id', 'server_id'], name: 'v.name', status: "coalesce(nullif(trim(v.status), ''), v.vm_state)", tags: true, ips: true, large: true },
   { kind: 'cluster', label: 'GPU cluster', inventoryKind: 'clusters', table: 'gpu_clusters_versions', id: 'v.cluster_id', key: ['cluster_id'], name: 'v.cluster_name', status: 'v.cluster_status', tags: true },
-  { kind: 'port', label: 'Instance port', inventoryKind: 'ports', table: 'instance_ports_versions', id: 'v.port_id', key: ['instance_id', 'port_id'], name: 'v.name', status: 'null::text', tags: false },
-  { kind: 'keypair', label: 'Keypair', inventoryKind: 'keypairs', table: 'keypairs_versions', id: 'v.keypair_id', key: ['keypair_id'], name: 'v.name', status: 'v.state', tags: false },
+  { kind: 'port', label: 'Instance port', inventoryKind: 'ports', table: 'instance_ports_versions', id: 'v.port_id', key: ['instance_id', 'port_id'], name: 'v.name', status: 'null::text', tags: false, large: true },
+  { kind: 'keypair', label: 'Keypair', inventoryKind: 'keypairs', table: 'keypairs_versions', id: 'v.keypair_id', key: ['keypair_id'], name: 'v.name', status: 'v.state', tags: false, presenceId: 'v.name' },
   { kind: 'storage_key', label: 'Storage SSH key', inventoryKind: 'storage-keys', table: 'storage_ssh_keys_versions', id: 'v.key_id::text', key: ['key_id'], name: 'v.name', status: 'null::text', tags: false, scoped: false },
-  { kind: 'k8s_cluster', label: 'Kubernetes cluster', inventoryKind: 'resources', table: 'k8s_cluster_prices_versions', id: 'v.cluster_name', key: ['cluster_name'], name: 'v.cluster_name', status: 'v.price_status', tags: true },
+  { kind: 'k8s_cluster', label: 'Kubernetes cluster', inventoryKind: 'resources', table: 'k8s_cluster_prices_versions', id: 'v.cluster_name', key: ['cluster_name'], name: 'v.cluster_name', status: 'v.price_status', tags: true, presenceKind: 'k8s_price' },
   { kind: 'image_tag', label: 'Image tag', inventoryKind: 'image-tags', table: 'image_tags_versions', id: "v.image_id || '/' || v.key", key: ['image_id', 'key'], name: "v.key || '=' || coalesce(v.value, '')", status: 'null::text', tags: false },
 ];
 
-/** Image tags are matched on their value as tags are elsewhere. */
-function tagMatchSql(source: SearchSource): string {
-  if (source.kind === 'image_tag') return `lower(v.value) = lower($1)`;
-  if (!source.tags) return 'false';
-  return `exists (select 1 from jsonb_each_text(v.tags) t where lower(t.value) = lower($1))`;
+/** How `q` may match, decided once per search (each way has its own index: migration 0029). */
+interface MatchWays {
+  /** Long enough to be an id prefix (shorter ones would match too much to be useful). */
+  idPrefix: boolean;
+  /** An IP address. */
+  ip: boolean;
+  /** Names contain q (3 characters or more, where trigrams narrow it down), or else start with it. */
+  nameSubstring: boolean;
 }
+
+/** The statement's parameters, each bound on first use (an unused one could not be typed). */
+interface SearchBinds {
+  /** q */
+  q: () => string;
+  /** q as a LIKE literal */
+  qLike: () => string;
+  /** lower(q) as a LIKE literal */
+  lowerLike: () => string;
+  /** the removal window's start */
+  since: () => string;
+  limit: () => string;
+}
+
+function searchBinds(binds: Binds, values: { [K in keyof SearchBinds]: unknown }): SearchBinds {
+  const once = (key: keyof SearchBinds) => {
+    let placeholder: string | null = null;
+    return () => (placeholder ??= binds.add(values[key]));
+  };
+  return { q: once('q'), qLike: once('qLike'), lowerLike: once('lowerLike'), since: once('since'), limit: once('limit') };
+}
+
+/** The conditions under which a version `v` of `source` matches, each one an index can answer. */
+function matchConditions(source: SearchSource, ways: MatchWays, p: SearchBinds): { id: string; idPrefix: string; name: string; ip: string; tag: string } {
+  const id = `(${source.id}) collate "C"`;
+  const name = `lower(${source.name}) like ${ways.nameSubstring ? `'%' || ${p.lowerLike()}::text || '%'` : `${p.lowerLike()}::text || '%'`}`;
+  const tag = source.kind === 'image_tag' ? `lower(v.value) = lower(${p.q()}::text)` : source.tags ? `search_tag_values(v.tags) && array[lower(${p.q()}::text)]` : 'false';
+  return {
+    id: `${id} = ${p.q()}::text`,
+    idPrefix: ways.idPrefix ? `${id} like ${p.qLike()}::text || '%'` : 'false',
+    name,
+    ip: ways.ip && source.ips ? `search_ip_addresses(v.raw) && array[${p.q()}::text]` : 'false',
+    tag,
+  };
+}
+
+/** Current resources of a large kind read in name order before their match indexes are: see sourceSql. */
+const WALK_ROWS = 500;
 
 /**
  * The matches of one kind: the latest version of each resource (open, or ended within the window
- * with no later version: removed), when it matches. $1 = q, $2 = whether q may be an id prefix, $3 = whether q is an
- * IP address, $4 = the window's start, $5 = the limit.
+ * with no later version: removed), when it matches, in the final order; each part at most the limit.
+ * - The exact id.
+ * - Current resources otherwise matching. Of a large kind, the first WALK_ROWS current resources in
+ *   name order are read first: a common match (a tag value half the company carries, a name part
+ *   every name has) fills the limit there, and those are the first in name order of all matches.
+ *   Only when they do not is every match read through its index (id prefix, IP, trigrams, tag
+ *   values) and sorted. Neither alone is fast for both: the indexes read every match of a common
+ *   value; a walk in name order reads most of the kind when the matches cluster late in it (names
+ *   containing "m-46" all sort after "m-45...").
+ * - Removed ones (few: found through resource_presence).
  */
-function sourceSql(source: SearchSource): string {
+function sourceSql(source: SearchSource, ways: MatchWays, p: SearchBinds): string {
   const sameKey = source.key.map((c) => `w.${c} = v.${c}`).join(' and ');
-  const ip = source.ips ? `($3 and ${source.ips} @> jsonb_build_array(jsonb_build_object('ip_address', $1::text)))` : 'false';
-  return `select * from (
-      select
-        '${source.kind}'::text as kind, ${source.id} as id, ${source.name} as name,
+  const m = matchConditions(source, ways, p);
+  const others = [m.idPrefix, m.ip, m.name, m.tag].filter((c) => c !== 'false').join(' or ');
+  const latest = `(v.valid_to is null or not exists (
+          select 1 from ${source.table} w where w.scope_key = v.scope_key and ${sameKey} and w.valid_from >= v.valid_to))`;
+  const nameOrder = `lower(coalesce(${source.name}, '')), ${source.id}`;
+  const order = `order by lower(coalesce(name, '')), id limit ${p.limit()}`;
+  const columns = (matched: string) => `'${source.kind}'::text as kind, ${source.id} as id, ${source.name} as name,
         ${source.scoped === false ? 'null::int as project_id, null::int as region_id' : 'v.project_id, v.region_id'}, ${source.status} as status, v.valid_to as removed_at,
-        case when ${source.id} = $1 then 'id'
-             when $2 and ${source.id} like $6 || '%' then 'id prefix'
-             when ${ip} then 'ip'
-             when lower(${source.name}) like '%' || $7 || '%' then 'name'
-             else 'tag' end as matched
-      from ${source.table} v
-      where (v.valid_to is null or (v.valid_to > $4 and not exists (
-          select 1 from ${source.table} w where w.scope_key = v.scope_key and ${sameKey} and w.valid_from >= v.valid_to)))
-        and (${source.id} = $1 or ($2 and ${source.id} like $6 || '%') or lower(${source.name}) like '%' || $7 || '%'
-             or ${ip} or ${tagMatchSql(source)})
-    ) m`;
+        ${matched} as matched`;
+  const label = `case when ${m.idPrefix} then 'id prefix' when ${m.ip} then 'ip' when ${m.name} then 'name' else 'tag' end`;
+  const matching = `not (${m.id}) and (${others})`;
+  const exact = `(select ${columns(`'id'`)} from ${source.table} v
+      where ${m.id} and (v.valid_to is null or v.valid_to > ${p.since()}) and ${latest})`;
+  // offset 0 keeps the sort out of the scan: the planner reads the matches' indexes, then sorts.
+  const indexed = `select * from (select ${columns(label)} from ${source.table} v where v.valid_to is null and ${matching} offset 0) t`;
+  const current = source.large
+    ? `(with walked as materialized (
+        select ${columns(label)} from (
+          select *, lower(coalesce(${source.name}, '')) as walk_order from ${source.table} v where v.valid_to is null order by ${nameOrder} limit ${WALK_ROWS}
+        ) v
+        where ${matching} order by v.walk_order, ${source.id} limit ${p.limit()})
+      select * from walked where (select count(*) from walked) >= ${p.limit()}
+      union all
+      (${indexed} where (select count(*) from walked) < ${p.limit()} ${order}))`
+    : `(${indexed} ${order})`;
+  // Removed resources are found from resource_presence (gone in the window: few), not from every
+  // version ended in the window (most of which a later version of the same resource follows).
+  const removed = `(select * from (select ${columns(label)}
+      from resource_presence p join ${source.table} v on v.scope_key = p.scope_key and (${source.presenceId ?? source.id}) = p.resource_id
+      where p.kind = '${source.presenceKind ?? source.kind}' and p.gone_at > ${p.since()}
+        and v.valid_to > ${p.since()} and ${latest} and ${matching}) t ${order})`;
+  return [exact, current, removed].join('\n    union all\n    ');
 }
 
 /** LIKE's special characters in user text, escaped (the default escape is backslash). */
@@ -129,12 +198,13 @@ type SearchRow = {
 export async function search(ctx: ReportCtx, params: SearchParams): Promise<SearchResult[]> {
   const q = params.q;
   const since = new Date(ctx.now.getTime() - REMOVED_WINDOW_DAYS * 86_400_000);
-  const rows = await ctx.db.query<SearchRow>(
-    `select * from (${SOURCES.map(sourceSql).join('\nunion all\n')}) r
+  const ways: MatchWays = { idPrefix: q.length >= 4, ip: isIP(q) !== 0, nameSubstring: q.length >= 3 };
+  const binds = new Binds();
+  const p = searchBinds(binds, { q, qLike: likeLiteral(q), lowerLike: likeLiteral(q.toLowerCase()), since, limit: params.limit });
+  const text = `select * from (${SOURCES.map((source) => sourceSql(source, ways, p)).join('\nunion all\n')}) r
       order by (r.matched = 'id') desc, (r.removed_at is null) desc, lower(coalesce(r.name, '')), r.kind, r.id
-      limit $5`,
-    [q, q.length >= 4, isIP(q) !== 0, since, params.limit, likeLiteral(q), likeLiteral(q.toLowerCase())],
-  );
+      limit ${p.limit()}`;
+  const rows = await ctx.db.query<SearchRow>(text, binds.values);
   const names = await regionNamesOf(ctx.db, rows);
   return rows.map((r) => {
     const source = SOURCES.find((s) => s.kind === r.kind)!;

@@ -12,6 +12,7 @@ import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import pg from 'pg';
 import { openDatabase, type Database } from '../../src/db/connection.js';
 import { MIGRATIONS_FOLDER, migrateDatabase } from '../../src/db/migrate.js';
+import { PGLITE_EXTENSIONS } from '../../src/db/pglite.js';
 
 export interface TestDatabase {
   name: string;
@@ -48,7 +49,7 @@ function pgliteDump(migrated: boolean): Promise<Blob> {
   let dump = dumps.get(migrated);
   if (!dump) {
     dump = (async () => {
-      const client = await PGlite.create('memory://');
+      const client = await PGlite.create('memory://', { extensions: PGLITE_EXTENSIONS });
       try {
         if (migrated) await migratePglite(drizzle({ client }), { migrationsFolder: MIGRATIONS_FOLDER });
         return await client.dumpDataDir('none');

@@ -73,8 +73,9 @@ describe.each(testDatabases())('global search on $name', ({ open }) => {
     await sim?.close();
   });
 
-  const find = async (q: string): Promise<Result[]> => {
-    const res = await request(`${app.base}/api/search?q=${encodeURIComponent(q)}`);
+  const find = async (q: string): Promise<Result[]> => findWith(q, null);
+  const findWith = async (q: string, limit: number | null): Promise<Result[]> => {
+    const res = await request(`${app.base}/api/search?q=${encodeURIComponent(q)}${limit === null ? '' : `&limit=${limit}`}`);
     expect(res.statusCode).toBe(200);
     return ((await res.body.json()) as { results: Result[] }).results;
   };
@@ -112,6 +113,31 @@ describe.each(testDatabases())('global search on $name', ({ open }) => {
   it('finds a removed instance as removed, after current results', async () => {
     const results = await find(known.removed);
     expect(results[0]).toMatchObject({ kind: 'instance', id: known.removed, current: false, status: 'removed 3 days ago', matched: 'id' });
+  });
+
+  it('gives a common tag value every current carrier, each once, and any limit the first ones in name order', async () => {
+    // The most common tag value of the current instances: more carriers than the smaller limits.
+    const counts = new Map<string, Set<string>>();
+    for (const scope of sim.state.scopes()) {
+      for (const instance of sim.state.instances(scope.project_id, scope.region_id)) {
+        for (const tag of instance.tags) {
+          const value = tag.value.trim().toLowerCase();
+          if (value.length < 3) continue;
+          if (!counts.has(value)) counts.set(value, new Set());
+          counts.get(value)!.add(instance.id);
+        }
+      }
+    }
+    const [value, carriers] = [...counts.entries()].sort((a, b) => b[1].size - a[1].size)[0]!;
+    expect(carriers.size).toBeGreaterThan(5);
+    const all = await findWith(value, 200);
+    const keys = all.map((r) => `${r.kind}/${r.id}`);
+    expect(new Set(keys).size).toBe(keys.length);
+    const foundInstances = new Set(all.filter((r) => r.kind === 'instance' && r.current).map((r) => r.id));
+    for (const id of carriers) expect(foundInstances.has(id), `instance ${id} carries ${value}`).toBe(true);
+    for (const limit of [1, 2, 5]) {
+      expect((await findWith(value, limit)).map((r) => `${r.kind}/${r.id}`)).toEqual(keys.slice(0, limit));
+    }
   });
 
   it('answers 400 with a clear message for an empty, missing or too long q and a bad limit', async () => {
