@@ -117,7 +117,7 @@ export async function generateInstances(
          $4::timestamptz - (v.n * interval '1 minute'), 'key-' || (v.n % 5), '{sg-default}', '{default}', 1, v.tags, '{}', '[]'::jsonb,
          jsonb_build_object('id', v.id, 'name', v.name, 'status', v.status, 'flavor', jsonb_build_object('flavor_name', v.flavor),
            'fixed_ip_assignments', jsonb_build_array(jsonb_build_object('external', false,
-             'ip_address', '10.' || (v.n / 65536 % 256) || '.' || (v.n / 256 % 256) || '.' || (v.n % 256), 'subnet_id', 'subnet-' || s.scope_key))))
+             'ip_address', '10.' || (v.n / 65536 % 256) || '.' || (v.n / 256 % 256) || '.' || (v.n % 256), 'subnet_id', 'subnet-' || s.scope_key)))
        from snapshots s
        cross join lateral (
          select n, s.scope_key || '-i' || lpad(n::text, 7, '0') as id, 'vm-' || n as name,

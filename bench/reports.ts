@@ -397,6 +397,10 @@ export async function main(args: string[]): Promise<void> {
       ['trend (kind, 30 days daily cost)', 'trend?by=kind&days=30&measure=daily-cost'],
       ['inventory page', 'inventory?kind=instances'],
       ['inventory page, tag filter', 'inventory?kind=instances&tag=team%3Adata'],
+      // Past inventory (issue target: first page p95 < 200 ms): the instances as collected 1, 10 and 30 days back, within the history built.
+      ...[1, 10, 30]
+        .filter((days) => days < o.days)
+        .map((days): [string, string] => [`inventory ${days} day${days === 1 ? '' : 's'} back`, `inventory?kind=instances&at=${encodeURIComponent(new Date(now.getTime() - days * 86_400_000).toISOString())}`]),
       ['changes (24 h)', 'changes?kind=instances'],
       ['FOCUS (first page of 30 days)', `focus?from=${thirtyAgo}&to=${today}`],
       ['anomalies (30 days, explained)', 'anomalies'],

@@ -60,9 +60,6 @@ interface SearchSource {
   scoped?: false;
   /** The record has IP addresses (fixed_ip_assignments: search_ip_addresses, migration 0029). */
   ips?: true;
-  /** Its rows in resource_presence, when they differ from `kind` / `id` (what src/collect/presence.ts records). */
-  presenceKind?: string;
-  presenceId?: string;
   /** The kind can have as many resources as instances: its current versions have an index in name order (migration 0029). */
   large?: true;
 }
@@ -72,9 +69,9 @@ const SOURCES: readonly SearchSource[] = [
   { kind: 'cluster_server', label: 'GPU cluster server', inventoryKind: 'servers', table: 'gpu_cluster_servers_versions', id: 'v.server_id', key: ['cluster_id', 'server_id'], name: 'v.name', status: "coalesce(nullif(trim(v.status), ''), v.vm_state)", tags: true, ips: true, large: true },
   { kind: 'cluster', label: 'GPU cluster', inventoryKind: 'clusters', table: 'gpu_clusters_versions', id: 'v.cluster_id', key: ['cluster_id'], name: 'v.cluster_name', status: 'v.cluster_status', tags: true },
   { kind: 'port', label: 'Instance port', inventoryKind: 'ports', table: 'instance_ports_versions', id: 'v.port_id', key: ['instance_id', 'port_id'], name: 'v.name', status: 'null::text', tags: false, large: true },
-  { kind: 'keypair', label: 'Keypair', inventoryKind: 'keypairs', table: 'keypairs_versions', id: 'v.keypair_id', key: ['keypair_id'], name: 'v.name', status: 'v.state', tags: false, presenceId: 'v.name' },
+  { kind: 'keypair', label: 'Keypair', inventoryKind: 'keypairs', table: 'keypairs_versions', id: 'v.keypair_id', key: ['keypair_id'], name: 'v.name', status: 'v.state', tags: false },
   { kind: 'storage_key', label: 'Storage SSH key', inventoryKind: 'storage-keys', table: 'storage_ssh_keys_versions', id: 'v.key_id::text', key: ['key_id'], name: 'v.name', status: 'null::text', tags: false, scoped: false },
-  { kind: 'k8s_cluster', label: 'Kubernetes cluster', inventoryKind: 'resources', table: 'k8s_cluster_prices_versions', id: 'v.cluster_name', key: ['cluster_name'], name: 'v.cluster_name', status: 'v.price_status', tags: true, presenceKind: 'k8s_price' },
+  { kind: 'k8s_cluster', label: 'Kubernetes cluster', inventoryKind: 'resources', table: 'k8s_cluster_prices_versions', id: 'v.cluster_name', key: ['cluster_name'], name: 'v.cluster_name', status: 'v.price_status', tags: true },
   { kind: 'image_tag', label: 'Image tag', inventoryKind: 'image-tags', table: 'image_tags_versions', id: "v.image_id || '/' || v.key", key: ['image_id', 'key'], name: "v.key || '=' || coalesce(v.value, '')", status: 'null::text', tags: false },
 ];
 
@@ -137,7 +134,7 @@ const WALK_ROWS = 500;
  *   values) and sorted. Neither alone is fast for both: the indexes read every match of a common
  *   value; a walk in name order reads most of the kind when the matches cluster late in it (names
  *   containing "m-46" all sort after "m-45...").
- * - Removed ones (few: found through resource_presence).
+ * - Removed ones, only while the current ones leave room within the limit.
  */
 function sourceSql(source: SearchSource, ways: MatchWays, p: SearchBinds): string {
   const sameKey = source.key.map((c) => `w.${c} = v.${c}`).join(' and ');
@@ -166,13 +163,15 @@ function sourceSql(source: SearchSource, ways: MatchWays, p: SearchBinds): strin
       union all
       (${indexed} where (select count(*) from walked) < ${p.limit()} ${order}))`
     : `(${indexed} ${order})`;
-  // Removed resources are found from resource_presence (gone in the window: few), not from every
-  // version ended in the window (most of which a later version of the same resource follows).
-  const removed = `(select * from (select ${columns(label)}
-      from resource_presence p join ${source.table} v on v.scope_key = p.scope_key and (${source.presenceId ?? source.id}) = p.resource_id
-      where p.kind = '${source.presenceKind ?? source.kind}' and p.gone_at > ${p.since()}
-        and v.valid_to > ${p.since()} and ${latest} and ${matching}) t ${order})`;
-  return [exact, current, removed].join('\n    union all\n    ');
+  // Removed resources come after every current one: read only when the current ones leave room
+  // (a common value fills the limit with current resources and never reads history).
+  const removed = `(select * from (select ${columns(label)} from ${source.table} v
+      where v.valid_to > ${p.since()} and ${matching} and ${latest} offset 0) t
+      where (select count(*) from found) < ${p.limit()} ${order})`;
+  return `(with found as materialized (${exact} union all ${current})
+    select * from found
+    union all
+    ${removed})`;
 }
 
 /** LIKE's special characters in user text, escaped (the default escape is backslash). */
