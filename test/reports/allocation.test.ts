@@ -135,6 +135,19 @@ describe.each(testDatabases())('shared-cost allocation on $name', (database) => 
     expect(body.totals.map((t) => [t.currency, t[`${M}_after_allocation`]])).toEqual([['EUR', '381.12'], ['USD', '190.18']]);
   });
 
+  it('gives a group that only receives (a fixed share, no spend of its own) a row after the plain rows', async () => {
+    config = allocationConfig([{ from: { by: 'tag:team', value: '(untagged)' }, to: 'tag:team', method: 'fixed', shares: { ml: '50', finance: '50' } }]);
+    const plain = await json(Q.replace('&allocation=on', ''));
+    const body = await json(Q);
+    expect(body.rows.slice(0, plain.rows.length).map((r) => [r.group, r.currency])).toEqual(plain.rows.map((r) => [r.group, r.currency]));
+    // EUR 82.80 / 2 = 41.40 each; USD 44.99 / 2 = 22.495: 22.49 each, the cent to the first in name order (finance).
+    expect(cells(body.rows.slice(plain.rows.length))).toEqual([
+      ['finance', 'EUR', '0', '41.40', '0.00', '41.40'],
+      ['finance', 'USD', '0', '22.50', '0.00', '22.50'],
+    ]);
+    expect(cells(body.rows).find((r) => r[0] === 'ml' && r[1] === 'USD')).toEqual(['ml', 'USD', '64.092', '22.49', '0.00', '86.58']);
+  });
+
   it('leaves the table as spent for another grouping, and without allocation=on', async () => {
     const byProject = await json('/api/reports/monthly?by=project&period=2025-03&allocation=on');
     expect(byProject.rows.length).toBeGreaterThan(0);
