@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CloudClient } from '../../src/cloud/client.js';
 import type { Database } from '../../src/db/connection.js';
 import type { Simulator } from '../../src/simulator/index.js';
-import { clientOf, startTestSimulator } from '../actions/helpers.js';
+import { clientOf, startTestSimulator, testConfig } from '../actions/helpers.js';
 import { Browser, configWithUsers, PASSWORDS, startActionsApp, type ActionsApp } from '../auth/app.js';
 import { testDatabases } from '../helpers/databases.js';
 
@@ -185,5 +185,36 @@ describe.each(testDatabases())('saved views over HTTP on $name', ({ open }) => {
     await save(olivia, { name: 'First', path: '/reports/idle' });
     expect((await alice.get('/views/abc')).status).toBe(404);
     expect((await alice.get('/views/999999')).status).toBe(404);
+  });
+});
+
+describe('saved views in local-only mode (no users)', () => {
+  let db: Database;
+  let sim: Simulator;
+  let client: CloudClient;
+  let app: ActionsApp;
+
+  beforeAll(async () => {
+    [db, sim] = await Promise.all([testDatabases()[0]!.open(), startTestSimulator()]);
+    client = clientOf(sim);
+    app = await startActionsApp({ db, config: testConfig({}), client, savedViews: true });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await client?.close();
+    await Promise.all([db?.close(), sim?.close()]);
+  });
+
+  it('saves, lists, opens and deletes views owned by "local"', async () => {
+    const me = new Browser(app.url);
+    expect((await me.get('/views')).status).toBe(200);
+    const saved = await me.post('/views', { name: 'Here', path: '/reports/inventory', shared: '0' });
+    expect(saved.status).toBe(303);
+    const { views } = JSON.parse((await me.get('/api/views')).body) as { views: Array<{ id: number; owner: string; mine: boolean; shared: boolean }> };
+    expect(views).toEqual([expect.objectContaining({ owner: 'local', mine: true, shared: false })]);
+    expect((await me.get(`/views/${views[0]!.id}`)).headers.location).toBe('/reports/inventory');
+    await me.get('/views');
+    expect((await me.post(`/views/${views[0]!.id}/delete`, {})).status).toBe(303);
+    expect(JSON.parse((await me.get('/api/views')).body).views).toEqual([]);
   });
 });
