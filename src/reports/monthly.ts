@@ -25,7 +25,7 @@ import { bucketCostsFor, dividedOnce } from '../costing/cost-over-time.js';
 import { daysBetween, gapCapText } from './shared/time.js';
 import { defineReport } from './shared/define.js';
 import { groupedSpendParamShape } from './shared/spend-params.js';
-import { allAllocationKeys, allocationByMonth, allocationColumns, receiversWithoutRow, withAllocation } from './monthly-allocation.js';
+import { allAllocationKeys, allocationByMonth, allocationKeys, allocationColumns, receiversWithoutRow, withAllocation } from './monthly-allocation.js';
 import { changePercentSql, gpuAggregatesSql } from '../costing/period-groups.js';
 import { gpuCells, gpuColumns, gpuNotes } from './shared/gpu.js';
 import { sumByCurrency, totalRow } from './shared/totals.js';
@@ -244,7 +244,11 @@ async function totals(ctx: ReportCtx, r: Resolved): Promise<Row[]> {
  * columns after it; groups that only receive an allocation get a row after the plain ones. The
  * allocation columns' totals per currency are summed in SQL like the others.
  */
-async function withAllocationColumns(ctx: ReportCtx, r: Resolved, plain: { rows: Row[]; totals: Row[] }): Promise<{ columns: Column[]; rows: Row[]; totals: Row[]; notes: string[] }> {
+async function withAllocationColumns(
+  ctx: ReportCtx,
+  r: Resolved,
+  plain: { rows: Row[]; totals: Row[] },
+): Promise<{ columns: Column[]; rows: Row[]; totals: Row[]; notes: string[]; moved: Array<{ currency: string; moved: string | null }> }> {
   const allocation = allocationByMonth(r.dimension, r.cells, ctx.config.allocation);
   const knownMonth = (m: string) => known(r, m);
   const receivers = receiversWithoutRow(allocation, plain.rows);
@@ -252,12 +256,14 @@ async function withAllocationColumns(ctx: ReportCtx, r: Resolved, plain: { rows:
   const extra = receivers.map(({ currency, group }) => ({ ...rowOf(r, group, currency, {}, '0', names ? { group_name: names(group) } : {}), change_percent: null }));
   const rows = [...plain.rows, ...extra].map((row) => withAllocation(row, r.months, knownMonth, allocation));
   const keys = allAllocationKeys(r.months);
-  const sums = await sumByCurrency(ctx.db, rows, 'currency', keys);
+  // What the rules moved over the whole period, per currency: every month's allocated in, summed in SQL.
+  const movedCells = rows.flatMap((row) => r.months.map((m) => ({ currency: row.currency, moved: row[allocationKeys(m).in] })));
+  const [sums, moved] = await Promise.all([sumByCurrency(ctx.db, rows, 'currency', keys), sumByCurrency(ctx.db, movedCells, 'currency', ['moved'])]);
   const totals = plain.totals.map((t) => {
     const sum = sums.find((s) => s.currency === t.currency);
     return { ...t, ...Object.fromEntries(keys.map((k) => [k, sum?.[k] ?? null])) };
   });
-  return { columns: [...columns(r), ...allocationColumns(r.months, knownMonth)], rows, totals, notes: allocation.notes };
+  return { columns: [...columns(r), ...allocationColumns(r.months, knownMonth)], rows, totals, notes: allocation.notes, moved: moved.map((m) => ({ currency: m.currency, moved: m.moved ?? null })) };
 }
 
 export const monthlyReport: Report<MonthlyParams> = defineReport({
@@ -278,13 +284,16 @@ export const monthlyReport: Report<MonthlyParams> = defineReport({
     const thisMonth = ctx.now.toISOString().slice(0, 7);
     return {
       title: `Spend per month by ${dimensionLabel(r.dimension)}${allocated ? ' with shared costs allocated' : ''}, ${r.period.label}${scope ? ` (${scope})` : ''}`,
-      summary: sums.map((t): SummaryItem => ({
-        label: `Spend ${r.period.label} (${String(t.currency)})`,
-        value: t.total as string,
-        kind: 'money',
-        currency: t.currency as string,
-        hint: incomplete(r) ? 'estimated from snapshots, of the covered hours only' : 'estimated from snapshots',
-      })),
+      summary: [
+        ...sums.map((t): SummaryItem => ({
+          label: `Spend ${r.period.label} (${String(t.currency)})`,
+          value: t.total as string,
+          kind: 'money',
+          currency: t.currency as string,
+          hint: incomplete(r) ? 'estimated from snapshots, of the covered hours only' : 'estimated from snapshots',
+        })),
+        ...(allocated?.moved ?? []).map((t): SummaryItem => ({ label: `Allocated ${r.period.label} (${t.currency})`, value: t.moved, kind: 'money', currency: t.currency, hint: 'shared costs moved by the rules' })),
+      ],
       charts: [],
       columns: allocated?.columns ?? columns(r),
       rows: all.slice(page.offset, page.offset + page.limit),

@@ -66,9 +66,14 @@ describe.each(testDatabases())('shared-cost allocation on $name', (database) => 
       ['Total', 'USD', '190.1832', '44.99', '44.99', '190.18'],
     ]);
     expect(body.notes.join(' ')).toContain('"(untagged)" split in proportion to direct spend');
+    expect(body.summary.filter((i) => i.label.startsWith('Allocated')).map((i) => [i.label, i.value])).toEqual([
+      ['Allocated 2025-03 (EUR)', '82.8'],
+      ['Allocated 2025-03 (USD)', '44.99'],
+    ]);
   });
 
   it('keeps the plain CSV columns and rows, adding allocated in / out and after allocation per month; in and out add up', async () => {
+    config = allocationConfig([{ from: { by: 'tag:team', value: '(untagged)' }, to: 'tag:team', method: 'proportional' }]);
     const plain = await get(`${Q.replace('/monthly?', '/monthly.csv?').replace('&allocation=on', '')}`);
     const res = await get(`${Q.replace('/monthly?', '/monthly.csv?')}`);
     expect([plain.status, res.status]).toEqual([200, 200]);
@@ -146,6 +151,20 @@ describe.each(testDatabases())('shared-cost allocation on $name', (database) => 
       ['finance', 'USD', '0', '22.50', '0.00', '22.50'],
     ]);
     expect(cells(body.rows).find((r) => r[0] === 'ml' && r[1] === 'USD')).toEqual(['ml', 'USD', '64.092', '22.49', '0.00', '86.58']);
+  });
+
+  it('has allocation columns per month: none (unknown) for a month without data', async () => {
+    config = allocationConfig([{ from: { by: 'tag:team', value: '(untagged)' }, to: 'tag:team', method: 'proportional' }]);
+    const res = await get('/api/reports/monthly?by=tag%3Ateam&period=2025-Q1&allocation=on');
+    const body = JSON.parse(res.body) as { columns: Array<{ key: string; label: string }>; rows: Row[] };
+    const labels = body.columns.map((c) => c.label);
+    expect(labels.slice(-9)).toEqual([
+      '2025-01 allocated in (no data)', '2025-01 allocated out (no data)', '2025-01 after allocation (no data)',
+      '2025-02 allocated in (no data)', '2025-02 allocated out (no data)', '2025-02 after allocation (no data)',
+      '2025-03 allocated in', '2025-03 allocated out', '2025-03 after allocation',
+    ]);
+    const ml = body.rows.find((r) => r.group === 'ml' && r.currency === 'EUR')!;
+    expect([ml['2025-01_allocated_in'], ml['2025-02_after_allocation'], ml['2025-03_allocated_in'], ml['2025-03_after_allocation']]).toEqual([null, null, '36.97', '170.17']);
   });
 
   it('leaves the table as spent for another grouping, and without allocation=on', async () => {
