@@ -1,12 +1,11 @@
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
-import { changeView, createView, mayChange, ViewForbiddenError, ViewNameTakenError, type ViewActor } from '../actions/saved-views.js';
+import { changeView, createView, deleteView, mayChange, maySee, ViewForbiddenError, ViewNameTakenError, type ViewActor } from '../actions/saved-views.js';
 import { accountKey } from '../auth/identity.js';
 import type { Database } from '../db/connection.js';
 import { formatTimestamp } from '../present/format.js';
 import { savedView, visibleViews, type SavedView } from '../read-models/saved-views.js';
 import type { ReportDefinition } from '../reports/report.js';
-import { deleteView } from '../actions/saved-views.js';
 import { ClientError, notFound, type FieldError } from './errors.js';
 import { setFlash } from './flash.js';
 import { readForm } from './form.js';
@@ -129,6 +128,9 @@ export function savedViewPages(deps: MountDeps): Router {
     return res.redirect(303, '/views');
   };
 
+  const forbidden = (err: ViewForbiddenError) => new ClientError(403, 'forbidden', err.message);
+  const missing = (id: number) => notFound(`No saved view #${id} (it does not exist, or it is another user's and not shared).`);
+
   router.get('/views', (req, res) => listPage(req, res, { name: '', path: '', shared: false }, null));
 
   router.get('/api/views', async (_req, res) => {
@@ -156,13 +158,9 @@ export function savedViewPages(deps: MountDeps): Router {
   router.get('/views/:id', async (req, res) => {
     const id = idOf(req);
     const view = await savedView(deps.db, id);
-    const actor = actorOf(res);
-    if (!view || (view.owner !== actor.key && !view.shared)) throw notFound(`No saved view #${id} (it does not exist, or it is another user's and not shared).`);
+    if (!view || !maySee(view, actorOf(res))) throw missing(id);
     res.redirect(303, view.path);
   });
-
-  const forbidden = (err: ViewForbiddenError) => new ClientError(403, 'forbidden', err.message);
-  const missing = (id: number) => notFound(`No saved view #${id} (it does not exist, or it is another user's and not shared).`);
 
   router.post('/views/:id', async (req, res) => {
     const id = idOf(req);
