@@ -185,6 +185,7 @@ export async function startService(loaded: Config, logger: Logger, options: Star
       auth,
       actions: { db: database, client: actionClient, config },
       budgets: { db: database, config, now, channelNames: config.channels.map((c) => c.name) },
+      savedViews: { db: database, now },
       site,
     });
 

@@ -60,6 +60,7 @@ export const LOCAL_TABLES: readonly string[] = [
   'scheduled_stops',
   'schedule_claims',
   'budgets',
+  'saved_views',
   'notify_messages',
   'notify_deliveries',
   'demo_company',

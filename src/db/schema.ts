@@ -903,6 +903,34 @@ export const budgets = pgTable(
   ],
 );
 
+// ---------------------------------------------------------------------------------------------
+// Saved views: a named report URL (path and query), made by any signed-in user for themselves or
+// shared with everyone. A shared view opens the report for the viewer, whose own scope applies.
+
+/**
+ * A saved view: its `path` is a report URL (`/reports/<name>?<query>`, validated against the
+ * report's parameters when saved); `owner` is the account key of who saved it (`local` in
+ * local-only mode). A name is unique per owner, compared case-insensitively.
+ */
+export const savedViews = pgTable(
+  'saved_views',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    name: text('name').notNull(),
+    path: text('path').notNull(),
+    owner: text('owner').notNull(),
+    shared: boolean('shared').notNull().default(false),
+    createdAt: timestamptz('created_at').notNull().defaultNow(),
+    updatedAt: timestamptz('updated_at').notNull().defaultNow(),
+  },
+  (t) => [
+    check('saved_views_name_length', sql`char_length(${t.name}) between 1 and 100`),
+    check('saved_views_path_length', sql`char_length(${t.path}) between 1 and 2000`),
+    uniqueIndex('saved_views_owner_name_uq').on(t.owner, sql`lower(${t.name})`),
+    index('saved_views_shared_idx').on(t.shared).where(sql`${t.shared}`),
+  ],
+);
+
 /**
  * The cost_daily rows of a sealed or closed day summed over scopes, per (day, kind, dimension,
  * group, currency), with the `(untagged)` rule already applied: for every tag dimension present

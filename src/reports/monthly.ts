@@ -25,7 +25,7 @@ import { bucketCostsFor, dividedOnce } from '../costing/cost-over-time.js';
 import { daysBetween, gapCapText } from './shared/time.js';
 import { defineReport } from './shared/define.js';
 import { groupedSpendParamShape } from './shared/spend-params.js';
-import { allocatedColumns, allocatedView } from './monthly-allocation.js';
+import { allAllocationKeys, allocationByMonth, allocationKeys, allocationColumns, receiversWithoutRow, withAllocation } from './monthly-allocation.js';
 import { changePercentSql, gpuAggregatesSql } from '../costing/period-groups.js';
 import { gpuCells, gpuColumns, gpuNotes } from './shared/gpu.js';
 import { sumByCurrency, totalRow } from './shared/totals.js';
@@ -239,33 +239,31 @@ async function totals(ctx: ReportCtx, r: Resolved): Promise<Row[]> {
   }));
 }
 
-/** The allocated view: every row (computed in memory), its columns and its totals per currency. */
-async function allocated(ctx: ReportCtx, r: Resolved): Promise<{ columns: Column[]; rows: Row[]; totals: Row[]; notes: string[] }> {
-  const names = await groupNames(ctx.db, r.dimension);
-  const view = allocatedView(r.dimension, r.cells, ctx.config.allocation, names);
-  const columns = allocatedColumns(r.dimension, groupNameColumns(r.dimension));
-  const keys = ['direct', 'allocated_in', 'allocated_out', 'total'];
-  const sums = await sumByCurrency(ctx.db, view.rows, 'currency', keys);
-  const totals = sums.map((t) => totalRow(columns, { ...(names ? { group_name: null } : {}), currency: t.currency, month: r.period.label, ...Object.fromEntries(keys.map((k) => [k, t[k]])) }));
-  return { columns, rows: view.rows, totals, notes: view.notes };
-}
-
-async function allocatedOutput(ctx: ReportCtx, r: Resolved, page: { limit: number; offset: number }) {
-  const [view, snapshots] = await Promise.all([allocated(ctx, r), latestSnapshots(ctx.db, PRICED_KINDS)]);
-  return {
-    title: `Spend per month by ${dimensionLabel(r.dimension)} after allocation, ${r.period.label}`,
-    summary: view.totals.flatMap((t): SummaryItem[] => [
-      { label: `Spend ${r.period.label} (${String(t.currency)})`, value: t.total as string, kind: 'money', currency: t.currency as string, hint: 'after allocation: the same total' },
-      { label: `Allocated ${r.period.label} (${String(t.currency)})`, value: t.allocated_in as string, kind: 'money', currency: t.currency as string, hint: 'shared costs moved by the rules' },
-    ]),
-    charts: [],
-    columns: view.columns,
-    rows: view.rows.slice(page.offset, page.offset + page.limit),
-    totalRows: view.rows.length,
-    totals: view.totals,
-    coverage: r.coverage,
-    notes: [...view.notes, ...freshnessNotes(ctx.now, snapshots, 'priced resources'), ...(r.dimension.startsWith('tag:') ? [`Resources without the tag key "${r.dimension.slice(4)}" are in the (untagged) group.`] : [])],
-  };
+/**
+ * `allocation=on`: the plain table (same columns, same rows in the same order) with the allocation
+ * columns after it; groups that only receive an allocation get a row after the plain ones. The
+ * allocation columns' totals per currency are summed in SQL like the others.
+ */
+async function withAllocationColumns(
+  ctx: ReportCtx,
+  r: Resolved,
+  plain: { rows: Row[]; totals: Row[] },
+): Promise<{ columns: Column[]; rows: Row[]; totals: Row[]; notes: string[]; moved: Array<{ currency: string; moved: string | null }> }> {
+  const allocation = allocationByMonth(r.dimension, r.cells, ctx.config.allocation);
+  const knownMonth = (m: string) => known(r, m);
+  const receivers = receiversWithoutRow(allocation, plain.rows);
+  const names = receivers.length > 0 ? await groupNames(ctx.db, r.dimension) : null;
+  const extra = receivers.map(({ currency, group }) => ({ ...rowOf(r, group, currency, {}, '0', names ? { group_name: names(group) } : {}), change_percent: null }));
+  const rows = [...plain.rows, ...extra].map((row) => withAllocation(row, r.months, knownMonth, allocation));
+  const keys = allAllocationKeys(r.months);
+  // What the rules moved over the whole period, per currency: every month's allocated in, summed in SQL.
+  const movedCells = rows.flatMap((row) => r.months.map((m) => ({ currency: row.currency, moved: row[allocationKeys(m).in] })));
+  const [sums, moved] = await Promise.all([sumByCurrency(ctx.db, rows, 'currency', keys), sumByCurrency(ctx.db, movedCells, 'currency', ['moved'])]);
+  const totals = plain.totals.map((t) => {
+    const sum = sums.find((s) => s.currency === t.currency);
+    return { ...t, ...Object.fromEntries(keys.map((k) => [k, sum?.[k] ?? null])) };
+  });
+  return { columns: [...columns(r), ...allocationColumns(r.months, knownMonth)], rows, totals, notes: allocation.notes, moved: moved.map((m) => ({ currency: m.currency, moved: m.moved ?? null })) };
 }
 
 export const monthlyReport: Report<MonthlyParams> = defineReport({
@@ -277,29 +275,35 @@ export const monthlyReport: Report<MonthlyParams> = defineReport({
 
   async run(ctx, params, page) {
     const r = await resolve(ctx, params);
-    if (params.allocation === 'on') return allocatedOutput(ctx, r, page);
     const totalsNow = totals(ctx, r);
-    const [{ rows: all, total }, sums, snapshots] = await Promise.all([footedRows(ctx, r, totalsNow), totalsNow, latestSnapshots(ctx.db, PRICED_KINDS)]);
+    const [{ rows: footed }, plainSums, snapshots] = await Promise.all([footedRows(ctx, r, totalsNow), totalsNow, latestSnapshots(ctx.db, PRICED_KINDS)]);
+    const allocated = params.allocation === 'on' ? await withAllocationColumns(ctx, r, { rows: footed, totals: plainSums }) : null;
+    const all = allocated?.rows ?? footed;
+    const sums = allocated?.totals ?? plainSums;
     const scope = [params.kind ? kindLabel(params.kind) : null, params.project ? `project ${params.project}` : null, params.region ? `region ${params.region}` : null].filter(Boolean).join(', ');
     const thisMonth = ctx.now.toISOString().slice(0, 7);
     return {
-      title: `Spend per month by ${dimensionLabel(r.dimension)}, ${r.period.label}${scope ? ` (${scope})` : ''}`,
-      summary: sums.map((t): SummaryItem => ({
-        label: `Spend ${r.period.label} (${String(t.currency)})`,
-        value: t.total as string,
-        kind: 'money',
-        currency: t.currency as string,
-        hint: incomplete(r) ? 'estimated from snapshots, of the covered hours only' : 'estimated from snapshots',
-      })),
+      title: `Spend per month by ${dimensionLabel(r.dimension)}${allocated ? ' with shared costs allocated' : ''}, ${r.period.label}${scope ? ` (${scope})` : ''}`,
+      summary: [
+        ...sums.map((t): SummaryItem => ({
+          label: `Spend ${r.period.label} (${String(t.currency)})`,
+          value: t.total as string,
+          kind: 'money',
+          currency: t.currency as string,
+          hint: incomplete(r) ? 'estimated from snapshots, of the covered hours only' : 'estimated from snapshots',
+        })),
+        ...(allocated?.moved ?? []).map((t): SummaryItem => ({ label: `Allocated ${r.period.label} (${t.currency})`, value: t.moved, kind: 'money', currency: t.currency, hint: 'shared costs moved by the rules' })),
+      ],
       charts: [],
-      columns: columns(r),
+      columns: allocated?.columns ?? columns(r),
       rows: all.slice(page.offset, page.offset + page.limit),
-      totalRows: total,
+      totalRows: all.length,
       totals: sums,
       coverage: r.coverage,
       columnCoverage: r.monthCoverage,
       previousCoverage: r.change.previousCoverage,
       notes: [
+        ...(allocated?.notes ?? []),
         ...[monthsNote(r.months, r.monthCoverage)].filter((n): n is string => n !== null),
         changeNote(r),
         ...(await unknownTagKeyNotes(ctx.db, r.dimension)),
@@ -315,15 +319,13 @@ export const monthlyReport: Report<MonthlyParams> = defineReport({
 
   async export(ctx, params) {
     const r = await resolve(ctx, params);
-    if (params.allocation === 'on') {
-      const view = await allocated(ctx, r);
-      return { columns: view.columns, rows: (async function* () { yield* view.rows; })(), totals: async () => view.totals, coverage: r.coverage };
-    }
     const sums = totals(ctx, r);
+    const footed = (await footedRows(ctx, r, sums)).rows;
+    const allocated = params.allocation === 'on' ? await withAllocationColumns(ctx, r, { rows: footed, totals: await sums }) : null;
     return {
-      columns: columns(r),
-      rows: listRows((await footedRows(ctx, r, sums)).rows),
-      totals: () => sums,
+      columns: allocated?.columns ?? columns(r),
+      rows: listRows(allocated?.rows ?? footed),
+      totals: () => (allocated ? Promise.resolve(allocated.totals) : sums),
       coverage: r.coverage,
       previousCoverage: r.change.previousCoverage,
     };

@@ -11,9 +11,11 @@ import { errorHandler, notFoundHandler } from './error-handler.js';
 import { chartJsDistDir, chartJsFile, publicDir } from './paths.js';
 import { createRenderer } from './render.js';
 import { reportRoutes } from './report-routes.js';
+import { navViews, savedViewPages } from './saved-view-pages.js';
 import { searchRoutes } from './search-routes.js';
 import { requestLogging } from './request-log.js';
 import type { WebDeps } from './types.js';
+import type { Database } from '../db/connection.js';
 import { refuseNulCharacters } from './text-input.js';
 import { loopbackHostOnly, PLAIN_SITE, sameOriginWrites, securedByHttps, trustProxy } from './site.js';
 
@@ -32,6 +34,11 @@ export const CSP_DIRECTIVES = {
   formAction: ["'self'"],
 };
 
+/** The navigation's saved views for whoever makes the request (none before sign-in). */
+function savedViewsOfRequest(db: Database) {
+  return async (_req: express.Request, res: express.Response) => (res.locals.identity ? navViews(db, res.locals.identity.name) : null);
+}
+
 /**
  * The web app: report pages, JSON and CSV for any list of report definitions, static assets,
  * the collect-now action. Everything it needs comes in `deps`; it opens no database and reads no
@@ -45,6 +52,7 @@ export function createWebApp(deps: WebDeps): express.Express {
   const secureCookies = securedByHttps(site.publicUrl);
   const auth = deps.auth;
   if (deps.actions && !auth) throw new Error('createWebApp: the action pages (deps.actions) need sign-in (deps.auth)');
+  if (deps.savedViews && !auth) throw new Error('createWebApp: saved views (deps.savedViews) need sign-in (deps.auth)');
   if (deps.budgets && !auth) throw new Error('createWebApp: the budget editor (deps.budgets) needs sign-in (deps.auth)');
   const csrf = createCsrfProtection({
     secret: keyFor('csrf'),
@@ -59,6 +67,7 @@ export function createWebApp(deps: WebDeps): express.Express {
     csrfToken: csrf.tokenFor,
     csrfField: CSRF_FIELD,
     auth: auth?.layout,
+    ...(deps.savedViews && auth ? { savedViews: savedViewsOfRequest(deps.savedViews.db) } : {}),
   });
   const render = renderer.page;
 
@@ -119,6 +128,7 @@ export function createWebApp(deps: WebDeps): express.Express {
   app.use(searchRoutes({ context: deps.context, render }));
   if (deps.actions && auth) app.use(actionPages({ ...deps.actions, auth, render, secureCookies }));
   if (deps.budgets && auth) app.use(budgetPages({ ...deps.budgets, auth, render, secureCookies }));
+  if (deps.savedViews && auth) app.use(savedViewPages({ ...deps.savedViews, reports: deps.reports, auth, render, secureCookies }));
   app.use(actionRoutes({ collectNow: deps.collectNow, secureCookies }));
 
   app.use(notFoundHandler);

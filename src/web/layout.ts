@@ -26,6 +26,16 @@ export interface LayoutView {
   requestId: string;
   /** Who is signed in (null without sign-in, e.g. web-layer tests): the top bar, and whether pages show actions. */
   user: AuthLayoutView['user'];
+  /** The signed-in user's saved views and the shared ones (a short list), when the app has saved views. */
+  savedViews: SavedViewsNav | null;
+  /** On a report page: the "Save view" form posting the page's URL. */
+  saveView: { action: string; path: string } | null;
+}
+
+export interface SavedViewsNav {
+  items: Array<{ name: string; href: string; shared: boolean; mine: boolean }>;
+  /** More views than listed: the link to all of them says so. */
+  more: boolean;
 }
 
 export const SECTIONS: ReadonlyArray<{ section: ReportDefinition['section']; label: string }> = [
@@ -54,6 +64,19 @@ export interface LayoutDeps {
   csrfField: string;
   /** Sign-in state of the request, when the app has sign-in. */
   auth?: (req: Request) => AuthLayoutView;
+  /** The saved views the request's user sees (null: none to show, e.g. nobody signed in). */
+  savedViews?: (req: Request, res: Response) => Promise<SavedViewsNav | null>;
+}
+
+/** The navigation's saved views; a failure to read them never breaks the page (the error page included). */
+async function readSavedViews(deps: LayoutDeps, req: Request, res: Response): Promise<SavedViewsNav | null> {
+  if (!deps.savedViews) return null;
+  try {
+    return await deps.savedViews(req, res);
+  } catch (err) {
+    res.locals.log.warn({ err: { message: (err as Error).message } }, 'saved views unavailable for the navigation');
+    return null;
+  }
 }
 
 async function readStatus(deps: LayoutDeps, log: Logger): Promise<DataStatus | 'unavailable' | null> {
@@ -108,6 +131,8 @@ export async function layoutView(deps: LayoutDeps, req: Request, res: Response, 
     for (const failure of status.failing ?? []) banners.push({ kind: 'error', text: failingText(failure, status.lastGoodAt !== null) });
     if (status.running && status.lastGoodAt && !status.preparingDemo) banners.push({ kind: 'info', text: 'A collection is running; figures update when it finishes.' });
   }
+  const savedViews = await readSavedViews(deps, req, res);
+  const onReportPage = currentReport !== null && req.method === 'GET' && req.path.startsWith('/reports/');
   return {
     nav: navigation(deps.reports, currentReport),
     banners,
@@ -119,6 +144,8 @@ export async function layoutView(deps: LayoutDeps, req: Request, res: Response, 
     dataState,
     requestId: res.locals.requestId,
     user: auth?.user ?? null,
+    savedViews,
+    saveView: savedViews !== null && onReportPage ? { action: '/views', path: req.originalUrl } : null,
   };
 }
 

@@ -2,6 +2,7 @@ import type { Request, RequestHandler, Response, Router } from 'express';
 import type { Role } from '../auth/roles.js';
 import type { ActionPagesDeps } from './action-pages.js';
 import type { BudgetPagesDeps } from './budget-pages.js';
+import type { SavedViewPagesDeps } from './saved-view-pages.js';
 import type { SiteSettings } from './site.js';
 import type { Logger } from '../logger.js';
 import type { ReportContext, ReportDefinition } from '../reports/report.js';
@@ -75,6 +76,8 @@ export interface WebDeps {
   actions?: ActionPagesDeps;
   /** The budget editor for admins (src/web/budget-pages.ts); needs `auth`. */
   budgets?: BudgetPagesDeps;
+  /** Saved views (src/web/saved-view-pages.ts): the pages, the API and the navigation's list; needs `auth`. */
+  savedViews?: SavedViewPagesDeps;
 }
 
 /** What the app gives the auth routes: CSRF tokens for their forms. */

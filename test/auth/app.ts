@@ -42,7 +42,7 @@ export interface ActionsApp {
 }
 
 /** The web app as main.ts wires it: idle, inventory, audit and scheduled-stops reports, sign-in and the stop pages. */
-export async function startActionsApp(options: { db: Database; config: Config; client: CloudClient; passwordChecks?: Limiter; now?: () => Date }): Promise<ActionsApp> {
+export async function startActionsApp(options: { db: Database; config: Config; client: CloudClient; passwordChecks?: Limiter; now?: () => Date; savedViews?: boolean }): Promise<ActionsApp> {
   const logger = createLogger({ level: 'silent' });
   const state: ActionsApp = { url: '', collectCalls: 0, close: async () => undefined };
   const { db, config, client } = options;
@@ -58,6 +58,7 @@ export async function startActionsApp(options: { db: Database; config: Config; c
     },
     auth: createWebAuth({ config, db, logger, ...(options.passwordChecks ? { passwordChecks: options.passwordChecks } : {}), ...(options.now ? { now: options.now } : {}) }),
     actions: { db, client, config, now: () => SIM_NOW, notify: { backoffMs: 5 } },
+    ...(options.savedViews ? { savedViews: { db, now: () => SIM_NOW } } : {}),
     site: siteSettingsOf(config),
   });
   ({ url: state.url, close: state.close } = await listenOnFreePort(app));

@@ -55,6 +55,7 @@ const EXPECTED_TABLES = [
   'resource_presence',
   'resource_presence_scopes',
   'resource_presence_seen', // a view: resource_presence with the implicit last seen resolved
+  'saved_views',
   'schedule_claims',
   'scheduled_stops',
   'snapshots',

@@ -16,7 +16,9 @@ import { appTest } from '../helpers/reports-app.js';
 import type { ReportsApp } from './helpers.js';
 
 const Q = '/api/reports/monthly?by=tag%3Ateam&period=2025-03&allocation=on';
-const cells = (rows: Row[]) => rows.map((r) => [r.group, r.currency, r.month, r.direct, r.allocated_in, r.allocated_out, r.total]);
+const M = '2025-03';
+/** Per row: group, currency, the month's direct spend (the plain layout's cell), allocated in and out, and after allocation. */
+const cells = (rows: Row[]) => rows.map((r) => [r.group, r.currency, r[M], r[`${M}_allocated_in`], r[`${M}_allocated_out`], r[`${M}_after_allocation`]]);
 
 describe.each(testDatabases())('shared-cost allocation on $name', (database) => {
   let app: ReportsApp;
@@ -46,40 +48,65 @@ describe.each(testDatabases())('shared-cost allocation on $name', (database) => 
     // USD: 44.99 over ml 64.092 and web 81.096 (exact direct spend, sum 145.188):
     //   ml 4499 x 64.092 / 145.188 = 1986.04 cents, web 2512.95: cut down 1986 + 2512, the missing
     //   cent to web (.95): ml 19.86, web 25.13.
+    // The plain layout's rows in its order (per currency, largest spend first), its exact cells, then the allocation's.
     expect(cells(body.rows)).toEqual([
-      ['ml', 'EUR', '2025-03', '133.20', '36.97', '0.00', '170.17'],
-      ['data', 'EUR', '2025-03', '82.56', '22.91', '0.00', '105.47'],
-      ['platform', 'EUR', '2025-03', '41.28', '11.46', '0.00', '52.74'],
-      ['web', 'EUR', '2025-03', '41.28', '11.46', '0.00', '52.74'],
-      ['(untagged)', 'EUR', '2025-03', '82.80', '0.00', '82.80', '0.00'],
-      ['web', 'USD', '2025-03', '81.10', '25.13', '0.00', '106.23'],
-      ['ml', 'USD', '2025-03', '64.09', '19.86', '0.00', '83.95'],
-      ['(untagged)', 'USD', '2025-03', '44.99', '0.00', '44.99', '0.00'],
+      ['ml', 'EUR', '133.2', '36.97', '0.00', '170.17'],
+      ['(untagged)', 'EUR', '82.8', '0.00', '82.80', '0.00'],
+      ['data', 'EUR', '82.56', '22.91', '0.00', '105.47'],
+      ['platform', 'EUR', '41.28', '11.46', '0.00', '52.74'],
+      ['web', 'EUR', '41.28', '11.46', '0.00', '52.74'],
+      ['web', 'USD', '81.096', '25.13', '0.00', '106.23'],
+      ['ml', 'USD', '64.092', '19.86', '0.00', '83.95'],
+      ['(untagged)', 'USD', '44.9952', '0.00', '44.99', '0.00'],
     ]);
-    // Totals preserved to the cent: EUR 381.12 (the exact total), USD 190.18 (190.1832 rounded).
-    expect(body.totals.map((t) => [t.group, t.currency, t.direct, t.allocated_in, t.allocated_out, t.total])).toEqual([
+    // Totals preserved to the cent: EUR 381.12 (the exact total), USD 190.18 (190.1832 rounded);
+    // allocated in equals allocated out per currency and month.
+    expect(body.totals.map((t) => [t.group, ...cells([t])[0]!.slice(1)])).toEqual([
       ['Total', 'EUR', '381.12', '82.8', '82.8', '381.12'],
-      ['Total', 'USD', '190.18', '44.99', '44.99', '190.18'],
+      ['Total', 'USD', '190.1832', '44.99', '44.99', '190.18'],
     ]);
     expect(body.notes.join(' ')).toContain('"(untagged)" split in proportion to direct spend');
+    expect(body.summary.filter((i) => i.label.startsWith('Allocated')).map((i) => [i.label, i.value])).toEqual([
+      ['Allocated 2025-03 (EUR)', '82.8'],
+      ['Allocated 2025-03 (USD)', '44.99'],
+    ]);
   });
 
-  it('writes the same figures in CSV, totals last', async () => {
+  it('keeps the plain CSV columns and rows, adding allocated in / out and after allocation per month; in and out add up', async () => {
+    config = allocationConfig([{ from: { by: 'tag:team', value: '(untagged)' }, to: 'tag:team', method: 'proportional' }]);
+    const plain = await get(`${Q.replace('/monthly?', '/monthly.csv?').replace('&allocation=on', '')}`);
     const res = await get(`${Q.replace('/monthly?', '/monthly.csv?')}`);
-    expect(res.status).toBe(200);
+    expect([plain.status, res.status]).toEqual([200, 200]);
+    const before = parseCsv(plain.body);
     const records = parseCsv(res.body);
-    expect(records[0]).toEqual(['tag team', 'Currency', 'Month', 'Direct spend', 'Allocated in', 'Allocated out', 'Total after allocation']);
-    expect(records[1]).toEqual(['ml', 'EUR', '2025-03', '133.20', '36.97', '0.00', '170.17']);
-    expect(records.slice(-2)).toEqual([
-      ['Total', 'EUR', '2025-03', '381.12', '82.80', '82.80', '381.12'],
-      ['Total', 'USD', '2025-03', '190.18', '44.99', '44.99', '190.18'],
+    // The header starts with the plain header, exactly; the allocation columns follow.
+    expect(records[0]!.slice(0, before[0]!.length)).toEqual(before[0]);
+    expect(records[0]!.slice(before[0]!.length)).toEqual(['2025-03 allocated in', '2025-03 allocated out', '2025-03 after allocation']);
+    // Same rows in the same order, with the same cells.
+    expect(records.length).toBe(before.length);
+    records.forEach((r, i) => expect(r.slice(0, before[i]!.length)).toEqual(before[i]));
+    const at = (name: string) => records[0]!.indexOf(name);
+    expect(records[1]!.slice(at('2025-03 allocated in'))).toEqual(['36.97', '0.00', '170.17']);
+    // Per currency and month, what went in is what went out, row by row and in the Total rows.
+    const cents = (v: string) => BigInt(v.replace('.', ''));
+    const currency = at('Currency');
+    const rows = records.slice(1).filter((r) => r[0] !== 'Total');
+    for (const cur of ['EUR', 'USD']) {
+      const mine = rows.filter((r) => r[currency] === cur);
+      const sumOf = (col: string) => mine.reduce((t, r) => t + cents(r[at(col)]!), 0n);
+      expect(sumOf('2025-03 allocated in'), cur).toBe(sumOf('2025-03 allocated out'));
+      expect(sumOf('2025-03 allocated in'), cur).toBeGreaterThan(0n);
+    }
+    expect(records.slice(-2).map((r) => [r[0], r[currency], ...r.slice(at('2025-03 allocated in'))])).toEqual([
+      ['Total', 'EUR', '82.80', '82.80', '381.12'],
+      ['Total', 'USD', '44.99', '44.99', '190.18'],
     ]);
   });
 
   it('shows the allocated table and its footer on the page, with the choice in the filters', async () => {
     const res = await get(Q.replace('/api/reports/', '/reports/'));
     expect(res.status).toBe(200);
-    expect(res.body).toContain('Allocated in');
+    expect(res.body).toContain('2025-03 after allocation');
     expect(res.body).toContain('170.17 EUR');
     expect(res.body).toMatch(/<option value="on" selected[^>]*>Allocated \(chargeback\)<\/option>/);
     const foot = /<tfoot>([\s\S]*?)<\/tfoot>/.exec(res.body)?.[1] ?? '';
@@ -101,21 +128,49 @@ describe.each(testDatabases())('shared-cost allocation on $name', (database) => 
     //   first in name order (a tie): ml 22.50, web 22.49. No platform in USD: the second rule has
     //   nothing to split.
     expect(cells(body.rows)).toEqual([
-      ['ml', 'EUR', '2025-03', '133.20', '51.69', '0.00', '184.89'],
-      ['data', 'EUR', '2025-03', '82.56', '33.10', '0.00', '115.66'],
-      ['web', 'EUR', '2025-03', '41.28', '39.29', '0.00', '80.57'],
-      ['(untagged)', 'EUR', '2025-03', '82.80', '0.00', '82.80', '0.00'],
-      ['platform', 'EUR', '2025-03', '41.28', '20.70', '61.98', '0.00'],
-      ['web', 'USD', '2025-03', '81.10', '22.49', '0.00', '103.59'],
-      ['ml', 'USD', '2025-03', '64.09', '22.50', '0.00', '86.59'],
-      ['(untagged)', 'USD', '2025-03', '44.99', '0.00', '44.99', '0.00'],
+      ['ml', 'EUR', '133.2', '51.69', '0.00', '184.89'],
+      ['(untagged)', 'EUR', '82.8', '0.00', '82.80', '0.00'],
+      ['data', 'EUR', '82.56', '33.10', '0.00', '115.66'],
+      ['platform', 'EUR', '41.28', '20.70', '61.98', '0.00'],
+      ['web', 'EUR', '41.28', '39.29', '0.00', '80.57'],
+      ['web', 'USD', '81.096', '22.49', '0.00', '103.59'],
+      ['ml', 'USD', '64.092', '22.50', '0.00', '86.59'],
+      ['(untagged)', 'USD', '44.9952', '0.00', '44.99', '0.00'],
     ]);
-    expect(body.totals.map((t) => [t.currency, t.total])).toEqual([['EUR', '381.12'], ['USD', '190.18']]);
+    expect(body.totals.map((t) => [t.currency, t[`${M}_after_allocation`]])).toEqual([['EUR', '381.12'], ['USD', '190.18']]);
+  });
+
+  it('gives a group that only receives (a fixed share, no spend of its own) a row after the plain rows', async () => {
+    config = allocationConfig([{ from: { by: 'tag:team', value: '(untagged)' }, to: 'tag:team', method: 'fixed', shares: { ml: '50', finance: '50' } }]);
+    const plain = await json(Q.replace('&allocation=on', ''));
+    const body = await json(Q);
+    expect(body.rows.slice(0, plain.rows.length).map((r) => [r.group, r.currency])).toEqual(plain.rows.map((r) => [r.group, r.currency]));
+    // EUR 82.80 / 2 = 41.40 each; USD 44.99 / 2 = 22.495: 22.49 each, the cent to the first in name order (finance).
+    expect(cells(body.rows.slice(plain.rows.length))).toEqual([
+      ['finance', 'EUR', '0', '41.40', '0.00', '41.40'],
+      ['finance', 'USD', '0', '22.50', '0.00', '22.50'],
+    ]);
+    expect(cells(body.rows).find((r) => r[0] === 'ml' && r[1] === 'USD')).toEqual(['ml', 'USD', '64.092', '22.49', '0.00', '86.58']);
+  });
+
+  it('has allocation columns per month: none (unknown) for a month without data', async () => {
+    config = allocationConfig([{ from: { by: 'tag:team', value: '(untagged)' }, to: 'tag:team', method: 'proportional' }]);
+    const res = await get('/api/reports/monthly?by=tag%3Ateam&period=2025-Q1&allocation=on');
+    const body = JSON.parse(res.body) as { columns: Array<{ key: string; label: string }>; rows: Row[] };
+    const labels = body.columns.map((c) => c.label);
+    expect(labels.slice(-9)).toEqual([
+      '2025-01 allocated in (no data)', '2025-01 allocated out (no data)', '2025-01 after allocation (no data)',
+      '2025-02 allocated in (no data)', '2025-02 allocated out (no data)', '2025-02 after allocation (no data)',
+      '2025-03 allocated in', '2025-03 allocated out', '2025-03 after allocation',
+    ]);
+    const ml = body.rows.find((r) => r.group === 'ml' && r.currency === 'EUR')!;
+    expect([ml['2025-01_allocated_in'], ml['2025-02_after_allocation'], ml['2025-03_allocated_in'], ml['2025-03_after_allocation']]).toEqual([null, null, '36.97', '170.17']);
   });
 
   it('leaves the table as spent for another grouping, and without allocation=on', async () => {
     const byProject = await json('/api/reports/monthly?by=project&period=2025-03&allocation=on');
-    expect(byProject.rows.every((r) => r.allocated_in === '0.00' && r.allocated_out === '0.00')).toBe(true);
+    expect(byProject.rows.length).toBeGreaterThan(0);
+    expect(byProject.rows.every((r) => r[`${M}_allocated_in`] === '0.00' && r[`${M}_allocated_out`] === '0.00')).toBe(true);
     expect(byProject.notes.join(' ')).toContain('No allocation rule is configured for');
     const plain = await json('/api/reports/monthly?by=tag%3Ateam&period=2025-03');
     expect(plain.rows.find((r) => r.group === '(untagged)' && r.currency === 'EUR')?.['2025-03']).toBe('82.8');
