@@ -167,9 +167,10 @@ function refusalOf(err: unknown): OidcSignInError {
   if (err instanceof oidc.ResponseBodyError) {
     return new OidcSignInError(400, 'The sign-in provider refused this sign-in code (it was already used or has expired). Sign in again.', reason);
   }
-  const message = err instanceof Error ? err.message : '';
+  // The check that failed is named in the error's cause (oauth4webapi's wording).
+  const message = reason;
   if (/"state"/.test(message)) return new OidcSignInError(400, 'This sign-in answer does not belong to the sign-in you started (state mismatch). Sign in again.', reason);
-  if (/"iss"|issuer/i.test(message)) return new OidcSignInError(400, 'This sign-in answer comes from another provider than the configured one (issuer mismatch).', reason);
+  if (/"iss"/.test(message)) return new OidcSignInError(400, 'This sign-in answer comes from another provider than the configured one (issuer mismatch).', reason);
   if (/"nonce"/.test(message)) return new OidcSignInError(400, 'The sign-in provider\'s ID token does not belong to this sign-in (nonce mismatch). Sign in again.', reason);
   return new OidcSignInError(400, 'The sign-in provider\'s answer did not check out. Sign in again.', reason);
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import { Eta } from 'eta';
+import { describeAccessScope } from '../auth/access-scope.js';
 import { isLoopbackAddress, normaliseAddress } from '../auth/addresses.js';
 import { accountKey, type Identity } from '../auth/identity.js';
 import { authModeOf, LOCAL_ONLY_BANNER } from '../auth/mode.js';
@@ -162,7 +163,7 @@ export function createWebAuth(deps: WebAuthDeps): WebAuth {
     const identity = state.get(req)?.identity ?? null;
     const perms = identity ? permissionsOf(identity.role) : null;
     return {
-      user: identity && perms ? { name: identity.name, role: identity.role, via: identity.via, canAct: perms.act, canAdmin: perms.admin, canLogout: identity.via === 'session' } : null,
+      user: identity && perms ? { name: identity.name, role: identity.role, via: identity.via, canAct: perms.act, canAdmin: perms.admin, canLogout: identity.via === 'session', scope: identity.scope ? describeAccessScope(identity.scope) : null } : null,
       banner: mode.localOnly ? LOCAL_ONLY_BANNER : null,
     };
   };

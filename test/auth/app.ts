@@ -14,7 +14,7 @@ import { createWebAuth } from '../../src/web/auth.js';
 import { siteSettingsOf } from '../../src/web/site.js';
 import { SIM_NOW, testConfig } from '../actions/helpers.js';
 import { Jar } from '../helpers/cookies.js';
-import { listenOnFreePort } from '../helpers/listen.js';
+import { listenOnFreePort, type Listening } from '../helpers/listen.js';
 
 export const SESSION_SECRET = 'test-session-secret-0123456789abcdef';
 export const PASSWORDS = { alice: 'alice-viewer-pw', olivia: 'olivia-operator-pw', adam: 'adam-admin-pw' } as const;
@@ -42,7 +42,15 @@ export interface ActionsApp {
 }
 
 /** The web app as main.ts wires it: idle, inventory, audit and scheduled-stops reports, sign-in and the stop pages. */
-export async function startActionsApp(options: { db: Database; config: Config; client: CloudClient; passwordChecks?: Limiter; now?: () => Date }): Promise<ActionsApp> {
+export async function startActionsApp(options: {
+  db: Database;
+  config: Config;
+  client: CloudClient;
+  passwordChecks?: Limiter;
+  now?: () => Date;
+  /** A server already listening (its URL known in advance), to answer on instead of a new one. */
+  listening?: Listening;
+}): Promise<ActionsApp> {
   const logger = createLogger({ level: 'silent' });
   const state: ActionsApp = { url: '', collectCalls: 0, close: async () => undefined };
   const { db, config, client } = options;
@@ -60,7 +68,8 @@ export async function startActionsApp(options: { db: Database; config: Config; c
     actions: { db, client, config, now: () => SIM_NOW, notify: { backoffMs: 5 } },
     site: siteSettingsOf(config),
   });
-  ({ url: state.url, close: state.close } = await listenOnFreePort(app));
+  if (options.listening) options.listening.server.on('request', app);
+  ({ url: state.url, close: state.close } = options.listening ?? (await listenOnFreePort(app)));
   return state;
 }
 
