@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import Provider from 'oidc-provider';
 import { request } from 'undici';
 import { Jar } from '../helpers/cookies.js';
+import { SESSION_SECRET } from './app.js';
 import { listenOnFreePort, type Listening } from '../helpers/listen.js';
 
 /*
@@ -106,3 +107,29 @@ export async function passProvider(authorizationUrl: string, account: string, op
   }
   throw new Error('the provider never sent the browser back');
 }
+
+/** The `auth.oidc` of the tests: groups map to roles and team scopes. */
+export function oidcFile(issuer: string, redirectUrl: string) {
+  return {
+    auth: {
+      oidc: {
+        issuer,
+        client_id: CLIENT_ID,
+        client_secret_env: 'TEST_OIDC_SECRET',
+        redirect_url: redirectUrl,
+        scopes: ['openid', 'profile', 'email', 'groups'],
+        display_name: 'Example SSO',
+        roles: { claim: 'groups', map: { finance: 'viewer', 'ml-leads': 'operator', admins: 'admin' }, default: null },
+        team_scopes: {
+          claim: 'groups',
+          map: { finance: 'all', 'ml-leads': { by: 'tag:team', values: ['ml'] }, 'cost-x': { by: 'tag:cost_center', values: ['x'] } },
+          unmatched: 'refuse',
+        },
+      },
+    },
+  };
+}
+
+/** The session secret and the client secret (in the variable auth.oidc.client_secret_env names). */
+export const OIDC_ENV = { CLOUDTALLY_SESSION_SECRET: SESSION_SECRET, TEST_OIDC_SECRET: CLIENT_SECRET };
+

@@ -5,8 +5,8 @@ import type { Simulator } from '../../src/simulator/index.js';
 import { clientOf, seedFromSimulator, startTestSimulator, testConfig } from '../actions/helpers.js';
 import { setCookies } from '../helpers/cookies.js';
 import { testDatabases } from '../helpers/databases.js';
-import { Browser, SESSION_SECRET, startActionsApp, type ActionsApp } from './app.js';
-import { CLIENT_ID, CLIENT_SECRET, passProvider, reservePort, startTestProvider, type TestProvider } from './oidc-provider.js';
+import { Browser, startActionsApp, type ActionsApp } from './app.js';
+import { OIDC_ENV, oidcFile, passProvider, reservePort, startTestProvider, type TestProvider } from './oidc-provider.js';
 
 const ACCOUNTS = {
   finance: { groups: ['finance', 'staff'], email: 'finance@example.com' },
@@ -15,29 +15,6 @@ const ACCOUNTS = {
   mixed: { groups: ['ml-leads', 'cost-x'] },
   unscoped: { groups: ['admins'] },
 };
-
-export function oidcFile(issuer: string, redirectUrl: string) {
-  return {
-    auth: {
-      oidc: {
-        issuer,
-        client_id: CLIENT_ID,
-        client_secret_env: 'TEST_OIDC_SECRET',
-        redirect_url: redirectUrl,
-        scopes: ['openid', 'profile', 'email', 'groups'],
-        display_name: 'Example SSO',
-        roles: { claim: 'groups', map: { finance: 'viewer', 'ml-leads': 'operator', admins: 'admin' }, default: null },
-        team_scopes: {
-          claim: 'groups',
-          map: { finance: 'all', 'ml-leads': { by: 'tag:team', values: ['ml'] }, 'cost-x': { by: 'tag:cost_center', values: ['x'] } },
-          unmatched: 'refuse',
-        },
-      },
-    },
-  };
-}
-
-export const OIDC_ENV = { CLOUDTALLY_SESSION_SECRET: SESSION_SECRET, TEST_OIDC_SECRET: CLIENT_SECRET };
 
 describe.each(testDatabases())('OpenID Connect sign-in on $name', ({ open }) => {
   let db: Database;

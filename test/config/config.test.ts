@@ -89,7 +89,7 @@ describe('loadConfig defaults', () => {
       collectionRuns: { heartbeatMs: 15_000, staleAfterMs: 45_000 },
       // Users, sign-in and actions (issue 5; detailed in actions.test.ts).
       users: [],
-      auth: { sessionSecret: null, sessionTtlHours: 12, loginThrottle: { freeFailuresPerAccount: 5, freeFailuresPerAddress: 20, firstDelaySeconds: 1, maxDelaySeconds: 900, forgetAfterHours: 24 }, proxy: null },
+      auth: { sessionSecret: null, sessionTtlHours: 12, loginThrottle: { freeFailuresPerAccount: 5, freeFailuresPerAddress: 20, firstDelaySeconds: 1, maxDelaySeconds: 900, forgetAfterHours: 24 }, proxy: null, oidc: null },
       idleRules: expect.any(Object),
       notifications: null,
       channels: [],
