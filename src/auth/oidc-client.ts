@@ -1,6 +1,11 @@
 import * as oidc from 'openid-client';
 import type { DeepReadonly, OidcSettings } from '../config/index.js';
-import type { Logger } from '../logger.js';
+
+/** What this module logs through (a pino logger fits). */
+export interface OidcLog {
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+}
 
 /**
  * The OpenID Connect client side of sign-in (authorization code flow with PKCE, through
@@ -54,7 +59,7 @@ export class OidcClient {
 
   constructor(
     private readonly settings: Settings,
-    private readonly logger: Logger,
+    private readonly logger: OidcLog,
     options: OidcClientOptions = {},
   ) {
     this.timeoutSeconds = options.timeoutSeconds ?? 5;
