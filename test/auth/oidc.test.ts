@@ -5,6 +5,7 @@ import type { Simulator } from '../../src/simulator/index.js';
 import { clientOf, seedFromSimulator, startTestSimulator, testConfig } from '../actions/helpers.js';
 import { setCookies } from '../helpers/cookies.js';
 import { testDatabases } from '../helpers/databases.js';
+import { loggableUrl } from '../../src/web/request-log.js';
 import { Browser, startActionsApp, type ActionsApp } from './app.js';
 import { OIDC_ENV, oidcFile, passProvider, reservePort, startTestProvider, type TestProvider } from './oidc-provider.js';
 
@@ -207,5 +208,12 @@ describe('OpenID Connect provider that cannot be reached', () => {
       await client.close();
       await Promise.all([db.close(), sim.close()]);
     }
+  });
+});
+
+describe('request log', () => {
+  it('never logs the callback code or state', () => {
+    expect(loggableUrl('/auth/oidc/callback?code=SECRETCODE&state=SECRETSTATE&iss=http%3A%2F%2F127.0.0.1')).toBe('/auth/oidc/callback?code=[redacted]&state=[redacted]&iss=http%3A%2F%2F127.0.0.1');
+    expect(loggableUrl('/reports/idle?rule=expired')).toBe('/reports/idle?rule=expired');
   });
 });
