@@ -32,22 +32,17 @@ function urlProblem(text: string, loopbackHttpOnly: boolean): string | null {
   return loopbackHttpOnly ? 'must be an https URL (http only for a loopback host: 127.0.0.1, ::1, localhost)' : 'must be an http(s) URL';
 }
 
-const issuerSchema = z
-  .string({ error: 'must be the provider\'s issuer URL' })
-  .trim()
-  .superRefine((text, ctx) => {
-    const problem = urlProblem(text, true);
-    if (problem) ctx.addIssue({ code: 'custom', message: problem });
-  });
-
-const redirectSchema = z
-  .string({ error: 'must be a URL' })
-  .trim()
-  .superRefine((text, ctx) => {
-    const problem = urlProblem(text, false);
-    if (problem) ctx.addIssue({ code: 'custom', message: problem });
-    else if (new URL(text).pathname !== OIDC_CALLBACK_PATH) ctx.addIssue({ code: 'custom', message: `must end in ${OIDC_CALLBACK_PATH} (the path cloudtally answers)` });
-  });
+/** A URL field; `onlyPath`: the path it must have. */
+function urlField(what: string, loopbackHttpOnly: boolean, onlyPath?: string) {
+  return z
+    .string({ error: `must be ${what}` })
+    .trim()
+    .superRefine((text, ctx) => {
+      const problem = urlProblem(text, loopbackHttpOnly);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      else if (onlyPath && new URL(text).pathname !== onlyPath) ctx.addIssue({ code: 'custom', message: `must end in ${onlyPath} (the path cloudtally answers)` });
+    });
+}
 
 const scopeToken = z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]{1,100}$/, { error: 'must be a scope name (printable, no spaces or quotes)' });
 
@@ -74,12 +69,12 @@ const TeamScopesSchema = z.strictObject(
 );
 
 export const OidcSchema = z.strictObject({
-  issuer: issuerSchema,
+  issuer: urlField("the provider's issuer URL", true),
   client_id: z.string({ error: 'must be the client id registered at the provider' }).trim().min(1, { error: 'must not be empty' }).max(255),
   client_secret_env: z
     .string({ error: 'must name the environment variable holding the client secret' })
     .regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, { error: 'must be an environment variable name (letters, digits, _)' }),
-  redirect_url: redirectSchema.nullable().default(null),
+  redirect_url: urlField('a URL', false, OIDC_CALLBACK_PATH).nullable().default(null),
   scopes: z
     .array(scopeToken, { error: 'must be a list of scope names' })
     .default(['openid', 'profile', 'email'])

@@ -1,21 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { problemsOf } from '../helpers/config-problems.js';
 import { hashPassword } from '../../src/auth/password.js';
-import { ConfigError, describeConfig, loadConfig } from '../../src/config/index.js';
+import { describeConfig, loadConfig } from '../../src/config/index.js';
 
 const SECRET = 'a-session-secret-of-at-least-32-chars!';
 
 function load(file: unknown, env: Record<string, string> = {}) {
   return loadConfig({ CLOUDTALLY_CONFIG: '/etc/cloudtally.json', ...env }, { readFile: () => JSON.stringify(file) });
-}
-
-function problemsOf(fn: () => unknown): Array<{ path: string; message: string }> {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return [...(err as ConfigError).problems];
-  }
-  throw new Error('expected a ConfigError');
 }
 
 const hash = await hashPassword('pw', { N: 16384 });

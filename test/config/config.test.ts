@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { problemsOf } from '../helpers/config-problems.js';
 import {
   COLLECTOR_NAMES,
   ConfigError,
@@ -33,16 +34,6 @@ function load(env: Record<string, string | undefined>, file?: unknown) {
     return typeof file === 'string' ? file : JSON.stringify(file);
   };
   return loadConfig(file === undefined ? env : { CLOUDTALLY_CONFIG: '/etc/cloudtally.json', ...env }, { readFile });
-}
-
-function problemsOf(fn: () => unknown): { path: string; message: string }[] {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return [...(err as ConfigError).problems];
-  }
-  throw new Error('expected a ConfigError');
 }
 
 function errorOf(fn: () => unknown): ConfigError {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { problemsOf } from '../helpers/config-problems.js';
 import { verdictOfClaims } from '../../src/auth/oidc-claims.js';
 import { authModeOf, listenHostFor } from '../../src/auth/mode.js';
-import { ConfigError, describeConfig, loadConfig } from '../../src/config/index.js';
+import { describeConfig, loadConfig } from '../../src/config/index.js';
 
 const SESSION = 'a-session-secret-of-at-least-32-chars!';
 const CLIENT_SECRET = 'the-client-secret-value';
@@ -16,16 +17,6 @@ const OIDC = {
 
 function load(oidc: unknown, env: Record<string, string> = ENV, file: Record<string, unknown> = {}) {
   return loadConfig({ CLOUDTALLY_CONFIG: '/etc/cloudtally.json', CLOUDTALLY_PUBLIC_URL: 'https://cloudtally.example.com', ...env }, { readFile: () => JSON.stringify({ ...file, auth: { oidc } }) });
-}
-
-function problemsOf(fn: () => unknown): Array<{ path: string; message: string }> {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return [...(err as ConfigError).problems];
-  }
-  throw new Error('expected a ConfigError');
 }
 
 describe('auth.oidc configuration', () => {
