@@ -1,6 +1,7 @@
 import { request, type Dispatcher } from 'undici';
 import { hashPassword } from '../../src/auth/password.js';
 import type { Limiter } from '../../src/limiter.js';
+import type { OidcClientOptions } from '../../src/auth/oidc-client.js';
 import type { CloudClient } from '../../src/cloud/client.js';
 import type { Config } from '../../src/config/index.js';
 import type { Database } from '../../src/db/connection.js';
@@ -50,6 +51,8 @@ export async function startActionsApp(options: {
   now?: () => Date;
   /** A server already listening (its URL known in advance), to answer on instead of a new one. */
   listening?: Listening;
+  /** The OpenID Connect client's timeouts and retry. */
+  oidc?: OidcClientOptions;
 }): Promise<ActionsApp> {
   const logger = createLogger({ level: 'silent' });
   const state: ActionsApp = { url: '', collectCalls: 0, close: async () => undefined };
@@ -64,7 +67,7 @@ export async function startActionsApp(options: {
       state.collectCalls++;
       return { runId: 7, status: 'running' };
     },
-    auth: createWebAuth({ config, db, logger, ...(options.passwordChecks ? { passwordChecks: options.passwordChecks } : {}), ...(options.now ? { now: options.now } : {}) }),
+    auth: createWebAuth({ config, db, logger, ...(options.passwordChecks ? { passwordChecks: options.passwordChecks } : {}), ...(options.now ? { now: options.now } : {}), ...(options.oidc ? { oidc: options.oidc } : {}) }),
     actions: { db, client, config, now: () => SIM_NOW, notify: { backoffMs: 5 } },
     site: siteSettingsOf(config),
   });

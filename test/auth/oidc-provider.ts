@@ -29,8 +29,9 @@ export async function reservePort(): Promise<Listening> {
   return listenOnFreePort(createServer());
 }
 
-export async function startTestProvider(redirectUri: string, accounts: Record<string, TestAccount>): Promise<TestProvider> {
-  const listening = await reservePort();
+/** The provider, on `port` when given (a provider coming back), else on a free port. */
+export async function startTestProvider(redirectUri: string, accounts: Record<string, TestAccount>, port?: number): Promise<TestProvider> {
+  const listening = port === undefined ? await reservePort() : await listenOnFreePort(createServer(), { port });
   const provider = new Provider(listening.url, {
     clients: [
       {

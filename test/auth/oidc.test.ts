@@ -184,7 +184,7 @@ describe.each(testDatabases())('OpenID Connect sign-in on $name', ({ open }) => 
 });
 
 describe('OpenID Connect provider that cannot be reached', () => {
-  it('keeps the app up: the login page offers the provider, and sign-in says it cannot be reached now', async () => {
+  it('keeps the app up: the login page offers the provider, sign-in says it cannot be reached now, and works once it is back', async () => {
     const [{ open }] = testDatabases();
     const db = await open!();
     const gone = await reservePort();
@@ -193,7 +193,8 @@ describe('OpenID Connect provider that cannot be reached', () => {
     const config = testConfig(oidcFile(gone.url, `${slot.url}/auth/oidc/callback`), OIDC_ENV);
     const sim = await startTestSimulator();
     const client = clientOf(sim);
-    const app = await startActionsApp({ db, config, client, listening: slot });
+    const app = await startActionsApp({ db, config, client, listening: slot, oidc: { retryAfterMs: 0 } });
+    let back: TestProvider | null = null;
     try {
       const b = new Browser(app.url);
       const tried = await b.get('/auth/oidc/login?return=%2F');
@@ -203,7 +204,18 @@ describe('OpenID Connect provider that cannot be reached', () => {
       expect(login.status).toBe(200);
       expect(login.body).toContain('Sign in with Example SSO');
       expect(login.body).toContain('Example SSO cannot be reached now; signing in with it may fail');
+
+      back = await startTestProvider(`${slot.url}/auth/oidc/callback`, ACCOUNTS, gone.port);
+      const authorize = await b.get('/auth/oidc/login?return=%2F');
+      expect(authorize.status).toBe(302);
+      const signedIn = await b.get((await passProvider(String(authorize.headers.location), 'finance')).slice(app.url.length));
+      expect(signedIn.status).toBe(303);
+      expect((await b.get('/api/reports/idle')).status).toBe(200);
+      const fresh = await new Browser(app.url).get('/login');
+      expect(fresh.body).toContain('Sign in with Example SSO');
+      expect(fresh.body).not.toContain('cannot be reached now');
     } finally {
+      await back?.close();
       await app.close();
       await client.close();
       await Promise.all([db.close(), sim.close()]);
