@@ -77,7 +77,7 @@ export function createWebAuth(deps: WebAuthDeps): WebAuth {
   const proxy = config.auth.proxy ? createProxyIdentifier(config.auth.proxy) : null;
   const throttle = new LoginThrottle(config.auth.loginThrottle);
   const usersByName = new Map(config.users.map((u) => [accountKey(u.name), u]));
-  const oidc = config.auth.oidc ? new OidcClient(config.auth.oidc, logger, deps.oidc) : null;
+  const oidc = config.auth.oidc ? new OidcClient(config.auth.oidc, logger, { now: () => now().getTime(), ...deps.oidc }) : null;
   const publicPaths = ['/login', ...(oidc ? [OIDC_LOGIN_PATH, OIDC_CALLBACK_PATH] : []), ...(deps.publicPaths ?? [])];
   const passwordChecks = deps.passwordChecks ?? passwordCheckLimiter();
   const eta = new Eta({ views: viewsDir, cache: true, autoEscape: true });

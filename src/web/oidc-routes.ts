@@ -1,5 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
+import { describeAccessScope } from '../auth/access-scope.js';
 import { normaliseAddress } from '../auth/addresses.js';
 import { OidcSignInError, type OidcClient, type OidcFlow } from '../auth/oidc-client.js';
 import { verdictOfClaims } from '../auth/oidc-claims.js';
@@ -87,7 +88,7 @@ export function oidcRoutes(deps: OidcRouteDeps): Router {
     const verdict = verdictOfClaims(claims, settings);
     if (verdict.kind === 'refused') return refuse(403, verdict.reason, `claims: ${verdict.reason}`);
     await deps.startSession(req, res, verdict.name, { method: 'oidc', role: verdict.role, scope: verdict.scope });
-    log.info({ user: verdict.name, role: verdict.role, scope: verdict.scope?.values ? { key: verdict.scope.key, values: verdict.scope.values } : null, ip, method: 'oidc' }, 'login');
+    log.info({ user: verdict.name, role: verdict.role, scope: verdict.scope ? describeAccessScope(verdict.scope) : null, ip, method: 'oidc' }, 'login');
     res.redirect(303, safeReturnPath(flow.returnPath) ?? '/');
   });
 

@@ -24,6 +24,8 @@ describe.each(testDatabases())('OpenID Connect sign-in on $name', ({ open }) => 
   let app: ActionsApp;
   let provider: TestProvider;
   let otherProvider: TestProvider;
+  /** Added to the app's clock (a flow that took too long). */
+  let clockAheadMs = 0;
 
   beforeAll(async () => {
     const slot = await reservePort();
@@ -32,7 +34,7 @@ describe.each(testDatabases())('OpenID Connect sign-in on $name', ({ open }) => 
     client = clientOf(sim);
     const config = testConfig(oidcFile(provider.issuer, redirect), OIDC_ENV);
     await seedFromSimulator(db, sim, config);
-    app = await startActionsApp({ db, config, client, listening: slot });
+    app = await startActionsApp({ db, config, client, listening: slot, now: () => new Date(Date.now() + clockAheadMs) });
   });
   afterAll(async () => {
     await app?.close();
@@ -173,6 +175,20 @@ describe.each(testDatabases())('OpenID Connect sign-in on $name', ({ open }) => 
     const noTeam = await unscoped.get(callbackPath(await passProvider((await start(unscoped)).href, 'unscoped')));
     expect(noTeam.status).toBe(403);
     expect(noTeam.body).toContain('unscoped has no team scope in cloudtally');
+  });
+
+  it('refuses a callback more than 10 minutes after the sign-in started', async () => {
+    const b = new Browser(app.url);
+    const callback = callbackPath(await passProvider((await start(b)).href, 'finance'));
+    clockAheadMs = 10 * 60_000 + 1_000;
+    try {
+      const answer = await b.get(callback);
+      expect(answer.status).toBe(400);
+      expect(answer.body).toContain('took too long (over 10 minutes)');
+      await signedOut(b);
+    } finally {
+      clockAheadMs = 0;
+    }
   });
 
   it('refuses a callback without a started flow', async () => {
