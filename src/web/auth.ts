@@ -270,7 +270,7 @@ export function createWebAuth(deps: WebAuthDeps): WebAuth {
           cookieOptions,
           now,
           startSession,
-          refuse: (req, res, status, message) => loginPage(req, res, status, { error: message }),
+          refuse: (req, res, status, message, returnPath) => loginPage(req, res, status, { error: message, next: returnPath }),
         }),
       );
     }

@@ -33,8 +33,8 @@ export interface OidcRouteDeps {
   now: () => Date;
   /** Starts the session (as password sign-in does) for a user the claims admit. */
   startSession: (req: Request, res: Response, name: string, grant: SignInGrant) => Promise<void>;
-  /** The sign-in page with an error, for refusals. */
-  refuse: (req: Request, res: Response, status: number, message: string) => Promise<void>;
+  /** The sign-in page with an error, for refusals; its buttons lead back to `returnPath`. */
+  refuse: (req: Request, res: Response, status: number, message: string, returnPath: string) => Promise<void>;
 }
 
 export function oidcRoutes(deps: OidcRouteDeps): Router {
@@ -56,7 +56,7 @@ export function oidcRoutes(deps: OidcRouteDeps): Router {
     const returnPath = safeReturnPath(req.query.return) ?? '/';
     if (res.locals.identity) return res.redirect(303, returnPath);
     const begun = await client.begin(returnPath);
-    if (!begun) return deps.refuse(req, res, 503, `${client.displayName} cannot be reached now. Try again in a minute.`);
+    if (!begun) return deps.refuse(req, res, 503, `${client.displayName} cannot be reached now. Try again in a minute.`, returnPath);
     const value = Buffer.from(JSON.stringify(begun.flow)).toString('base64url');
     res.cookie(flowCookie, value, { ...cookieOptions, signed: true, maxAge: FLOW_TTL_MS });
     res.setHeader('Cache-Control', 'no-store');
@@ -71,7 +71,7 @@ export function oidcRoutes(deps: OidcRouteDeps): Router {
     res.clearCookie(flowCookie, cookieOptions);
     const refuse = async (status: number, message: string, reason: string) => {
       log.warn({ ip, reason, method: 'oidc' }, 'login refused');
-      await deps.refuse(req, res, status, message);
+      await deps.refuse(req, res, status, message, safeReturnPath(flow?.returnPath) ?? '/');
     };
     if (!flow) return refuse(400, 'This sign-in has no matching start in this browser (or it was already used). Sign in again.', 'no flow cookie');
     if (deps.now().getTime() - flow.startedAt > FLOW_TTL_MS) return refuse(400, 'This sign-in took too long (over 10 minutes). Sign in again.', 'flow expired');

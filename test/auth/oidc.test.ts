@@ -107,6 +107,8 @@ describe.each(testDatabases())('OpenID Connect sign-in on $name', ({ open }) => 
     const answer = await b.get(callbackPath(callback.href));
     expect(answer.status).toBe(400);
     expect(answer.body).toContain('state mismatch');
+    // Trying again leads back to the page asked for.
+    expect(answer.body).toContain('href="/auth/oidc/login?return=%2Freports%2Fidle"');
     await signedOut(b);
   });
 
