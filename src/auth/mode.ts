@@ -4,7 +4,7 @@ import { isLoopbackHost } from './addresses.js';
 type AuthConfig = Pick<Config, 'users' | 'auth'>;
 
 /**
- * How people sign in. With no users and no trusted proxy configured, cloudtally runs in
+ * How people sign in. With no users, no trusted proxy and no OpenID Connect provider configured, cloudtally runs in
  * local-only mode: nobody logs in, everyone is admin, so it must only be reachable from this
  * machine (it listens on loopback only and refuses other peers).
  */
@@ -14,12 +14,15 @@ export interface AuthMode {
   passwords: boolean;
   /** Identity from a trusted reverse proxy's header. */
   proxy: boolean;
+  /** Sign-in through an OpenID Connect provider. */
+  oidc: boolean;
 }
 
 export function authModeOf(config: AuthConfig): AuthMode {
   const passwords = config.users.length > 0;
   const proxy = config.auth.proxy !== null;
-  return { localOnly: !passwords && !proxy, passwords, proxy };
+  const oidc = config.auth.oidc !== null;
+  return { localOnly: !passwords && !proxy && !oidc, passwords, proxy, oidc };
 }
 
 export const LOCAL_ONLY_BANNER =

@@ -7,7 +7,8 @@ import { parsePasswordHash } from '../auth/password.js';
 import { ROLES } from '../auth/roles.js';
 import { normaliseTagKey, normaliseTagValue, type TagRules } from '../tags/normalise.js';
 import type { ConfigProblem } from './problems.js';
-import type { AuthSettings, AuthUser } from './types.js';
+import { OidcSchema } from './oidc.js';
+import type { AuthSettings, AuthUser, OidcSettings } from './types.js';
 import { nonEmptyName } from './validators.js';
 
 const roleSchema = z.enum(ROLES, { error: `must be one of ${ROLES.join(', ')}` });
@@ -74,6 +75,8 @@ export const AuthSchema = z.strictObject({
   /** Replaced by login_throttle: refused with a pointer (see authSettings). */
   login_rate_limit: z.unknown().optional(),
   proxy: ProxySchema.nullable().default(null),
+  /** Sign-in through an OpenID Connect provider (src/config/oidc.ts). */
+  oidc: OidcSchema.nullable().default(null),
 });
 
 /** The file's users; names must be unique (case-insensitively). */
@@ -93,20 +96,20 @@ export function userSettings(raw: readonly z.output<typeof UserSchema>[], proble
   }));
 }
 
-/** CLOUDTALLY_SESSION_SECRET: long enough, and required once there are users. */
-export function sessionSecretSetting(secret: string | null, hasUsers: boolean, problems: ConfigProblem[]): string | null {
+/** CLOUDTALLY_SESSION_SECRET: long enough, and required once there are sessions (users or auth.oidc). */
+export function sessionSecretSetting(secret: string | null, hasSessions: boolean, problems: ConfigProblem[]): string | null {
   if (secret !== null && secret.length < 32) {
     problems.push({ path: 'CLOUDTALLY_SESSION_SECRET', message: 'must be at least 32 characters (e.g. openssl rand -hex 32)' });
-  } else if (secret === null && hasUsers) {
+  } else if (secret === null && hasSessions) {
     problems.push({
       path: 'CLOUDTALLY_SESSION_SECRET',
-      message: 'is required when users are configured (at least 32 characters, e.g. openssl rand -hex 32), so that logins survive restarts and work on every replica',
+      message: 'is required when users or auth.oidc are configured (at least 32 characters, e.g. openssl rand -hex 32), so that logins survive restarts and work on every replica',
     });
   }
   return secret;
 }
 
-export function authSettings(raw: z.output<typeof AuthSchema>, sessionSecret: string | null, problems: ConfigProblem[]): AuthSettings {
+export function authSettings(raw: z.output<typeof AuthSchema>, sessionSecret: string | null, oidc: OidcSettings | null, problems: ConfigProblem[]): AuthSettings {
   if (raw.login_rate_limit !== undefined) {
     problems.push({
       path: 'auth.login_rate_limit',
@@ -135,5 +138,6 @@ export function authSettings(raw: z.output<typeof AuthSchema>, sessionSecret: st
           defaultRole: proxy.default_role,
         }
       : null,
+    oidc,
   };
 }

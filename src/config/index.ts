@@ -34,6 +34,7 @@ export {
   type MetricsAccessMode,
   type MetricsSettings,
   type NotificationSettings,
+  type OidcSettings,
   type OutboxSettings,
   type ProxyAuthSettings,
   type Scope,

@@ -23,6 +23,7 @@ import { FileSchema, type FileSettings } from './file-schema.js';
 import { focusSettings } from './focus.js';
 import { channelSettings, outboxSettings, smtpSettings } from './notify.js';
 import { metricsSettings } from './ops.js';
+import { oidcSettings } from './oidc.js';
 import { ConfigError, zodProblems, type ConfigProblem } from './problems.js';
 import { toScopes } from './scopes.js';
 import { tagSettings } from './tag-rules.js';
@@ -86,8 +87,8 @@ export function loadConfig(
 
   const metrics = metricsSettings(vars, invalid, file?.metrics, problems);
   const anomalies = file ? anomalySettings(file.anomalies, tags, file.channels, problems) : null;
-  const actions = file ? actionSettings(file, vars, tags, problems) : null;
   const web = webSettings(vars, file?.auth.proxy?.trusted_addresses ?? [], problems);
+  const actions = file ? actionSettings(file, vars, env, web.publicUrl, tags, problems) : null;
   const notify = file ? notifySettings(file, vars, env, invalid, opts, problems) : null;
 
   if (problems.length > 0 || !cloud || !file || !actions || !notify || !anomalies) {
@@ -128,11 +129,19 @@ export function loadConfig(
 type ActionSettings = Pick<ConfigShape, 'users' | 'auth' | 'idleRules' | 'notifications' | 'stopGraceHours' | 'ownerTagKey'>;
 
 /** Users, sign-in, idle rules and notifications; tag keys normalised like the collected tags. */
-function actionSettings(file: FileSettings, vars: Env, tags: TagRules, problems: ConfigProblem[]): ActionSettings {
+function actionSettings(
+  file: FileSettings,
+  vars: Env,
+  env: Record<string, string | undefined>,
+  publicUrl: string | null,
+  tags: TagRules,
+  problems: ConfigProblem[],
+): ActionSettings {
   const users = userSettings(file.users, problems, tags);
-  const sessionSecret = sessionSecretSetting(vars.CLOUDTALLY_SESSION_SECRET ?? null, users.length > 0, problems);
+  const sessionSecret = sessionSecretSetting(vars.CLOUDTALLY_SESSION_SECRET ?? null, users.length > 0 || file.auth.oidc !== null, problems);
   const notifications = notificationSettings(file.notifications, vars.CLOUDTALLY_WEBHOOK_URL, problems);
-  const auth = authSettings(file.auth, sessionSecret, problems);
+  const oidc = file.auth.oidc ? oidcSettings(file.auth.oidc, env, publicUrl, tags, problems) : null;
+  const auth = authSettings(file.auth, sessionSecret, oidc, problems);
   return {
     users,
     auth,

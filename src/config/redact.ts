@@ -10,6 +10,7 @@ export function describeConfig(config: Config): Config {
   if (copy.simulator.apiKey !== undefined) copy.simulator.apiKey = '[redacted]';
   for (const user of copy.users) user.passwordHash = '[redacted]';
   if (copy.auth.sessionSecret !== null) copy.auth.sessionSecret = '[redacted]';
+  if (copy.auth.oidc) copy.auth.oidc.clientSecret = '[redacted]';
   if (copy.notifications) copy.notifications.webhookUrl = '[redacted]';
   if (copy.metrics.token !== null) copy.metrics.token = '[redacted]';
   for (const channel of copy.channels) {

@@ -142,6 +142,27 @@ export interface AuthSettings {
   /** Backoff after failed sign-ins, per (account, client address) and per client address (src/auth/rate-limit.ts). */
   loginThrottle: LoginThrottleSettings;
   proxy: ProxyAuthSettings | null;
+  /** Sign-in through an OpenID Connect provider; null: off. */
+  oidc: OidcSettings | null;
+}
+
+export interface OidcSettings {
+  /** The provider's issuer URL (its discovery document is read from it). */
+  issuer: string;
+  clientId: string;
+  /** Read from the variable auth.oidc.client_secret_env names. */
+  clientSecret: string;
+  /** Where the provider sends the browser back: <public URL>/auth/oidc/callback. */
+  redirectUrl: string;
+  scopes: string[];
+  /** The login button says "Sign in with <displayName>". */
+  displayName: string;
+  /** The user's name: this claim, else email, else sub. */
+  nameClaim: string;
+  /** Claim values -> role; the most trusted match wins; default for no match (null: refused). */
+  roles: { claim: string; map: Record<string, Role>; default: Role | null };
+  /** Claim values -> scope ('all': everything); null: every OIDC user sees everything. */
+  teamScopes: { claim: string; map: Record<string, AccessScope | 'all'>; unmatched: 'refuse' | 'all' } | null;
 }
 
 export interface LoginThrottleSettings {

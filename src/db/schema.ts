@@ -683,6 +683,12 @@ export const authSessions = pgTable(
     userName: text('user_name').notNull(),
     createdAt: timestamptz('created_at').notNull().defaultNow(),
     expiresAt: timestamptz('expires_at').notNull(),
+    /** 'password' (role and scope read from the file at each request) or 'oidc' (kept here, from the provider's claims). */
+    method: text('method').notNull().default('password'),
+    /** The role of an 'oidc' session; null for password sessions. */
+    role: text('role'),
+    /** The access scope of an 'oidc' session ({by, key, values}); null: everything, or a password session. */
+    scope: jsonb('scope'),
   },
   (t) => [index('auth_sessions_expires_idx').on(t.expiresAt)],
 );

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import { Eta } from 'eta';
+import { describeAccessScope } from '../auth/access-scope.js';
 import { isLoopbackAddress, normaliseAddress } from '../auth/addresses.js';
 import { accountKey, type Identity } from '../auth/identity.js';
 import { authModeOf, LOCAL_ONLY_BANNER } from '../auth/mode.js';
@@ -9,12 +10,15 @@ import { LimiterFullError, type Limiter } from '../limiter.js';
 import { createProxyIdentifier } from '../auth/proxy.js';
 import { LoginThrottle } from '../auth/rate-limit.js';
 import { permissionsOf, roleAtLeast, type Role } from '../auth/roles.js';
-import { SessionStore } from '../auth/sessions.js';
+import { OidcClient, type OidcClientOptions } from '../auth/oidc-client.js';
+import { SessionStore, type SignInGrant } from '../auth/sessions.js';
+import { OIDC_CALLBACK_PATH, OIDC_LOGIN_PATH } from '../config/oidc.js';
 import type { Config } from '../config/index.js';
 import type { Queryable } from '../db/connection.js';
 import type { Logger } from '../logger.js';
 import { ClientError } from './errors.js';
 import { readForm } from './form.js';
+import { oidcRoutes } from './oidc-routes.js';
 import { viewsDir } from './paths.js';
 import type { AuthLayoutView, WebAuth, WebAuthKit } from './types.js';
 import { safeReturnPath } from './return-path.js';
@@ -38,6 +42,8 @@ export interface WebAuthDeps {
   now?: () => Date;
   /** Bounds concurrent password checks (default: passwordCheckLimiter(), 2 at once, 32 waiting). */
   passwordChecks?: Limiter;
+  /** Timeouts and retry of the OpenID Connect provider's requests (auth.oidc). */
+  oidc?: OidcClientOptions;
 }
 
 /** Per request: who it is, and why nobody (for the right refusal). */
@@ -52,8 +58,9 @@ interface RequestAuth {
 const state = new WeakMap<Request, RequestAuth>();
 
 /**
- * Sign-in for the web app: users with passwords (login form, sessions in the database), a trusted
- * reverse proxy's header, or local-only mode (no users, no proxy: everyone on this machine is
+ * Sign-in for the web app: users with passwords (login form, sessions in the database), an
+ * OpenID Connect provider (src/web/oidc-routes.ts, same sessions), a trusted reverse proxy's
+ * header, or local-only mode (no users, no proxy: everyone on this machine is
  * admin, nobody else gets in). See WebAuth in types.ts for how the app mounts it.
  */
 export function createWebAuth(deps: WebAuthDeps): WebAuth {
@@ -63,13 +70,15 @@ export function createWebAuth(deps: WebAuthDeps): WebAuth {
   const secure = securedByHttps(config.web.publicUrl);
   const sessionCookie = cookieName('cloudtally.session', secure);
   const browserCookie = cookieName('cloudtally.anon', secure);
+  const oidcFlowCookie = cookieName('cloudtally.oidc', secure);
   const cookieOptions = { httpOnly: true, sameSite: 'lax' as const, secure, path: '/' };
   const ttlMs = config.auth.sessionTtlHours * 3_600_000;
   const sessions = new SessionStore(deps.db);
   const proxy = config.auth.proxy ? createProxyIdentifier(config.auth.proxy) : null;
   const throttle = new LoginThrottle(config.auth.loginThrottle);
   const usersByName = new Map(config.users.map((u) => [accountKey(u.name), u]));
-  const publicPaths = ['/login', ...(deps.publicPaths ?? [])];
+  const oidc = config.auth.oidc ? new OidcClient(config.auth.oidc, logger, { now: () => now().getTime(), ...deps.oidc }) : null;
+  const publicPaths = ['/login', ...(oidc ? [OIDC_LOGIN_PATH, OIDC_CALLBACK_PATH] : []), ...(deps.publicPaths ?? [])];
   const passwordChecks = deps.passwordChecks ?? passwordCheckLimiter();
   const eta = new Eta({ views: viewsDir, cache: true, autoEscape: true });
 
@@ -101,11 +110,16 @@ export function createWebAuth(deps: WebAuthDeps): WebAuth {
         return { identity: null, refusal: `The sign-in proxy names user "${verdict.name}", who has no role in cloudtally (auth.proxy.role_map).` };
       }
     }
-    if (mode.passwords) {
+    if (mode.passwords || mode.oidc) {
       const token = (req.signedCookies as Record<string, unknown> | undefined)?.[sessionCookie];
       if (typeof token === 'string') {
         const session = await sessions.find(token, now());
-        const user = session ? userNamed(session.userName) : null;
+        // An OpenID Connect user is in no file: the session keeps what the provider's claims gave.
+        if (session?.grant && mode.oidc) {
+          const { role, scope } = session.grant;
+          return { identity: { name: session.userName, role, via: 'session', sessionId: session.id, scope }, refusal: null };
+        }
+        const user = session && !session.grant ? userNamed(session.userName) : null;
         // The role is the configured one now, not the one at login; a removed user is signed out.
         if (session && user) return { identity: { name: user.name, role: user.role, via: 'session', sessionId: session.id, scope: user.scope }, refusal: null };
       }
@@ -149,10 +163,18 @@ export function createWebAuth(deps: WebAuthDeps): WebAuth {
     const identity = state.get(req)?.identity ?? null;
     const perms = identity ? permissionsOf(identity.role) : null;
     return {
-      user: identity && perms ? { name: identity.name, role: identity.role, via: identity.via, canAct: perms.act, canAdmin: perms.admin, canLogout: identity.via === 'session' } : null,
+      user: identity && perms ? { name: identity.name, role: identity.role, via: identity.via, canAct: perms.act, canAdmin: perms.admin, canLogout: identity.via === 'session', scope: identity.scope ? describeAccessScope(identity.scope) : null } : null,
       banner: mode.localOnly ? LOCAL_ONLY_BANNER : null,
     };
   };
+
+  /** A new login session for `name` (ending the browser's previous one), its cookie set. */
+  async function startSession(req: Request, res: Response, name: string, grant: SignInGrant | null): Promise<void> {
+    const previous = state.get(req)?.identity?.sessionId;
+    if (previous) await sessions.delete(previous);
+    const { token } = await sessions.create(name, ttlMs, now(), grant);
+    res.cookie(sessionCookie, token, { ...cookieOptions, signed: true, maxAge: ttlMs });
+  }
 
   const csrfSessionIdentifier = (req: Request): string => {
     const entry = state.get(req);
@@ -165,10 +187,14 @@ export function createWebAuth(deps: WebAuthDeps): WebAuth {
     const router = Router();
 
     const loginPage = async (req: Request, res: Response, status: number, view: { error?: string; info?: string; username?: string; next?: string }) => {
+      const nextPath = view.next || '/';
       const html = await eta.renderAsync('auth/login', {
         pageTitle: 'Sign in',
         passwords: mode.passwords,
         proxy: mode.proxy,
+        oidc: oidc
+          ? { displayName: oidc.displayName, href: `${OIDC_LOGIN_PATH}?return=${encodeURIComponent(nextPath)}`, unreachable: oidc.status() === 'unreachable' }
+          : null,
         error: view.error ?? null,
         info: view.info ?? null,
         username: view.username ?? '',
@@ -183,6 +209,8 @@ export function createWebAuth(deps: WebAuthDeps): WebAuth {
     router.get('/login', async (req, res) => {
       const nextPath = safeReturnPath(req.query.next) ?? '/';
       if (res.locals.identity) return res.redirect(303, nextPath);
+      // Learn early whether the provider answers, so that the page can say so (not waited for).
+      if (oidc) void oidc.discover();
       await loginPage(req, res, 200, { next: nextPath, info: req.query.logged_out === '1' ? 'You are signed out.' : undefined });
     });
 
@@ -228,13 +256,24 @@ export function createWebAuth(deps: WebAuthDeps): WebAuth {
         return loginPage(req, res, 401, { error: 'Wrong user name or password.', username, next: nextPath });
       }
       throttle.succeeded(account, ip);
-      const previous = state.get(req)?.identity?.sessionId;
-      if (previous) await sessions.delete(previous);
-      const { token } = await sessions.create(user.name, ttlMs, now());
-      res.cookie(sessionCookie, token, { ...cookieOptions, signed: true, maxAge: ttlMs });
+      await startSession(req, res, user.name, null);
       res.locals.log.info({ user: user.name, role: user.role, ip }, 'login');
       res.redirect(303, nextPath);
     });
+
+    if (oidc && config.auth.oidc) {
+      router.use(
+        oidcRoutes({
+          client: oidc,
+          settings: config.auth.oidc,
+          flowCookie: oidcFlowCookie,
+          cookieOptions,
+          now,
+          startSession,
+          refuse: (req, res, status, message, returnPath) => loginPage(req, res, status, { error: message, next: returnPath }),
+        }),
+      );
+    }
 
     router.post('/logout', async (_req, res) => {
       const identity = res.locals.identity;
@@ -243,7 +282,7 @@ export function createWebAuth(deps: WebAuthDeps): WebAuth {
         res.locals.log.info({ user: identity.name }, 'logout');
       }
       res.clearCookie(sessionCookie, cookieOptions);
-      res.redirect(303, mode.passwords ? '/login?logged_out=1' : '/');
+      res.redirect(303, mode.passwords || mode.oidc ? '/login?logged_out=1' : '/');
     });
 
     return router;

@@ -17,6 +17,14 @@ export function requestIdOf(req: Request): string {
   return given && SAFE_REQUEST_ID.test(given) ? given : randomUUID();
 }
 
+/** Query parameters whose values are credentials (the OpenID Connect callback's code and state). */
+const SECRET_PARAMS = /([?&](?:code|state)=)[^&#]*/g;
+
+/** The URL as logged: credentials in the query replaced. */
+export function loggableUrl(url: string): string {
+  return url.replace(SECRET_PARAMS, '$1[redacted]');
+}
+
 /**
  * Gives every request an id (x-request-id, echoed or made), a child logger carrying it, and one
  * JSON log line when the response is done. Headers and cookies are never logged.
@@ -35,7 +43,7 @@ export function requestLogging(logger: Logger) {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       const entry = {
         method: req.method,
-        url: req.originalUrl,
+        url: loggableUrl(req.originalUrl),
         status: res.statusCode,
         ms: Math.round(ms * 10) / 10,
         bytes: Number(res.getHeader('content-length')) || undefined,

@@ -88,7 +88,16 @@ export interface WebAuthKit {
 
 /** Who is signed in, for the layout (name, role, what they may do) and the local-only banner. */
 export interface AuthLayoutView {
-  user: { name: string; role: Role; via: 'session' | 'proxy' | 'local'; canAct: boolean; canAdmin: boolean; canLogout: boolean } | null;
+  user: {
+    name: string;
+    role: Role;
+    via: 'session' | 'proxy' | 'local';
+    canAct: boolean;
+    canAdmin: boolean;
+    canLogout: boolean;
+    /** What a scoped user sees ("team = ml"); null: everything. */
+    scope: string | null;
+  } | null;
   banner: string | null;
 }
 

@@ -1,6 +1,7 @@
 import { request, type Dispatcher } from 'undici';
 import { hashPassword } from '../../src/auth/password.js';
 import type { Limiter } from '../../src/limiter.js';
+import type { OidcClientOptions } from '../../src/auth/oidc-client.js';
 import type { CloudClient } from '../../src/cloud/client.js';
 import type { Config } from '../../src/config/index.js';
 import type { Database } from '../../src/db/connection.js';
@@ -14,7 +15,7 @@ import { createWebAuth } from '../../src/web/auth.js';
 import { siteSettingsOf } from '../../src/web/site.js';
 import { SIM_NOW, testConfig } from '../actions/helpers.js';
 import { Jar } from '../helpers/cookies.js';
-import { listenOnFreePort } from '../helpers/listen.js';
+import { listenOnFreePort, type Listening } from '../helpers/listen.js';
 
 export const SESSION_SECRET = 'test-session-secret-0123456789abcdef';
 export const PASSWORDS = { alice: 'alice-viewer-pw', olivia: 'olivia-operator-pw', adam: 'adam-admin-pw' } as const;
@@ -42,7 +43,18 @@ export interface ActionsApp {
 }
 
 /** The web app as main.ts wires it: idle, inventory, audit and scheduled-stops reports, sign-in and the stop pages. */
-export async function startActionsApp(options: { db: Database; config: Config; client: CloudClient; passwordChecks?: Limiter; now?: () => Date; savedViews?: boolean }): Promise<ActionsApp> {
+export async function startActionsApp(options: {
+  db: Database;
+  config: Config;
+  client: CloudClient;
+  passwordChecks?: Limiter;
+  now?: () => Date;
+  /** A server already listening (its URL known in advance), to answer on instead of a new one. */
+  listening?: Listening;
+  /** The OpenID Connect client's timeouts and retry. */
+  oidc?: OidcClientOptions;
+  savedViews?: boolean;
+}): Promise<ActionsApp> {
   const logger = createLogger({ level: 'silent' });
   const state: ActionsApp = { url: '', collectCalls: 0, close: async () => undefined };
   const { db, config, client } = options;
@@ -56,12 +68,13 @@ export async function startActionsApp(options: { db: Database; config: Config; c
       state.collectCalls++;
       return { runId: 7, status: 'running' };
     },
-    auth: createWebAuth({ config, db, logger, ...(options.passwordChecks ? { passwordChecks: options.passwordChecks } : {}), ...(options.now ? { now: options.now } : {}) }),
+    auth: createWebAuth({ config, db, logger, ...(options.passwordChecks ? { passwordChecks: options.passwordChecks } : {}), ...(options.now ? { now: options.now } : {}), ...(options.oidc ? { oidc: options.oidc } : {}) }),
     actions: { db, client, config, now: () => SIM_NOW, notify: { backoffMs: 5 } },
     ...(options.savedViews ? { savedViews: { db, now: () => SIM_NOW } } : {}),
     site: siteSettingsOf(config),
   });
-  ({ url: state.url, close: state.close } = await listenOnFreePort(app));
+  if (options.listening) options.listening.server.on('request', app);
+  ({ url: state.url, close: state.close } = options.listening ?? (await listenOnFreePort(app)));
   return state;
 }
 

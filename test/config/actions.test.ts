@@ -1,21 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { problemsOf } from '../helpers/config-problems.js';
 import { hashPassword } from '../../src/auth/password.js';
-import { ConfigError, describeConfig, loadConfig } from '../../src/config/index.js';
+import { describeConfig, loadConfig } from '../../src/config/index.js';
 
 const SECRET = 'a-session-secret-of-at-least-32-chars!';
 
 function load(file: unknown, env: Record<string, string> = {}) {
   return loadConfig({ CLOUDTALLY_CONFIG: '/etc/cloudtally.json', ...env }, { readFile: () => JSON.stringify(file) });
-}
-
-function problemsOf(fn: () => unknown): Array<{ path: string; message: string }> {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return [...(err as ConfigError).problems];
-  }
-  throw new Error('expected a ConfigError');
 }
 
 const hash = await hashPassword('pw', { N: 16384 });
@@ -24,7 +15,7 @@ describe('users, sign-in and actions settings', () => {
   it('has sensible defaults: no users (local-only), idle rules on, no webhook, 24 h grace, owner tag "owner"', () => {
     const config = loadConfig({});
     expect(config.users).toEqual([]);
-    expect(config.auth).toEqual({ sessionSecret: null, sessionTtlHours: 12, loginThrottle: { freeFailuresPerAccount: 5, freeFailuresPerAddress: 20, firstDelaySeconds: 1, maxDelaySeconds: 900, forgetAfterHours: 24 }, proxy: null });
+    expect(config.auth).toEqual({ sessionSecret: null, sessionTtlHours: 12, loginThrottle: { freeFailuresPerAccount: 5, freeFailuresPerAddress: 20, firstDelaySeconds: 1, maxDelaySeconds: 900, forgetAfterHours: 24 }, proxy: null, oidc: null });
     expect(config.idleRules).toEqual({
       noOwner: { enabled: true, minRunningDays: 30 },
       expired: { enabled: true, tagKey: 'expires' },
@@ -72,6 +63,7 @@ describe('users, sign-in and actions settings', () => {
       sessionTtlHours: 8,
       loginThrottle: { freeFailuresPerAccount: 3, freeFailuresPerAddress: 20, firstDelaySeconds: 1, maxDelaySeconds: 900, forgetAfterHours: 24 },
       proxy: { header: 'x-auth-request-user', groupsHeader: 'x-auth-request-groups', trustedAddresses: ['10.0.0.0/8', '::1'], roleMap: { ops: 'operator' }, defaultRole: 'viewer' },
+      oidc: null,
     });
     // Tag keys go through the same case and aliases as the collected tags.
     expect(config.ownerTagKey).toBe('owner');
@@ -147,7 +139,7 @@ describe('users, sign-in and actions settings', () => {
     ];
     expect(problemsOf(() => load({ users }))).toEqual([
       { path: 'users[1].name', message: 'repeats users[0] (names are compared case-insensitively)' },
-      { path: 'CLOUDTALLY_SESSION_SECRET', message: expect.stringContaining('is required when users are configured') },
+      { path: 'CLOUDTALLY_SESSION_SECRET', message: expect.stringContaining('is required when users or auth.oidc are configured') },
     ]);
     expect(problemsOf(() => load({ users: users.slice(0, 1) }, { CLOUDTALLY_SESSION_SECRET: 'short' }))).toEqual([
       { path: 'CLOUDTALLY_SESSION_SECRET', message: 'must be at least 32 characters (e.g. openssl rand -hex 32)' },

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { problemsOf } from '../helpers/config-problems.js';
 import {
   COLLECTOR_NAMES,
   ConfigError,
@@ -33,16 +34,6 @@ function load(env: Record<string, string | undefined>, file?: unknown) {
     return typeof file === 'string' ? file : JSON.stringify(file);
   };
   return loadConfig(file === undefined ? env : { CLOUDTALLY_CONFIG: '/etc/cloudtally.json', ...env }, { readFile });
-}
-
-function problemsOf(fn: () => unknown): { path: string; message: string }[] {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return [...(err as ConfigError).problems];
-  }
-  throw new Error('expected a ConfigError');
 }
 
 function errorOf(fn: () => unknown): ConfigError {
@@ -89,7 +80,7 @@ describe('loadConfig defaults', () => {
       collectionRuns: { heartbeatMs: 15_000, staleAfterMs: 45_000 },
       // Users, sign-in and actions (issue 5; detailed in actions.test.ts).
       users: [],
-      auth: { sessionSecret: null, sessionTtlHours: 12, loginThrottle: { freeFailuresPerAccount: 5, freeFailuresPerAddress: 20, firstDelaySeconds: 1, maxDelaySeconds: 900, forgetAfterHours: 24 }, proxy: null },
+      auth: { sessionSecret: null, sessionTtlHours: 12, loginThrottle: { freeFailuresPerAccount: 5, freeFailuresPerAddress: 20, firstDelaySeconds: 1, maxDelaySeconds: 900, forgetAfterHours: 24 }, proxy: null, oidc: null },
       idleRules: expect.any(Object),
       notifications: null,
       channels: [],

@@ -19,6 +19,8 @@ export interface Listening {
 }
 
 export interface ListenOptions {
+  /** This port instead of a free one (e.g. to bring a server back where it was). */
+  port?: number;
   /** Server.keepAliveTimeout in ms (Node's default is 5 s). */
   keepAliveTimeout?: number;
 }
@@ -27,7 +29,7 @@ export async function listenOnFreePort(target: Server | RequestListener, options
   const server = typeof target === 'function' ? createServer(target) : target;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(options.port ?? 0, '127.0.0.1', () => {
       server.off('error', reject);
       resolve();
     });
