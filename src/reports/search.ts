@@ -153,7 +153,8 @@ function sourceSql(source: SearchSource, ways: MatchWays, p: SearchBinds): strin
       where ${m.id} and (v.valid_to is null or v.valid_to > ${p.since()}) and ${latest})`;
   // offset 0 keeps the sort out of the scan: the planner reads the matches' indexes, then sorts.
   const indexed = `select * from (select ${columns(label)} from ${source.table} v where v.valid_to is null and ${matching} offset 0) t`;
-  const current = source.large
+  // An IP address matches a handful: its index answers at once, a walk in name order would not help.
+  const current = source.large && !ways.ip
     ? `(with walked as materialized (
         select ${columns(label)} from (
           select *, lower(coalesce(${source.name}, '')) as walk_order from ${source.table} v where v.valid_to is null order by ${nameOrder} limit ${WALK_ROWS}
@@ -165,9 +166,11 @@ function sourceSql(source: SearchSource, ways: MatchWays, p: SearchBinds): strin
     : `(${indexed} ${order})`;
   // Removed resources come after every current one: read only when the current ones leave room
   // (a common value fills the limit with current resources and never reads history).
+  // The matches are read through their indexes first (offset 0), and only then kept when ended in
+  // the window: the ended versions of a month of history are many more than the matches.
   const removed = `(select * from (select ${columns(label)} from ${source.table} v
-      where v.valid_to > ${p.since()} and ${matching} and ${latest} offset 0) t
-      where (select count(*) from found) < ${p.limit()} ${order})`;
+      where v.valid_to is not null and ${matching} and ${latest} offset 0) t
+      where t.removed_at > ${p.since()} and (select count(*) from found) < ${p.limit()} ${order})`;
   return `(with found as materialized (${exact} union all ${current})
     select * from found
     union all
