@@ -7,24 +7,25 @@
 import type { DailyCostRow } from '../costing/cost-over-time.js';
 import type { Coverage, Headline, HeadlineKpi, Row } from './report.js';
 import { changeReason, hasData } from './shared/coverage.js';
-import { chartNumber } from './shared/format.js';
+import { addDays, chartNumber } from './shared/format.js';
 import type { ResolvedPeriod } from './shared/period.js';
 
 /** Most days a sparkline draws. */
 export const SPARKLINE_DAYS = 30;
 
 /**
- * Cost per day of one currency over the last covered complete days, oldest first: before
- * `today` (not over yet) and not the day collection began on unless it began at 00:00 UTC (a
- * part of a day would read as a drop in spend).
+ * Cost per day of one currency over the covered days among the last `days` complete days (from
+ * `kindDays`, which start at least that far back), oldest first: not today (not over yet), not a
+ * day without data, and not the day collection began on unless it began at 00:00 UTC (a part of
+ * a day would read as a drop in spend).
  */
 export function sparkline(kindDays: readonly DailyCostRow[], currency: string, today: string, firstSnapshotAt: string | null, days = SPARKLINE_DAYS): HeadlineKpi['sparkline'] {
   const partFirst = firstSnapshotAt !== null && !firstSnapshotAt.endsWith('T00:00:00.000Z') ? firstSnapshotAt.slice(0, 10) : null;
   const perDay = new Map<string, number>();
-  for (const r of kindDays) if (r.currency === currency && r.day < today && r.day !== partFirst) perDay.set(r.day, (perDay.get(r.day) ?? 0) + (chartNumber(r.cost) ?? 0));
+  const first = addDays(today, -days);
+  for (const r of kindDays) if (r.currency === currency && r.day >= first && r.day < today && r.day !== partFirst) perDay.set(r.day, (perDay.get(r.day) ?? 0) + (chartNumber(r.cost) ?? 0));
   return [...perDay]
     .sort(([a], [b]) => a.localeCompare(b))
-    .slice(-days)
     .map(([day, cost]) => ({ day, cost }));
 }
 

@@ -107,7 +107,7 @@ export interface HeadlineKpi {
   projected_month: string | null;
   /** The hours of the month so far that snapshots cover: what the projection rests on. */
   projection_coverage: { covered_hours: number; period_hours: number };
-  /** Cost per day of the last covered complete days (at most 30), oldest first; chart numbers. */
+  /** Cost per day of the covered complete days among the last 30 (before today), oldest first; chart numbers. */
   sparkline: Array<{ day: string; cost: number }>;
 }
 

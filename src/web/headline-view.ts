@@ -45,7 +45,7 @@ function sparklineView(points: HeadlineKpi['sparkline'], currency: string): Spar
     points: xy.join(' '),
     width: SPARK_WIDTH,
     height: SPARK_HEIGHT,
-    label: `Cost per day in ${currency} over the last ${points.length} covered days, ${first.day} to ${last.day}: from ${money(String(first.cost), currency)} to ${money(String(last.cost), currency)}`,
+    label: `Cost per day in ${currency}, the ${points.length} covered days of the last 30, ${first.day} to ${last.day}: from ${money(String(first.cost), currency)} to ${money(String(last.cost), currency)}`,
   };
 }
 
