@@ -240,9 +240,12 @@ function periodLink(params: OverviewParams): { period?: string; from?: string; t
 }
 
 /** Top groups of the chosen grouping: run-rate, share and spend in the period per currency. */
-async function groupRows(ctx: ReportCtx, r: Resolved, limit: number, offset: number): Promise<{ rows: Row[]; total: number }> {
-  const [found, names] = await Promise.all([r.groups.page('currency asc nulls last, price_per_hour desc, cost desc, group_value', limit, offset), groupNames(ctx.db, r.dim)]);
-  const rows = found.rows.map((g) => ({
+async function groupRows(ctx: ReportCtx, r: Resolved): Promise<{ rows: Row[]; total: number }> {
+  const [found, names] = await Promise.all([r.groups.page('currency asc nulls last, price_per_hour desc, cost desc, group_value', Number.MAX_SAFE_INTEGER, 0), groupNames(ctx.db, r.dim)]);
+  // A group seen only in the previous period (read for the headline's change) is no top group:
+  // nothing of it runs now and it cost nothing in the period.
+  const listed = found.rows.filter((g) => !(Number(g.resources) === 0 && Number(g.price_per_hour ?? 0) === 0 && Number(g.cost ?? 0) === 0));
+  const rows = listed.map((g) => ({
     group: g.group_value,
     ...(names ? { group_name: names(String(g.group_value)) } : {}),
     currency: g.currency,
@@ -254,7 +257,7 @@ async function groupRows(ctx: ReportCtx, r: Resolved, limit: number, offset: num
     unpriced: g.unpriced,
     href: inventoryHref(r.dim, String(g.group_value), (g.currency as string | null) ?? null, {}),
   }));
-  return { rows, total: found.total };
+  return { rows, total: rows.length };
 }
 
 /**
@@ -262,7 +265,7 @@ async function groupRows(ctx: ReportCtx, r: Resolved, limit: number, offset: num
  * needs every row of a currency, so a page is cut from all of them.
  */
 async function footedGroupRows(ctx: ReportCtx, r: Resolved, totals: Promise<Row[]>): Promise<{ rows: Row[]; total: number }> {
-  const [{ rows, total }, sums] = await Promise.all([groupRows(ctx, r, Number.MAX_SAFE_INTEGER, 0), totals]);
+  const [{ rows, total }, sums] = await Promise.all([groupRows(ctx, r), totals]);
   return { rows: footRows(rows, columnsFor(r.dim, r.period, r.coverage), sums), total };
 }
 

@@ -207,10 +207,10 @@ describe.each(testDatabases())('reports over periods on $name', (database) => {
       expect(dec(summary(body, 'Spend 2025-02 (EUR)').value)).toBe(4056);
       const chart = (body as unknown as { charts: Array<{ id: string; labels: string[]; datasets: Array<{ label: string; data: Array<number | null> }> }> }).charts.find((c) => c.id === 'cost-per-day-EUR')!;
       expect(chart.labels).toHaveLength(28);
-      // One chart per currency: the EUR chart holds EUR alone.
-      expect(chart.datasets.map((d) => d.label)).toEqual(['EUR']);
-      const eur = chart.datasets.find((d) => d.label === 'EUR')!.data;
-      expect([eur[0], eur[9], eur[10], eur[11]]).toEqual([156, null, null, 156]); // 60 + 96; 02-10, 02-11 unknown
+      // One chart per currency, its top groups stacked: the EUR chart holds EUR alone.
+      expect(chart.datasets.map((d) => d.label)).toEqual(['web', 'ml']);
+      const eur = (i: number) => (chart.datasets.every((d) => d.data[i] === null) ? null : chart.datasets.reduce((n, d) => n + (d.data[i] ?? 0), 0));
+      expect([eur(0), eur(9), eur(10), eur(11)]).toEqual([156, null, null, 156]); // 60 + 96; 02-10, 02-11 unknown
     });
   });
 
