@@ -242,9 +242,8 @@ function periodLink(params: OverviewParams): { period?: string; from?: string; t
 /** Top groups of the chosen grouping: run-rate, share and spend in the period per currency. */
 async function groupRows(ctx: ReportCtx, r: Resolved): Promise<{ rows: Row[]; total: number }> {
   const [found, names] = await Promise.all([r.groups.page('currency asc nulls last, price_per_hour desc, cost desc, group_value', Number.MAX_SAFE_INTEGER, 0), groupNames(ctx.db, r.dim)]);
-  // A group seen only in the previous period (read for the headline's change) is no top group:
-  // nothing of it runs now and it cost nothing in the period.
-  const listed = found.rows.filter((g) => !(Number(g.resources) === 0 && Number(g.price_per_hour ?? 0) === 0 && Number(g.cost ?? 0) === 0));
+  // A group seen only in the previous period (read for the headline's change) is no top group.
+  const listed = found.rows.filter((g) => g.current_group !== false);
   const rows = listed.map((g) => ({
     group: g.group_value,
     ...(names ? { group_name: names(String(g.group_value)) } : {}),
