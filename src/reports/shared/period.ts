@@ -10,7 +10,6 @@ import type { FilterField } from '../report.js';
 import { addDays, isoDay } from './format.js';
 import { EARLIEST_DATE, invalidParameter, LATEST_DATE } from './params.js';
 
-const NAMED = ['mtd', 'last-month', 'last-7-days', 'last-30-days', 'qtd', 'last-quarter', 'ytd'] as const;
 const PERIOD_HELP = 'YYYY-MM, YYYY-Qn, YYYY, mtd, last-month, last-7-days, last-30-days, qtd, last-quarter or ytd';
 
 /**
@@ -26,6 +25,7 @@ export const PERIOD_PRESETS: ReadonlyArray<{ value: string; label: string }> = [
   { value: 'last-quarter', label: 'Last quarter' },
   { value: 'ytd', label: 'Year to date' },
 ];
+const NAMED: readonly string[] = PERIOD_PRESETS.map((p) => p.value);
 const MONTH = /^(\d{4})-(0[1-9]|1[0-2])$/;
 const QUARTER = /^(\d{4})-Q([1-4])$/;
 const YEAR = /^(\d{4})$/;
@@ -67,7 +67,7 @@ export const periodParamShape = {
   period: z
     .string()
     .max(12, { error: `period must be one of ${PERIOD_HELP}`, abort: true })
-    .refine((s) => (NAMED as readonly string[]).includes(s) || s === 'custom' || MONTH.test(s) || QUARTER.test(s) || YEAR.test(s), {
+    .refine((s) => NAMED.includes(s) || s === 'custom' || MONTH.test(s) || QUARTER.test(s) || YEAR.test(s), {
       error: `period must be one of ${PERIOD_HELP} (or from=YYYY-MM-DD&to=YYYY-MM-DD)`,
       abort: true,
     })
