@@ -122,8 +122,10 @@ describe.each(testDatabases())('reports over periods on $name', (database) => {
     it('says so at the top of the page and marks the CSV file name of a partial period', async () => {
       const page = await request(`${app.base}/reports/cost?by=tag%3Ateam&period=2025-01`);
       const html = await page.body.text();
-      expect(html).toMatch(/<p class="coverage coverage-partial" role="note">The figures cover 16 of 31 days: collection began 2025-01-16 00:00 UTC/);
-      expect(html.indexOf('class="coverage')).toBeLessThan(html.indexOf('class="cards"'));
+      // In the notices line that opens on click (issue 27), above the cards.
+      expect(html).toMatch(/<details class="notices-line notices-warn">\s*<summary><span class="notices-title">Notices<\/span> <span class="notices-summary">Coverage: 16 of 31 days<\/span><\/summary>/);
+      expect(html).toMatch(/<li class="notice notice-coverage">The figures cover 16 of 31 days: collection began 2025-01-16 00:00 UTC/);
+      expect(html.indexOf('class="notices-line')).toBeLessThan(html.indexOf('class="cards"'));
       const partial = await request(`${app.base}/api/reports/cost.csv?by=tag%3Ateam&period=2025-02`);
       await partial.body.dump();
       expect(String(partial.headers['content-disposition'])).toMatch(/filename="cloudtally-cost-by-tag-team_period-2025-02-2025-03-10T120000Z-partial\.csv"/);

@@ -4,7 +4,8 @@
  * both show). The answer is above the fold: the headline cards and the first daily chart end
  * above 900 px, each amount on one line, the notices in one line of at most 80 px that expands,
  * one period control with every preset, the chart from the first covered day, a bar that opens
- * the cost report of its day; axe-core finds no serious violation on it, light or dark.
+ * the cost report of its day (which folds its notices the same way); axe-core finds no serious
+ * violation on it, light or dark.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -90,6 +91,10 @@ describe.skipIf(skipBrowserTests)('the overview first screen at 1440x900 in Chro
     await notices.locator('summary').click();
     await expect(notices.getByText('Demo data from the built-in simulator', { exact: false }).isVisible()).resolves.toBe(true);
     await expect(notices.getByText(/^The figures cover/).isVisible()).resolves.toBe(true);
+    // The cost report folds them the same way (a finance reader goes there from the overview).
+    await page.goto(`${service.url}/reports/cost?period=last-7-days`);
+    expect(await page.locator('main > .banner').count()).toBe(0);
+    expect((await page.locator('details.notices-line').boundingBox())!.height).toBeLessThanOrEqual(80);
   });
 
   it('has one period control with every preset, and a preset shows its period at once', async () => {
