@@ -3,12 +3,11 @@
  * on the hand-computed history of periods-fixture.ts (NOW 2025-03-10 12:00 UTC; data from
  * 2025-01-16; 02-10 and 02-11 not collected).
  */
-import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import type { ChartSpec, Headline } from '../../src/reports/report.js';
 import { testDatabases } from '../helpers/databases.js';
 import { appTest } from '../helpers/reports-app.js';
-import type { ReportsApp } from './helpers.js';
+import { getJson, okJson, type ReportsApp } from './helpers.js';
 import { PERIODS_NOW, periodsConfig, seedPeriods } from './periods-fixture.js';
 
 interface Body {
@@ -26,13 +25,9 @@ describe.each(testDatabases())('the overview headline and the period presets on 
     ({ app } = await reportsApps.open(database, { seed: seedPeriods, config: periodsConfig(), now: PERIODS_NOW }));
   }, 120_000);
 
-  async function json(path: string): Promise<{ status: number; body: Body }> {
-    const res = await request(`${app.base}${path}`);
-    return { status: res.statusCode, body: (await res.body.json()) as Body };
-  }
+  const json = (path: string) => getJson<Body>(app, path);
   async function headline(path: string): Promise<Headline> {
-    const { status, body } = await json(path);
-    expect(status, JSON.stringify(body).slice(0, 400)).toBe(200);
+    const body = await okJson<Body>(app, path);
     expect(body.headline).toBeDefined();
     return body.headline!;
   }

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { Coverage, Row } from '../../src/reports/report.js';
 import { testDatabases } from '../helpers/databases.js';
 import { appTest } from '../helpers/reports-app.js';
-import { dec, pick, type ReportsApp } from './helpers.js';
+import { dec, getJson, okJson, pick, type ReportsApp } from './helpers.js';
 import { PERIODS_NOW, periodsConfig, seedPeriods } from './periods-fixture.js';
 
 interface Body {
@@ -28,15 +28,8 @@ describe.each(testDatabases())('reports over periods on $name', (database) => {
     ({ app } = await reportsApps.open(database, { seed: seedPeriods, config: periodsConfig(), now: PERIODS_NOW }));
   }, 120_000);
 
-  async function json(path: string): Promise<{ status: number; body: Body }> {
-    const res = await request(`${app.base}${path}`);
-    return { status: res.statusCode, body: (await res.body.json()) as Body };
-  }
-  async function ok(path: string): Promise<Body> {
-    const { status, body } = await json(path);
-    expect(status, JSON.stringify(body).slice(0, 500)).toBe(200);
-    return body;
-  }
+  const json = (path: string) => getJson<Body>(app, path);
+  const ok = (path: string) => okJson<Body>(app, path);
   const summary = (body: Body, label: string) => {
     const item = body.summary.find((s) => s.label === label);
     if (!item) throw new Error(`no summary item "${label}" in ${body.summary.map((s) => s.label).join(', ')}`);
