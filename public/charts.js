@@ -10,6 +10,9 @@
  * alphabetical order takes the next free colour (so the choice depends on the labels only).
  * Axis and legend colours come from the theme (CSS custom properties) and follow it when it
  * changes (the `cloudtally:theme` event of theme.js).
+ *
+ * A chart whose spec carries `hrefs` / `labelHrefs` opens the report behind a bar, slice or day on
+ * click (the table beside or below it has the same links for the keyboard).
  */
 (function () {
   'use strict';
@@ -181,6 +184,19 @@
     note.textContent = step <= 1 ? '' : 'At this width the axis names every ' + ordinal(step) + ' of the ' + spec.labels.length + ' points; each one is in the table and in the chart\'s tooltip.';
   }
 
+  /**
+   * Where a click at `event` leads: the bar or slice under it (spec.hrefs, by dataset and label),
+   * else the column's label (spec.labelHrefs: a day's cost report); null when nowhere.
+   */
+  function hrefAt(chart, spec, event) {
+    if (!spec.hrefs && !spec.labelHrefs) return null;
+    var hit = chart.getElementsAtEventForMode(event, 'nearest', { intersect: true }, false)[0];
+    if (hit && spec.hrefs && spec.hrefs[hit.datasetIndex] && spec.hrefs[hit.datasetIndex][hit.index]) return spec.hrefs[hit.datasetIndex][hit.index];
+    if (!spec.labelHrefs || spec.type === 'doughnut') return null;
+    var column = chart.getElementsAtEventForMode(event, 'index', { intersect: false }, false)[0];
+    return column ? spec.labelHrefs[column.index] || null : null;
+  }
+
   function configFor(spec, colourOf, theme) {
     var horizontal = spec.horizontal === true;
     var options = {
@@ -188,6 +204,11 @@
       maintainAspectRatio: false,
       animation: false,
       onResize: function (chart) { updateNote(chart, spec); },
+      onClick: function (event, elements, chart) {
+        var href = hrefAt(chart, spec, event);
+        if (href) window.location.assign(href);
+      },
+      onHover: function (event, elements, chart) { chart.canvas.style.cursor = hrefAt(chart, spec, event) ? 'pointer' : ''; },
       color: theme.text,
       borderColor: theme.grid,
       plugins: {

@@ -80,6 +80,8 @@ function joinedCte(settings: GapCapSettings, now: Date, input: PeriodGroupsInput
       case when k.currency is not null then coalesce(n.price_per_hour, 0) end as price_per_hour,
       case when k.currency is not null then coalesce(n.price_per_month, 0) end as price_per_month,
       coalesce(n.resource_count, 0) as resources, coalesce(n.unpriced_count, 0) as unpriced,
+      -- Whether the group runs now or had spend in the period (false: only in the previous period).
+      (n.group_value is not null or c.group_value is not null) as current_group,
       -- A group without spend in the period ran no GPU either: 0 GPU-hours, not unknown.
       -- In a period without any covered hour, GPU figures are unknown like the spend.
       case when not ${known.current}::boolean then null when c.group_value is null then 0 else c.gpu_hours::numeric end as gpu_hours,

@@ -161,6 +161,8 @@ export const costReport: Report<CostParams> = defineReport({
   description: 'Spend in a period per tag value, project, region, resource kind, flavor or state, compared with the period before, beside the current run-rate and each group\'s share of it.',
   section: 'cost',
   params: costParams,
+  // Status notices and the coverage in one line that expands, as on the overview.
+  foldsNotices: true,
 
   async run(ctx, params, page) {
     const r = await resolve(ctx, params);

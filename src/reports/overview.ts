@@ -7,8 +7,8 @@ import { z } from 'zod';
 import type { DailyCostRow } from '../costing/cost-over-time.js';
 import { PRICED_KINDS } from '../costing/pricing.js';
 import { SNAPSHOT_KINDS } from '../db/schema.js';
-import type { ChartSpec, Column, Coverage, Row, SummaryItem } from './report.js';
-import { hasData, periodCoverage, rangeCoverage, spendColumn } from './shared/coverage.js';
+import type { Column, Coverage, Row, SummaryItem } from './report.js';
+import { changeReason, hasData, periodCoverage, rangeCoverage, spendColumn } from './shared/coverage.js';
 import { checkPeriodParams, periodField, periodGiven, periodParamShape, resolvePeriod, type ResolvedPeriod } from './shared/period.js';
 import { periodGroups, type PeriodGroups } from '../costing/period-groups.js';
 import { listRows } from './shared/batches.js';
@@ -16,14 +16,16 @@ import { footRows } from '../present/footing.js';
 import { latestEffectiveCte, latestTotals, type CurrencyTotal } from '../costing/current-costs.js';
 import { queryRows, sql } from '../db/statement.js';
 import { dimensionOf, GROUPING_HELP, unknownTagKeyNotes, groupingField, groupingParam, groupNameColumns, groupNames, groupLabels } from './shared/costs.js';
-import { addDays, chartNumber, dimensionLabel, formatAge, isoDay, kindLabel } from './shared/format.js';
-import { inventoryHref } from './shared/links.js';
+import { addDays, dimensionLabel, formatAge, isoDay, kindLabel } from './shared/format.js';
+import { costReportHref, inventoryHref } from './shared/links.js';
 import { intParam, invalidParameter } from './shared/params.js';
 import { latestSnapshots, type SnapshotInfo } from '../db/latest-snapshots.js';
 import { freshnessNotes } from './shared/snapshots.js';
 import { MONTHLY_RUN_RATE_HINT, shareCharts } from './shared/summary.js';
 import { dailyCostsFor, dividedOnce } from '../costing/cost-over-time.js';
-import { daysBetween, gapCapText, monthToDate } from './shared/time.js';
+import { gapCapText, monthToDate } from './shared/time.js';
+import { coveredChartRange, stackedDailyCharts, type DailyChartRange } from './overview-daily.js';
+import { headlineOf, SPARKLINE_DAYS } from './overview-headline.js';
 import { defineReport } from './shared/define.js';
 import { FORECAST_DAYS, forecastDays, forecastHistoryNote, monthForecasts } from './shared/forecast.js';
 import type { Report, ReportCtx } from './shared/types.js';
@@ -149,43 +151,20 @@ function summaryOf(
 }
 
 /** The days of the chart: the period's, else the last `days` days (default 30). */
-function chartRange(ctx: ReportCtx, params: OverviewParams, period: ResolvedPeriod): { fromDay: string; toDay: string; title: string } {
+function chartRange(ctx: ReportCtx, params: OverviewParams, period: ResolvedPeriod): DailyChartRange {
   if (periodGiven(params)) return { fromDay: period.fromDay, toDay: period.lastDay, title: `Cost per day, ${period.label}` };
   const days = params.days ?? 30;
   return { fromDay: addDays(isoDay(ctx.now), -(days - 1)), toDay: isoDay(ctx.now), title: `Cost per day, last ${days} days` };
 }
 
 /**
- * Cost per day of the `kind` dimension (every priced resource) from the earlier of the chart's
- * first day and the month's: one integration serves both the chart and the month to date (a
+ * Cost per day of the `kind` dimension (every priced resource) from the earliest of the chart's
+ * first day, the month's, the forecast's and the sparkline's: one integration serves them all (a
  * day's cost does not depend on the range it is read in).
  */
 function kindDailyCosts(ctx: ReportCtx, chart: { fromDay: string }): Promise<DailyCostRow[]> {
-  const from = [chart.fromDay, monthToDate(ctx.now).fromDay, forecastDays(ctx.now).fromDay].sort()[0]!;
+  const from = [chart.fromDay, monthToDate(ctx.now).fromDay, forecastDays(ctx.now).fromDay, addDays(isoDay(ctx.now), -SPARKLINE_DAYS)].sort()[0]!;
   return dailyCostsFor(ctx.db, ctx.config, ctx.now, 'kind', from, isoDay(ctx.now));
-}
-
-/** Cost per day, one chart per currency (never two currencies on one axis), every day of the range on the axis. */
-function dailyCharts(chart: { fromDay: string; toDay: string; title: string }, kindDays: readonly DailyCostRow[]): ChartSpec[] {
-  const { fromDay, toDay } = chart;
-  const rows = kindDays.filter((r) => r.day >= fromDay && r.day <= toDay);
-  const labels = daysBetween(fromDay, toDay);
-  const currencies = [...new Set(rows.map((r) => r.currency).filter((c): c is string => c !== null))].sort();
-  return currencies.map((currency): ChartSpec => {
-    const perDay = new Map<string, number>();
-    for (const r of rows) if (r.currency === currency) perDay.set(r.day, (perDay.get(r.day) ?? 0) + (chartNumber(r.cost) ?? 0));
-    // A day without any data (before the history starts, or a gap) is a gap, not a day that cost 0.
-    const data = labels.map((d) => perDay.get(d) ?? null);
-    return {
-      id: `cost-per-day-${currency}`,
-      title: `${chart.title} (${currency}, estimated)`,
-      type: 'bar',
-      labels,
-      datasets: [{ label: currency, data }],
-      valueLabel: `${currency} per day`,
-      currency,
-    };
-  });
 }
 
 /** Unpriced resources by flavor (the `flavor` dimension's rows without a currency). */
@@ -229,25 +208,43 @@ interface Resolved {
   dim: string;
   period: ResolvedPeriod;
   coverage: Coverage;
+  previousCoverage: Coverage;
   groups: PeriodGroups;
 }
 
 async function resolve(ctx: ReportCtx, params: OverviewParams): Promise<Resolved> {
   const dim = dimension(ctx, params);
   const period = resolvePeriod(params, ctx.now);
-  // The overview shows no previous period: previousKnown false skips reading it.
+  // The previous period is read for the headline's change, given only when it is honest.
   const covered = periodCoverage(ctx, period);
-  const [coverage, groups] = await Promise.all([
+  const previousCovered = rangeCoverage(ctx, period.previous);
+  const [coverage, previousCoverage, groups] = await Promise.all([
     covered,
-    periodGroups(ctx, { dimension: dim, filter: {}, range: { fromDay: period.fromDay, toDay: period.lastDay }, previous: period.previous, previousKnown: false, currentKnown: covered.then(hasData) }),
+    previousCovered,
+    periodGroups(ctx, {
+      dimension: dim,
+      filter: {},
+      range: { fromDay: period.fromDay, toDay: period.lastDay },
+      previous: period.previous,
+      currentKnown: covered.then(hasData),
+      previousKnown: previousCovered.then(hasData),
+      comparable: Promise.all([covered, previousCovered]).then(([c, p]) => changeReason(c, p) === null),
+    }),
   ]);
-  return { dim, period, coverage, groups };
+  return { dim, period, coverage, previousCoverage, groups };
+}
+
+/** The period parameters as given, for links to the cost report of the same period. */
+function periodLink(params: OverviewParams): { period?: string; from?: string; to?: string } {
+  return { period: params.period, from: params.from, to: params.to };
 }
 
 /** Top groups of the chosen grouping: run-rate, share and spend in the period per currency. */
-async function groupRows(ctx: ReportCtx, r: Resolved, limit: number, offset: number): Promise<{ rows: Row[]; total: number }> {
-  const [found, names] = await Promise.all([r.groups.page('currency asc nulls last, price_per_hour desc, cost desc, group_value', limit, offset), groupNames(ctx.db, r.dim)]);
-  const rows = found.rows.map((g) => ({
+async function groupRows(ctx: ReportCtx, r: Resolved): Promise<{ rows: Row[]; total: number }> {
+  const [found, names] = await Promise.all([r.groups.page('currency asc nulls last, price_per_hour desc, cost desc, group_value', Number.MAX_SAFE_INTEGER, 0), groupNames(ctx.db, r.dim)]);
+  // A group seen only in the previous period (read for the headline's change) is no top group.
+  const listed = found.rows.filter((g) => g.current_group !== false);
+  const rows = listed.map((g) => ({
     group: g.group_value,
     ...(names ? { group_name: names(String(g.group_value)) } : {}),
     currency: g.currency,
@@ -259,7 +256,7 @@ async function groupRows(ctx: ReportCtx, r: Resolved, limit: number, offset: num
     unpriced: g.unpriced,
     href: inventoryHref(r.dim, String(g.group_value), (g.currency as string | null) ?? null, {}),
   }));
-  return { rows, total: found.total };
+  return { rows, total: rows.length };
 }
 
 /**
@@ -267,7 +264,7 @@ async function groupRows(ctx: ReportCtx, r: Resolved, limit: number, offset: num
  * needs every row of a currency, so a page is cut from all of them.
  */
 async function footedGroupRows(ctx: ReportCtx, r: Resolved, totals: Promise<Row[]>): Promise<{ rows: Row[]; total: number }> {
-  const [{ rows, total }, sums] = await Promise.all([groupRows(ctx, r, Number.MAX_SAFE_INTEGER, 0), totals]);
+  const [{ rows, total }, sums] = await Promise.all([groupRows(ctx, r), totals]);
   return { rows: footRows(rows, columnsFor(r.dim, r.period, r.coverage), sums), total };
 }
 
@@ -291,16 +288,21 @@ export const overviewReport: Report<OverviewParams> = defineReport({
   description: 'Run-rate, spend in a period, month to date and two month projections per currency, cost per day, top groups, coverage and data freshness.',
   section: 'cost',
   params: overviewParams,
+  // The answer first: headline cards and the daily chart above the fold, the notices in one line.
+  view: 'overview',
+  foldsNotices: true,
 
   async run(ctx, params, page) {
     const month = monthToDate(ctx.now);
-    const chartDays = chartRange(ctx, params, resolvePeriod(params, ctx.now));
+    const wholeChart = chartRange(ctx, params, resolvePeriod(params, ctx.now));
     // The cost per day does not wait for the period's figures: both are read at once.
-    const days = kindDailyCosts(ctx, chartDays);
+    const days = kindDailyCosts(ctx, wholeChart);
     const [r] = await Promise.all([resolve(ctx, params), days]);
+    const chartDays = coveredChartRange(wholeChart, r.coverage.first_snapshot_at?.slice(0, 10) ?? null);
     const totalsNow = r.groups.totals();
-    const [kindDays, totals, groups, table, groupTotals, uncovered, allLatest, chartNames] = await Promise.all([
+    const [kindDays, groupDays, totals, groups, table, groupTotals, uncovered, allLatest, chartNames] = await Promise.all([
       days,
+      dailyCostsFor(ctx.db, ctx.config, ctx.now, r.dim, chartDays.fromDay, chartDays.toDay),
       latestTotals(ctx.db),
       r.groups.latest, // the run-rate per group, read once by periodGroups
       footedGroupRows(ctx, r, totalsNow.then((t) => totalsOf(r, t))),
@@ -311,10 +313,11 @@ export const overviewReport: Report<OverviewParams> = defineReport({
     ]);
     const missingHistory = forecastHistoryNote(ctx.now, r.coverage);
     const figures = await currencyFigures(ctx, totals, kindDays, missingHistory === null);
-    const daily = dailyCharts(chartDays, kindDays);
+    const daily = stackedDailyCharts(chartDays, groupDays, r.dim, chartNames);
     const priced = allLatest.filter((s) => (PRICED_KINDS as readonly string[]).includes(s.kind));
     const unpricedTotal = uncovered.reduce((n, c) => n + c.count, 0);
     const showPeriod = periodGiven(params) && r.period.label !== `month to date (${month.month})`;
+    const monthCoverage = showPeriod ? await rangeCoverage(ctx, month) : r.coverage;
     const notes = [
       ...(await unknownTagKeyNotes(ctx.db, r.dim)),
       ...freshnessNotes(ctx.now, priced, 'priced resources'),
@@ -336,14 +339,26 @@ export const overviewReport: Report<OverviewParams> = defineReport({
         groupTotals.map((t) => ({ currency: String(t.currency), cost: t.cost === null ? null : String(t.cost) })),
         showPeriod ? r.period.label : null,
         hasData(r.coverage),
-        showPeriod ? hasData(await rangeCoverage(ctx, month)) : hasData(r.coverage),
+        hasData(monthCoverage),
       ),
-      charts: [...daily, ...shareCharts('top', `Top groups by ${dimensionLabel(r.dim)}`, groups, chartNames)],
+      headline: headlineOf({
+        period: r.period,
+        coverage: r.coverage,
+        previousCoverage: r.previousCoverage,
+        month: month.month,
+        monthCoverage,
+        totals: groupTotals,
+        figures,
+        kindDays,
+        today: isoDay(ctx.now),
+      }),
+      charts: [...daily, ...shareCharts('top', `Top groups by ${dimensionLabel(r.dim)}`, groups, chartNames, (g) => costReportHref(r.dim, g, periodLink(params)))],
       columns: columnsFor(r.dim, r.period, r.coverage),
       rows: table.rows.slice(page.offset, page.offset + page.limit),
       totalRows: table.total,
       totals: totalsOf(r, groupTotals),
       coverage: r.coverage,
+      previousCoverage: r.previousCoverage,
       notes,
     };
   },

@@ -67,6 +67,48 @@ export interface ChartSpec {
    * chart per currency, its title naming it).
    */
   currency?: string;
+  /**
+   * Where a click on a bar or slice leads, by dataset then label (null: nowhere), e.g. the cost
+   * report of that day and group; `labelHrefs` where each label leads (the table's row headers,
+   * and a click on the axis's column outside a bar).
+   */
+  hrefs?: Array<Array<string | null>>;
+  labelHrefs?: string[];
+}
+
+/**
+ * The answer at the top of a dashboard, per currency: spend in the period and where it is going
+ * (the change against the previous comparable period, or why none is given), the run-rate, the
+ * month's projection with the coverage it rests on, and a sparkline of the last covered days.
+ */
+export interface Headline {
+  /** The UTC day of the first snapshot ever collected (the daily chart starts there); null before any. */
+  first_covered_day: string | null;
+  period: { label: string; from: string; to: string; previous: { from: string; to: string } };
+  kpis: HeadlineKpi[];
+}
+
+export interface HeadlineKpi {
+  currency: string;
+  /** Spend in the period, exact; null when no hour of it is covered (unknown, not 0). */
+  spend: string | null;
+  /** Spend in the previous comparable period (same length, right before); null when unknown. */
+  previous_spend: string | null;
+  /** Change in percent against the previous period; null when it would not be honest (see change_reason). */
+  change_percent: number | null;
+  /** Why no change is given (a period not fully collected, no previous spend); null when it is given. */
+  change_reason: string | null;
+  /** The current run-rate (null: no resource of this currency runs now). */
+  price_per_hour: string | null;
+  price_per_month: string | null;
+  /** The month the projection is of (YYYY-MM). */
+  month: string;
+  /** Month to date + the current run-rate until month end; null when no hour of the month is covered. */
+  projected_month: string | null;
+  /** The hours of the month so far that snapshots cover: what the projection rests on. */
+  projection_coverage: { covered_hours: number; period_hours: number };
+  /** Cost per day of the covered complete days among the last 30 (before today), oldest first; chart numbers. */
+  sparkline: Array<{ day: string; cost: number }>;
 }
 
 export interface ReportPage {
@@ -106,6 +148,8 @@ export interface ReportOutput {
    * them up for reports defined without it.
    */
   regionNames?: Record<string, string>;
+  /** A dashboard's answer above the fold (the overview): `headline` in JSON too. */
+  headline?: Headline;
 }
 
 /** What a report over a period knows: the period and the hours of it that snapshots cover. */
@@ -226,6 +270,11 @@ export interface ReportDefinition<P = unknown, Db = unknown, Cfg = unknown> {
   filters?(ctx: ReportContext<Db, Cfg>, params: P): Promise<FilterField[]>;
   /** A template in views/reports/ to use instead of the generic report page. */
   view?: string;
+  /**
+   * The view shows the layout's status notices itself, folded into one line that expands (the
+   * layout then shows only error banners above it).
+   */
+  foldsNotices?: boolean;
   /** Results come from the report cache while the data is unchanged (reports/shared/cache.ts). */
   cached?: boolean;
   /** For a dataset export: its metadata, the same for every answer (see DatasetMetadata). */

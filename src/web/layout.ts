@@ -7,10 +7,22 @@ import { isDatabaseUnavailable } from './errors.js';
 import { takeFlash, type Flash } from './flash.js';
 import type { AuthLayoutView, DataStatus } from './types.js';
 
+export type BannerKind = 'demo' | 'stale' | 'info' | 'error' | 'local';
+
+/** A banner in a word or two: the one line a view folds the notices into (ReportDefinition.foldsNotices). */
+const BANNER_SHORT: Readonly<Record<BannerKind, string>> = {
+  local: 'Local mode',
+  demo: 'Demo data',
+  stale: 'Stale data',
+  info: 'Collection in progress',
+  error: 'Error',
+};
+
 /** What every page's layout shows: navigation, banners, flash, the collect button. */
 export interface LayoutView {
   nav: Array<{ section: string; label: string; reports: Array<{ name: string; title: string; href: string; current: boolean }> }>;
-  banners: Array<{ kind: 'demo' | 'stale' | 'info' | 'error' | 'local'; text: string }>;
+  /** `short`: the banner in a word or two, for a view that folds the notices into one line. */
+  banners: Array<{ kind: BannerKind; text: string; short: string }>;
   flash: Flash | null;
   /** For every form that POSTs: `<%~ include('/partials/csrf', it) %>` writes the hidden field. */
   csrf: { field: string; token: string };
@@ -106,7 +118,7 @@ function failingText(failure: NonNullable<DataStatus['failing']>[number], hasDat
 }
 
 export async function layoutView(deps: LayoutDeps, req: Request, res: Response, currentReport: string | null): Promise<LayoutView> {
-  const banners: LayoutView['banners'] = [];
+  const banners: Array<{ kind: BannerKind; text: string }> = [];
   const auth = deps.auth ? deps.auth(req) : null;
   if (auth?.banner) banners.push({ kind: 'local', text: auth.banner });
   if (deps.demo) banners.push({ kind: 'demo', text: 'Demo data from the built-in simulator: these are not your cloud’s resources or costs.' });
@@ -135,7 +147,7 @@ export async function layoutView(deps: LayoutDeps, req: Request, res: Response, 
   const onReportPage = currentReport !== null && req.method === 'GET' && req.path.startsWith('/reports/');
   return {
     nav: navigation(deps.reports, currentReport),
-    banners,
+    banners: banners.map((b) => ({ ...b, short: BANNER_SHORT[b.kind] })),
     flash: takeFlash(req, res),
     csrf: { field: deps.csrfField, token: deps.csrfToken(req, res) },
     // Collect-now is an admin action: hidden from everyone else (the route refuses them too).

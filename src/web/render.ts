@@ -67,7 +67,8 @@ export function createEta(): Eta {
 /** What the layout shows of the request alone, for a kept body's key (the body's empty state reads it). */
 function requestViewKey(layout: LayoutView): string {
   const user = layout.user;
-  return JSON.stringify([layout.dataState, layout.collect !== null, user ? [user.role, user.canAct, user.canAdmin] : null]);
+  // The banners too: a body that folds the notices into one line (ReportDefinition.foldsNotices) shows them.
+  return JSON.stringify([layout.dataState, layout.collect !== null, user ? [user.role, user.canAct, user.canAdmin] : null, layout.banners.map((b) => b.text)]);
 }
 
 /**
@@ -94,7 +95,7 @@ export function createRenderer(deps: LayoutDeps): Renderer {
       const data = kept.data();
       // The body sees what the layout passes it (`{...it, body}`), so the layout's data too.
       const html = await eta.renderAsync(bodyTemplate, { ...layout, ...data });
-      return { html, layoutData: { pageTitle: data.pageTitle, charts: data.charts } };
+      return { html, layoutData: { pageTitle: data.pageTitle, charts: data.charts, foldsNotices: data.foldsNotices } };
     });
     // What the page template's layout('/layout') does: the layout with the page's data and body.
     send(res, await eta.renderAsync('/layout', { ...layout, ...body.layoutData, body: body.html }), options);

@@ -139,6 +139,7 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
         totals: output.totals ?? [],
         notes: output.notes,
         ...(ignored.length > 0 ? { ignored_parameters: ignored } : {}),
+        ...(output.headline ? { headline: output.headline } : {}),
         ...(output.coverage ? { coverage: output.coverage } : {}),
         ...(output.previousCoverage ? { previous_coverage: output.previousCoverage } : {}),
         ...(output.columnCoverage ? { column_coverage: output.columnCoverage } : {}),

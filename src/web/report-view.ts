@@ -6,6 +6,7 @@ import { isRegionColumn } from '../present/regions.js';
 import { TOTAL_LABEL } from '../reports/shared/totals.js';
 import { formatCell, formatValue, type CellOptions, type CellView } from './cells.js';
 import { chooseColumns, COLS_PARAM, columnsControlView, type ColumnChoice, type ColumnsControlView } from './columns.js';
+import { daysOf, headlineView, presetControlView, type HeadlineView, type PresetControlView } from './headline-view.js';
 import { jsonForScript } from './json.js';
 import { SECTIONS } from './layout.js';
 
@@ -32,7 +33,7 @@ export interface ChartView {
   /** Escaped JSON for a <script type="application/json"> element. */
   json: string;
   /** The same numbers as a table, beside the chart (and instead of it without JavaScript). */
-  table: { headers: string[]; rows: Array<{ label: string; values: string[] }> };
+  table: { headers: string[]; rows: Array<{ label: string; values: string[]; href: string | null }> };
   /** The table's element id: the canvas's text alternative (aria-describedby). */
   tableId: string;
   /** Nothing to draw: said instead of an empty plot. */
@@ -117,12 +118,18 @@ export interface ReportPageView {
   paging: PagingView;
   notes: string[];
   /** The coverage note at the top of a report over a period. */
-  coverage: { text: string; partial: boolean } | null;
+  coverage: { text: string; partial: boolean; short: string } | null;
   /** When the figures were computed, for the page head (cached results are older than the request). */
   computedAt: { iso: string; text: string } | null;
   urls: { self: string; json: string; csv: string; csvExact: string };
   /** The raw output, for custom views that lay things out their own way. */
   output: ReportOutput;
+  /** The dashboard's headline cards (report output `headline`). */
+  headline: HeadlineView | null;
+  /** The period as one compact control (presets and a custom range), for views that show it so. */
+  periodControl: PresetControlView | null;
+  /** The view folds the layout's status notices into one line (ReportDefinition.foldsNotices). */
+  foldsNotices: boolean;
 }
 
 const NUMERIC_KINDS = new Set(['int', 'money', 'decimal', 'percent']);
@@ -185,6 +192,8 @@ function chartViews(charts: ChartSpec[]): ChartView[] {
         headers: spec.datasets.map((d) => d.label),
         rows: spec.labels.map((label, i) => ({
           label,
+          // Where the row's label leads: the chart's link for it (a day; a doughnut's slice).
+          href: spec.labelHrefs?.[i] ?? (spec.type === 'doughnut' ? spec.hrefs?.[0]?.[i] : null) ?? null,
           values: spec.datasets.map((d) => (d.data[i] === null || d.data[i] === undefined ? '' : chartCellText(d.data[i]!))),
         })),
       },
@@ -344,6 +353,7 @@ export function buildReportView(input: ReportViewInput): ReportPageView {
     const currency = currencies.get(h.column.key);
     return currency ? { ...h, currency, label: `${h.label} (${currency})` } : h;
   });
+  const filters = filtersView(input.filters, urls.html, query, page, defaultLimit);
   const notes = unknown.length > 0 ? [`Columns not in this table, ignored: ${unknown.join(', ')}.`, ...output.notes] : output.notes;
   return {
     report: {
@@ -367,10 +377,13 @@ export function buildReportView(input: ReportViewInput): ReportPageView {
     }),
     summary: summaryViews(output.summary),
     charts: chartViews(output.charts),
-    filters: filtersView(input.filters, urls.html, query, page, defaultLimit),
+    filters,
+    headline: output.headline ? headlineView(output.headline) : null,
+    periodControl: presetControlView(filters?.period ?? null),
+    foldsNotices: report.foldsNotices === true,
     paging: pagingView(urls.html, query, page, output.rows.length, output.totalRows, defaultLimit),
     notes,
-    coverage: output.coverage ? { text: coverageNote(output.coverage), partial: isPartial(output.coverage) } : null,
+    coverage: output.coverage ? { text: coverageNote(output.coverage), partial: isPartial(output.coverage), short: `Coverage: ${daysOf(output.coverage)}` } : null,
     computedAt: output.computedAt ? { iso: output.computedAt.toISOString(), text: formatTimestamp(output.computedAt) } : null,
     urls: {
       self: urlWith(urls.html, query),

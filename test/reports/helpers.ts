@@ -83,3 +83,16 @@ export async function okText(app: ReportsApp, path: string): Promise<string> {
   expect(res.statusCode, body.slice(0, 300)).toBe(200);
   return body;
 }
+
+/** GET `path` from `app` as JSON: its status and body. */
+export async function getJson<B>(app: ReportsApp, path: string): Promise<{ status: number; body: B }> {
+  const res = await request(`${app.base}${path}`);
+  return { status: res.statusCode, body: (await res.body.json()) as B };
+}
+
+/** GET `path` from `app` as JSON, after checking the answer is 200. */
+export async function okJson<B>(app: ReportsApp, path: string): Promise<B> {
+  const { status, body } = await getJson<B>(app, path);
+  expect(status, JSON.stringify(body).slice(0, 500)).toBe(200);
+  return body;
+}

@@ -67,7 +67,7 @@ describe('the forms the schema accepts', () => {
 });
 
 describe('what the schema rejects, and the message', () => {
-  const NOT_A_PERIOD = 'period: period must be one of YYYY-MM, YYYY-Qn, YYYY, mtd, last-month, qtd or ytd (or from=YYYY-MM-DD&to=YYYY-MM-DD)';
+  const NOT_A_PERIOD = 'period: period must be one of YYYY-MM, YYYY-Qn, YYYY, mtd, last-month, last-7-days, last-30-days, qtd, last-quarter or ytd (or from=YYYY-MM-DD&to=YYYY-MM-DD)';
   it.each([
     [{ period: '2025-13' }, NOT_A_PERIOD],
     [{ period: '2025-00' }, NOT_A_PERIOD],
@@ -80,7 +80,7 @@ describe('what the schema rejects, and the message', () => {
     [{ period: ' 2025-02' }, NOT_A_PERIOD],
     [{ period: '25' }, NOT_A_PERIOD],
     [{ period: '' }, NOT_A_PERIOD],
-    [{ period: 'last-month-too' }, 'period: period must be one of YYYY-MM, YYYY-Qn, YYYY, mtd, last-month, qtd or ytd'],
+    [{ period: 'last-month-too' }, 'period: period must be one of YYYY-MM, YYYY-Qn, YYYY, mtd, last-month, last-7-days, last-30-days, qtd, last-quarter or ytd'],
     [{ period: '1969' }, 'period: period must name a year from 1970 to 9999'],
     [{ period: '0000-Q1' }, 'period: period must name a year from 1970 to 9999'],
     [{ from: '2025-02-30' }, 'from: from must be a real calendar date YYYY-MM-DD (or a month YYYY-MM)'],

@@ -43,7 +43,8 @@ describe.skipIf(skipBrowserTests)('the period picker in headless Chromium', () =
     for (const exact of ['2496 EUR', '1560 EUR', '960 EUR', '1224 USD']) await expect(page.locator(`tbody td[title="${exact}"]`).count(), exact).resolves.toBe(1);
     // Totals: EUR 2496 + 1560 = 4056 (January 960 + 0), USD 1224 (January 16 x 72 = 1152).
     for (const exact of ['4056 EUR', '960 EUR', '1224 USD', '1152 USD']) await expect(page.locator(`tfoot td[title="${exact}"]`).count(), exact).resolves.toBe(1);
-    await expect(page.locator('p.coverage').textContent()).resolves.toMatch(/cover 26 of 28 days/);
+    await expect(page.locator('details.notices-line summary').textContent()).resolves.toMatch(/Coverage: 26 of 28 days/);
+    await expect(page.locator('details.notices-line li.notice-coverage').textContent()).resolves.toMatch(/cover 26 of 28 days/);
 
     await page.locator('form.period-range input[name="from"]').fill('2025-02-01');
     await page.locator('form.period-range input[name="to"]').fill('2025-02-09');

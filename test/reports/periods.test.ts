@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { Coverage, Row } from '../../src/reports/report.js';
 import { testDatabases } from '../helpers/databases.js';
 import { appTest } from '../helpers/reports-app.js';
-import { dec, pick, type ReportsApp } from './helpers.js';
+import { dec, getJson, okJson, pick, type ReportsApp } from './helpers.js';
 import { PERIODS_NOW, periodsConfig, seedPeriods } from './periods-fixture.js';
 
 interface Body {
@@ -28,15 +28,8 @@ describe.each(testDatabases())('reports over periods on $name', (database) => {
     ({ app } = await reportsApps.open(database, { seed: seedPeriods, config: periodsConfig(), now: PERIODS_NOW }));
   }, 120_000);
 
-  async function json(path: string): Promise<{ status: number; body: Body }> {
-    const res = await request(`${app.base}${path}`);
-    return { status: res.statusCode, body: (await res.body.json()) as Body };
-  }
-  async function ok(path: string): Promise<Body> {
-    const { status, body } = await json(path);
-    expect(status, JSON.stringify(body).slice(0, 500)).toBe(200);
-    return body;
-  }
+  const json = (path: string) => getJson<Body>(app, path);
+  const ok = (path: string) => okJson<Body>(app, path);
   const summary = (body: Body, label: string) => {
     const item = body.summary.find((s) => s.label === label);
     if (!item) throw new Error(`no summary item "${label}" in ${body.summary.map((s) => s.label).join(', ')}`);
@@ -122,8 +115,10 @@ describe.each(testDatabases())('reports over periods on $name', (database) => {
     it('says so at the top of the page and marks the CSV file name of a partial period', async () => {
       const page = await request(`${app.base}/reports/cost?by=tag%3Ateam&period=2025-01`);
       const html = await page.body.text();
-      expect(html).toMatch(/<p class="coverage coverage-partial" role="note">The figures cover 16 of 31 days: collection began 2025-01-16 00:00 UTC/);
-      expect(html.indexOf('class="coverage')).toBeLessThan(html.indexOf('class="cards"'));
+      // In the notices line that opens on click (issue 27), above the cards.
+      expect(html).toMatch(/<details class="notices-line notices-warn">\s*<summary><span class="notices-title">Notices<\/span> <span class="notices-summary">Coverage: 16 of 31 days<\/span><\/summary>/);
+      expect(html).toMatch(/<li class="notice notice-coverage">The figures cover 16 of 31 days: collection began 2025-01-16 00:00 UTC/);
+      expect(html.indexOf('class="notices-line')).toBeLessThan(html.indexOf('class="cards"'));
       const partial = await request(`${app.base}/api/reports/cost.csv?by=tag%3Ateam&period=2025-02`);
       await partial.body.dump();
       expect(String(partial.headers['content-disposition'])).toMatch(/filename="cloudtally-cost-by-tag-team_period-2025-02-2025-03-10T120000Z-partial\.csv"/);
@@ -207,10 +202,10 @@ describe.each(testDatabases())('reports over periods on $name', (database) => {
       expect(dec(summary(body, 'Spend 2025-02 (EUR)').value)).toBe(4056);
       const chart = (body as unknown as { charts: Array<{ id: string; labels: string[]; datasets: Array<{ label: string; data: Array<number | null> }> }> }).charts.find((c) => c.id === 'cost-per-day-EUR')!;
       expect(chart.labels).toHaveLength(28);
-      // One chart per currency: the EUR chart holds EUR alone.
-      expect(chart.datasets.map((d) => d.label)).toEqual(['EUR']);
-      const eur = chart.datasets.find((d) => d.label === 'EUR')!.data;
-      expect([eur[0], eur[9], eur[10], eur[11]]).toEqual([156, null, null, 156]); // 60 + 96; 02-10, 02-11 unknown
+      // One chart per currency, its top groups stacked: the EUR chart holds EUR alone.
+      expect(chart.datasets.map((d) => d.label)).toEqual(['web', 'ml']);
+      const eur = (i: number) => (chart.datasets.every((d) => d.data[i] === null) ? null : chart.datasets.reduce((n, d) => n + (d.data[i] ?? 0), 0));
+      expect([eur(0), eur(9), eur(10), eur(11)]).toEqual([156, null, null, 156]); // 60 + 96; 02-10, 02-11 unknown
     });
   });
 

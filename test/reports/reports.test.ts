@@ -75,12 +75,14 @@ describe.each(testDatabases())('reports on $name', ({ open }) => {
       // One chart per currency: EUR and USD never share an axis.
       expect(out.charts.filter((c) => c.id.startsWith('cost-per-day')).map((c) => [c.id, c.currency])).toEqual([['cost-per-day-EUR', 'EUR'], ['cost-per-day-USD', 'USD']]);
       const daily = out.charts.find((c) => c.id === 'cost-per-day-EUR')!;
-      expect(daily.labels).toHaveLength(30);
-      expect(daily.datasets.map((d) => d.label)).toEqual(['EUR']);
-      const eur = daily.datasets[0]!.data;
-      expect(eur.slice(-2)).toEqual([2.5, 69.75]);
-      // Days before the history starts are gaps, not days that cost 0.
-      expect(eur.slice(0, -2).every((v) => v === null)).toBe(true);
+      // The last 30 days, but from the first covered day: the days before the history starts are not drawn.
+      expect(daily.labels).toEqual(['2025-03-09', '2025-03-10']);
+      // The top groups stacked; each day's cost is their sum.
+      expect(daily.stacked).toBe(true);
+      expect(daily.datasets.map((d) => d.label)).toEqual(expect.arrayContaining(['ml', 'data', '(untagged)']));
+      const day = (i: number) => daily.datasets.reduce((n, d) => n + (d.data[i] ?? 0), 0);
+      expect(day(0)).toBeCloseTo(2.5, 10);
+      expect(day(1)).toBeCloseTo(69.75, 10);
     });
   });
 

@@ -331,14 +331,15 @@ describe.skipIf(skipBrowserTests)('the pages in headless Chromium: accessibility
   it('on a phone, thins a crowded axis deliberately and says so under the chart', async () => {
     const context = await browser.newContext({ storageState: signedIn, viewport: { width: 390, height: 844 } });
     const page = await context.newPage();
-    await page.goto(`${service.url}/reports/overview?days=30`);
+    // The trend's cost per day draws every day of its range (the overview's starts at the first covered day).
+    await page.goto(`${service.url}/reports/trend?by=tag:team&days=30`);
     await chartsDrawn(page);
     const axis = (await page.evaluate(() => {
-      const chart = (globalThis as any).Chart.getChart((globalThis as any).document.getElementById('chart-cost-per-day-EUR'));
+      const chart = (globalThis as any).Chart.getChart((globalThis as any).document.getElementById('chart-daily-cost-EUR'));
       return { labels: chart.data.labels.length, shown: chart.scales.x.ticks.filter((t: any) => t.label !== '').length };
     })) as { labels: number; shown: number };
     expect(axis.labels).toBe(30);
-    const note = page.locator('#chart-cost-per-day-EUR-note');
+    const note = page.locator('#chart-daily-cost-EUR-note');
     await expect(note.isVisible()).resolves.toBe(true);
     const step = Number(/every (\d+)(st|nd|rd|th) of the 30 points/.exec((await note.textContent()) ?? '')?.[1]);
     expect(step).toBeGreaterThan(1);
@@ -347,8 +348,8 @@ describe.skipIf(skipBrowserTests)('the pages in headless Chromium: accessibility
 
     // At 1440 px every one of the 30 days is named, with no note.
     await page.setViewportSize({ width: 1440, height: 900 });
-    await page.waitForFunction(() => (globalThis as any).document.getElementById('chart-cost-per-day-EUR-note').hidden === true);
-    const wide = await page.evaluate(() => (globalThis as any).Chart.getChart((globalThis as any).document.getElementById('chart-cost-per-day-EUR')).scales.x.ticks.filter((t: any) => t.label !== '').length);
+    await page.waitForFunction(() => (globalThis as any).document.getElementById('chart-daily-cost-EUR-note').hidden === true);
+    const wide = await page.evaluate(() => (globalThis as any).Chart.getChart((globalThis as any).document.getElementById('chart-daily-cost-EUR')).scales.x.ticks.filter((t: any) => t.label !== '').length);
     expect(wide).toBe(30);
     await context.close();
   });

@@ -44,6 +44,20 @@ export function comparable(current: Coverage, previous: Coverage): boolean {
 }
 
 /**
+ * Why a headline's change against the previous period is not given, or null when it is: it is
+ * honest only when both periods are fully covered (a change between partly collected periods
+ * measures the missing snapshots, not spend). Stricter than `comparable`, which a table may use
+ * beside the coverage note of each period; a single headline figure has no room for that caveat.
+ */
+export function changeReason(current: Coverage, previous: Coverage): string | null {
+  if (!hasData(current)) return 'this period has no data';
+  if (isPartial(current)) return `this period not fully collected (${coveredText(current)})`;
+  if (!hasData(previous)) return 'previous period not collected (no data)';
+  if (isPartial(previous)) return `previous period not fully collected (${coveredText(previous)})`;
+  return null;
+}
+
+/**
  * The note under a table with a column per month: which months have no data (empty cells, not
  * 0) and which are partly covered, so that its totals are of the covered hours only.
  */

@@ -42,6 +42,17 @@ export function inventoryHref(dimension: string, groupValue: string, currency: s
   return appUrl('/reports/inventory', params);
 }
 
+/**
+ * The cost report behind a figure of one period: grouped by the same dimension, and narrowed to
+ * the group where the cost report can filter by it (project, region, kind); a tag value, a flavor
+ * or a state is a row of the grouped report. `group` null: every group (an "other" slice, a day).
+ */
+export function costReportHref(dimension: string, group: string | null, period: { period?: string; from?: string; to?: string }): string {
+  const params: Record<string, string | undefined> = { by: dimension, ...period };
+  if (group !== null && group !== NO_VALUE && (dimension === 'project' || dimension === 'region' || dimension === 'kind')) params[dimension] = group;
+  return appUrl('/reports/cost', params);
+}
+
 /** Link to the stop confirmation page of one instance (inventory rows; the page itself checks the role). */
 export function stopConfirmPath(ref: { projectId: number; regionId: number; instanceId: string }): string {
   return appUrl('/actions/stop/confirm', { instance: `${ref.projectId}:${ref.regionId}:${ref.instanceId}` });

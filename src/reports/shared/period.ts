@@ -10,8 +10,22 @@ import type { FilterField } from '../report.js';
 import { addDays, isoDay } from './format.js';
 import { EARLIEST_DATE, invalidParameter, LATEST_DATE } from './params.js';
 
-const NAMED = ['mtd', 'last-month', 'qtd', 'ytd'] as const;
-const PERIOD_HELP = 'YYYY-MM, YYYY-Qn, YYYY, mtd, last-month, qtd or ytd';
+const PERIOD_HELP = 'YYYY-MM, YYYY-Qn, YYYY, mtd, last-month, last-7-days, last-30-days, qtd, last-quarter or ytd';
+
+/**
+ * The presets of the compact period control, in its order: each is a `period=` value (a custom
+ * range is `period=custom` with from/to).
+ */
+export const PERIOD_PRESETS: ReadonlyArray<{ value: string; label: string }> = [
+  { value: 'mtd', label: 'This month' },
+  { value: 'last-month', label: 'Last month' },
+  { value: 'last-7-days', label: 'Last 7 days' },
+  { value: 'last-30-days', label: 'Last 30 days' },
+  { value: 'qtd', label: 'This quarter' },
+  { value: 'last-quarter', label: 'Last quarter' },
+  { value: 'ytd', label: 'Year to date' },
+];
+const NAMED: readonly string[] = PERIOD_PRESETS.map((p) => p.value);
 const MONTH = /^(\d{4})-(0[1-9]|1[0-2])$/;
 const QUARTER = /^(\d{4})-Q([1-4])$/;
 const YEAR = /^(\d{4})$/;
@@ -53,7 +67,7 @@ export const periodParamShape = {
   period: z
     .string()
     .max(12, { error: `period must be one of ${PERIOD_HELP}`, abort: true })
-    .refine((s) => (NAMED as readonly string[]).includes(s) || s === 'custom' || MONTH.test(s) || QUARTER.test(s) || YEAR.test(s), {
+    .refine((s) => NAMED.includes(s) || s === 'custom' || MONTH.test(s) || QUARTER.test(s) || YEAR.test(s), {
       error: `period must be one of ${PERIOD_HELP} (or from=YYYY-MM-DD&to=YYYY-MM-DD)`,
       abort: true,
     })
@@ -168,6 +182,15 @@ function toDate(label: string, start: string, months: number, today: string): Sh
   return { label, range, previous: sameDays(addMonths(start, -months), daysIn(range), start) };
 }
 
+/**
+ * The last `n` complete days (yesterday and the n-1 before it: today is not over, so a change
+ * against the n days before compares like with like), compared with the n days before them.
+ */
+function lastDays(n: number, today: string): Shape {
+  const range = { fromDay: addDays(today, -n), toDay: addDays(today, -1) };
+  return { label: `last ${n} days (${range.fromDay} to ${range.toDay})`, range, previous: { fromDay: addDays(range.fromDay, -n), toDay: addDays(range.fromDay, -1) } };
+}
+
 export type DefaultPeriod = 'mtd' | { lastMonths: number };
 
 function shapeOf(p: PeriodParams, today: string, fallback: DefaultPeriod): Shape {
@@ -193,6 +216,11 @@ function shapeOf(p: PeriodParams, today: string, fallback: DefaultPeriod): Shape
   if (period === 'last-month') {
     const start = addMonths(month, -1);
     return calendarUnit(start.slice(0, 7), start, 1);
+  }
+  if (period === 'last-7-days' || period === 'last-30-days') return lastDays(period === 'last-7-days' ? 7 : 30, today);
+  if (period === 'last-quarter') {
+    const start = addMonths(quarterStart(today), -3);
+    return calendarUnit(`${start.slice(0, 4)}-Q${(Number(start.slice(5, 7)) - 1) / 3 + 1}`, start, 3);
   }
   if (MONTH.test(period)) return calendarUnit(period, `${period}-01`, 1);
   const quarter = QUARTER.exec(period);
@@ -248,7 +276,10 @@ export function periodField(p: PeriodParams, now: Date, defaultLabel = 'Month to
     { value: '', label: `${defaultLabel} (default)`, group: 'Relative' },
     { value: 'mtd', label: 'Month to date', group: 'Relative' },
     { value: 'last-month', label: 'Last month', group: 'Relative' },
+    { value: 'last-7-days', label: 'Last 7 days', group: 'Relative' },
+    { value: 'last-30-days', label: 'Last 30 days', group: 'Relative' },
     { value: 'qtd', label: 'Quarter to date', group: 'Relative' },
+    { value: 'last-quarter', label: 'Last quarter', group: 'Relative' },
     { value: 'ytd', label: 'Year to date', group: 'Relative' },
   ];
   for (let i = 0; i < 36; i++) options.push({ value: addMonths(month, -i).slice(0, 7), label: addMonths(month, -i).slice(0, 7), group: 'Months' });

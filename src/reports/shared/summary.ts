@@ -58,7 +58,14 @@ function exactSum(values: ReadonlyArray<string | null>): number | null {
  * A doughnut per currency of the groups' hourly run-rate: the largest seven by name, the rest
  * summed exactly as "other". `label` names a group's value for people (kinds, regions).
  */
-export function shareCharts(idPrefix: string, title: string, groups: readonly GroupCost[], label: (value: string) => string = (v) => v): ChartSpec[] {
+export function shareCharts(
+  idPrefix: string,
+  title: string,
+  groups: readonly GroupCost[],
+  label: (value: string) => string = (v) => v,
+  /** Where a click on a slice leads (group null: the "other" slice). */
+  href?: (group: string | null) => string,
+): ChartSpec[] {
   const byCurrency = new Map<string, GroupCost[]>();
   for (const g of groups) {
     if (g.currency === null) continue;
@@ -83,6 +90,7 @@ export function shareCharts(idPrefix: string, title: string, groups: readonly Gr
       datasets: [{ label: `${currency} per hour`, data }],
       valueLabel: `${currency} per hour`,
       currency,
+      ...(href ? { hrefs: [[...shown.map((g) => href(g.group_value)), ...(rest.length > 0 ? [href(null)] : [])]] } : {}),
     });
   }
   return charts;
