@@ -3,6 +3,7 @@ import { Router, type NextFunction, type Request, type Response } from 'express'
 import { Eta } from 'eta';
 import { isLoopbackAddress, normaliseAddress } from '../auth/addresses.js';
 import { accountKey, type Identity } from '../auth/identity.js';
+import type { AccessScope } from '../auth/access-scope.js';
 import { authModeOf, LOCAL_ONLY_BANNER } from '../auth/mode.js';
 import { burnPasswordCheck, passwordCheckLimiter, verifyPassword } from '../auth/password.js';
 import { LimiterFullError, type Limiter } from '../limiter.js';
@@ -149,7 +150,7 @@ export function createWebAuth(deps: WebAuthDeps): WebAuth {
     const identity = state.get(req)?.identity ?? null;
     const perms = identity ? permissionsOf(identity.role) : null;
     return {
-      user: identity && perms ? { name: identity.name, role: identity.role, via: identity.via, canAct: perms.act, canAdmin: perms.admin, canLogout: identity.via === 'session' } : null,
+      user: identity && perms ? { name: identity.name, role: identity.role, via: identity.via, canAct: perms.act, canAdmin: perms.admin, canLogout: identity.via === 'session', scope: identity.scope ? scopeLabel(identity.scope) : null } : null,
       banner: mode.localOnly ? LOCAL_ONLY_BANNER : null,
     };
   };
@@ -258,4 +259,9 @@ function waitText(seconds: number): string {
   if (seconds < 60) return `${seconds} second${seconds === 1 ? '' : 's'}`;
   const minutes = Math.ceil(seconds / 60);
   return `${minutes} minute${minutes === 1 ? '' : 's'}`;
+}
+
+/** "Team: ml, cv" for the page header: the scope's tag key, capitalised, and its values. */
+function scopeLabel(scope: AccessScope): string {
+  return `${scope.key.charAt(0).toUpperCase()}${scope.key.slice(1)}: ${scope.values.join(', ')}`;
 }

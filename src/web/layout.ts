@@ -5,6 +5,7 @@ import { reportUrls } from '../present/urls.js';
 import type { ReportDefinition } from '../reports/report.js';
 import { isDatabaseUnavailable } from './errors.js';
 import { takeFlash, type Flash } from './flash.js';
+import { scopeOfRequest, visibleReports } from './request-scope.js';
 import type { AuthLayoutView, DataStatus } from './types.js';
 
 /** What every page's layout shows: navigation, banners, flash, the collect button. */
@@ -109,7 +110,7 @@ export async function layoutView(deps: LayoutDeps, req: Request, res: Response, 
     if (status.running && status.lastGoodAt && !status.preparingDemo) banners.push({ kind: 'info', text: 'A collection is running; figures update when it finishes.' });
   }
   return {
-    nav: navigation(deps.reports, currentReport),
+    nav: navigation(visibleReports(deps.reports, scopeOfRequest(res)), currentReport),
     banners,
     flash: takeFlash(req, res),
     csrf: { field: deps.csrfField, token: deps.csrfToken(req, res) },

@@ -85,7 +85,7 @@ export interface WebAuthKit {
 
 /** Who is signed in, for the layout (name, role, what they may do) and the local-only banner. */
 export interface AuthLayoutView {
-  user: { name: string; role: Role; via: 'session' | 'proxy' | 'local'; canAct: boolean; canAdmin: boolean; canLogout: boolean } | null;
+  user: { name: string; role: Role; via: 'session' | 'proxy' | 'local'; canAct: boolean; canAdmin: boolean; canLogout: boolean; /** "Team: ml": what a scoped user sees; null: everything. */ scope: string | null } | null;
   banner: string | null;
 }
 
