@@ -15,5 +15,10 @@ export interface TagScope {
  */
 export function scopeCondition(scope: TagScope | null | undefined, alias: string, binds: Binds): string {
   if (!scope) return 'true';
-  return `coalesce((${alias}.tags ->> ${binds.add(scope.key)}::text) = any(${binds.add([...scope.values])}::text[]), false)`;
+  return tagsInScopeSql(`${alias}.tags`, `${binds.add(scope.key)}::text`, `${binds.add([...scope.values])}::text[]`);
+}
+
+/** The same condition over any tags expression, with the scope's key and values as SQL (bound parameters). */
+export function tagsInScopeSql(tags: string, key: string, values: string): string {
+  return `coalesce((${tags} ->> ${key}) = any(${values}), false)`;
 }
