@@ -11,7 +11,7 @@ export const AUDIT_ACTIONS = {
 export type AuditAction = (typeof AUDIT_ACTIONS)[keyof typeof AUDIT_ACTIONS];
 
 /** Results written to audit_log.result. `stopped` rows also drive instance_status_overrides. */
-export const AUDIT_RESULTS = ['stopped', 'already_stopped', 'not_found', 'failed', 'would_stop', 'scheduled', 'cancelled', 'budget_created', 'budget_changed', 'budget_archived'] as const;
+export const AUDIT_RESULTS = ['stopped', 'already_stopped', 'not_found', 'failed', 'would_stop', 'scheduled', 'cancelled', 'budget_created', 'budget_changed', 'budget_archived', 'refused'] as const;
 export type AuditResult = (typeof AUDIT_RESULTS)[number];
 
 /** What each result means, for people (pages and the audit report's Outcome column). */
@@ -26,4 +26,5 @@ export const AUDIT_RESULT_LABELS: Record<AuditResult, string> = {
   budget_created: 'Budget created',
   budget_changed: 'Budget changed',
   budget_archived: 'Budget archived',
+  refused: 'Refused (outside the user\'s scope)',
 };

@@ -6,6 +6,7 @@ import {
   notifyScheduled,
   parseInstanceRefs,
   planStop,
+  refuseOutOfScope,
   scheduleStops,
   type InstanceRef,
   type MoneyTotal,
@@ -14,13 +15,14 @@ import {
   type StopPlan,
   type StopPlanItem,
 } from '../actions/index.js';
-import { AUDIT_RESULT_LABELS } from '../actions/audit.js';
+import { AUDIT_ACTIONS, AUDIT_RESULT_LABELS, type AuditAction } from '../actions/audit.js';
 import type { SendOptions } from '../actions/notify.js';
 import type { Config } from '../config/index.js';
 import type { Queryable } from '../db/connection.js';
 import { formatMoney, formatTimestamp } from '../present/format.js';
 import { reportUrls } from '../present/urls.js';
 import { ruleMatchText } from '../read-models/idle-rules.js';
+import { formatInstanceRef } from '../read-models/refs.js';
 import { ClientError, invalidParameters } from './errors.js';
 import { setFlash } from './flash.js';
 import { readForm } from './form.js';
@@ -119,7 +121,23 @@ export function actionPages(deps: MountDeps): Router {
     return { name: identity.name, role: identity.role };
   };
 
+  /** Refuses (403) when a ref is outside the user's scope; audited when it is an attempt. */
+  const guardScope = async (res: Response, refs: InstanceRef[], attempt: { action?: AuditAction; reason: string | null } | null): Promise<void> => {
+    const identity = res.locals.identity;
+    if (!identity?.scope) return;
+    const refusal = await refuseOutOfScope(deps.db, { ...actorOf(res), scope: identity.scope }, refs, {
+      action: attempt?.action,
+      reason: attempt?.reason ?? null,
+      now: now(),
+      audit: attempt !== null,
+    });
+    if (!refusal) return;
+    if (attempt) res.locals.log.warn({ user: identity.name, refused: refusal.refs.map(formatInstanceRef) }, 'action refused: outside the user\'s scope');
+    throw new ClientError(403, 'outside_scope', refusal.message);
+  };
+
   const renderConfirm = async (req: Request, res: Response, refs: InstanceRef[], extra: { error?: string; reason?: string; returnTo: string; status?: number }) => {
+    await guardScope(res, refs, null);
     const plan: StopPlan = await planStop(deps.db, refs, { rules: deps.config, now: now() });
     const items = plan.items.map(itemView);
     await deps.render(
@@ -182,6 +200,7 @@ export function actionPages(deps: MountDeps): Router {
 
   router.post('/actions/stop', operator, async (req, res) => {
     const refs = refsFrom(stopForm(req).instance);
+    await guardScope(res, refs, { action: AUDIT_ACTIONS.stop, reason: stopForm(req).reason.trim().slice(0, REASON_MAX) || null });
     const reason = await reasonOr400(req, res, refs);
     if (reason === null) return;
     const dryRun = isDryRun(req);
@@ -217,6 +236,7 @@ export function actionPages(deps: MountDeps): Router {
 
   router.post('/actions/stop/schedule', operator, async (req, res) => {
     const refs = refsFrom(stopForm(req).instance);
+    await guardScope(res, refs, { action: AUDIT_ACTIONS.scheduleStop, reason: stopForm(req).reason.trim().slice(0, REASON_MAX) || null });
     const reason = await reasonOr400(req, res, refs);
     if (reason === null) return;
     if (isDryRun(req)) {
