@@ -1,0 +1,251 @@
+/**
+ * Team-scoped access end to end: the simulator's company (teams in tags) collected into a real
+ * database, the web app with every report, an unscoped admin (adam) and an operator scoped to
+ * team ml (mia). Mia walks every report she may open as HTML, JSON and CSV (the inventory and the
+ * changes in every kind) and finds no other team's resource; the reports she may not open yet
+ * answer 403; her stop of another team's instance is refused and audited.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser as Chromium } from 'playwright-core';
+import { hashPassword } from '../../src/auth/password.js';
+import type { CloudClient } from '../../src/cloud/client.js';
+import type { Config } from '../../src/config/index.js';
+import type { Database } from '../../src/db/connection.js';
+import { createLogger } from '../../src/logger.js';
+import { allReports } from '../../src/reports/index.js';
+import { INVENTORY_KINDS } from '../../src/reports/inventory-kinds.js';
+import type { Simulator } from '../../src/simulator/index.js';
+import { createWebApp } from '../../src/web/app.js';
+import { createWebAuth } from '../../src/web/auth.js';
+import { siteSettingsOf } from '../../src/web/site.js';
+import { clientOf, seedFromSimulator, SIM_NOW, startTestSimulator, testConfig } from '../actions/helpers.js';
+import { launchChromium, skipBrowserTests, watchedPage } from '../helpers/browser.js';
+import { testDatabases } from '../helpers/databases.js';
+import { listenOnFreePort } from '../helpers/listen.js';
+import { Browser, PASSWORDS, SESSION_SECRET, testUsers } from './app.js';
+
+const MIA_PASSWORD = 'mia-ml-operator-pw';
+const CHANGE_KINDS = ['instances', 'clusters', 'servers', 'ports', 'keypairs', 'flavors', 'k8s-prices'];
+
+async function scopedConfig(): Promise<Config> {
+  const mia = { name: 'mia', role: 'operator', password_hash: await hashPassword(MIA_PASSWORD, { N: 16384 }), scope: { by: 'tag:team', values: ['ml'] } };
+  return testConfig({ users: [...(await testUsers()), mia] }, { CLOUDTALLY_SESSION_SECRET: SESSION_SECRET });
+}
+
+interface Served {
+  url: string;
+  close(): Promise<void>;
+}
+
+function startApp(db: Database, config: Config, client: CloudClient): Promise<Served> {
+  const logger = createLogger({ level: 'silent' });
+  const app = createWebApp({
+    reports: allReports(),
+    context: () => ({ db, config, now: SIM_NOW }),
+    logger,
+    demo: true,
+    secret: config.auth.sessionSecret ?? undefined,
+    auth: createWebAuth({ config, db, logger }),
+    actions: { db, client, config, now: () => SIM_NOW, notify: { backoffMs: 5 } },
+    site: siteSettingsOf(config),
+  });
+  return listenOnFreePort(app);
+}
+
+interface Resource extends Record<string, unknown> {
+  id: string;
+  name: string;
+  team: string | null;
+  running: boolean;
+  project_id: number;
+  region_id: number;
+}
+
+/** Every instance, cluster and cluster server of the latest snapshots, with its team tag. */
+async function resources(db: Database): Promise<Resource[]> {
+  return db.query<Resource>(
+    `select i.instance_id as id, i.name, i.tags ->> 'team' as team, i.status = 'ACTIVE' as running, i.project_id, i.region_id from instances i
+     union all select c.cluster_id, c.cluster_name, c.tags ->> 'team', false, c.project_id, c.region_id from gpu_clusters c
+     union all select s.server_id, s.name, s.tags ->> 'team', false, coalesce(s.project_id, 0), coalesce(s.region_id, 0) from gpu_cluster_servers s`,
+  );
+}
+
+describe.each(testDatabases())('team-scoped access on $name', (database) => {
+  let db: Database;
+  let sim: Simulator;
+  let client: CloudClient;
+  let app: Served;
+  let adam: Browser;
+  let mia: Browser;
+  let foreign: Resource[];
+  let own: Resource[];
+
+  beforeAll(async () => {
+    [db, sim] = await Promise.all([database.open(), startTestSimulator()]);
+    client = clientOf(sim);
+    const config = await scopedConfig();
+    await seedFromSimulator(db, sim, config);
+    app = await startApp(db, config, client);
+    const all = await resources(db);
+    foreign = all.filter((r) => r.team !== 'ml');
+    own = all.filter((r) => r.team === 'ml');
+    adam = new Browser(app.url);
+    mia = new Browser(app.url);
+    expect((await adam.login('adam', PASSWORDS.adam)).status).toBe(303);
+    expect((await mia.login('mia', MIA_PASSWORD)).status).toBe(303);
+  }, 120_000);
+  afterAll(async () => {
+    await app?.close();
+    await client?.close();
+    await Promise.all([db?.close(), sim?.close()]);
+  });
+
+  /** The foreign resource ids (and, in JSON, foreign team values) a body names. */
+  function foreignIn(body: string, json: boolean): string[] {
+    const found = foreign.filter((r) => body.includes(r.id)).map((r) => `${r.id} (${r.team ?? 'untagged'})`);
+    if (json) {
+      const values = new Set(foreign.map((r) => r.team).filter((t): t is string => t !== null));
+      for (const value of values) if (body.includes(`"team":"${value}"`) || body.includes(`"team": "${value}"`)) found.push(`team ${value}`);
+    }
+    return found;
+  }
+
+  /** Every URL of a report (HTML, JSON, CSV), in every kind where it has kinds. */
+  function urlsOf(name: string): string[] {
+    const variants = name === 'inventory' ? INVENTORY_KINDS.map((k) => `kind=${k}`) : name === 'changes' ? CHANGE_KINDS.map((k) => `kind=${k}`) : [''];
+    return variants.flatMap((q) => {
+      const query = q ? `?${q}` : '';
+      return [`/reports/${name}${query}`, `/api/reports/${name}${query}`, `/api/reports/${name}.csv${query}`];
+    });
+  }
+
+  it('the data has both teams: the test can tell', () => {
+    expect(own.length).toBeGreaterThan(5);
+    expect(foreign.length).toBeGreaterThan(5);
+  });
+
+  it('mia finds no foreign resource or team in any report she opens, as HTML, JSON and CSV, even after adam filled the cache', async () => {
+    const listed = JSON.parse((await mia.get('/api/reports')).body) as { reports: Array<{ name: string }> };
+    const names = listed.reports.map((r) => r.name);
+    expect(names).toEqual(expect.arrayContaining(['inventory', 'idle', 'changes', 'focus', 'flavors']));
+    const problems: string[] = [];
+    for (const name of names) {
+      for (const url of urlsOf(name)) {
+        // The same answer cached for adam first: it must never be served to mia.
+        const seen = await adam.get(url);
+        expect(seen.status, `adam ${url}`).toBe(200);
+        const answer = await mia.get(url);
+        if (answer.status !== 200) problems.push(`${url}: ${answer.status}`);
+        const leaked = foreignIn(answer.body, url.startsWith('/api/') && !url.includes('.csv'));
+        if (leaked.length > 0) problems.push(`${url}: ${leaked.slice(0, 5).join(', ')}`);
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('the reports mia may not open yet answer 403 and are not in her navigation', async () => {
+    const listed = new Set((JSON.parse((await mia.get('/api/reports')).body) as { reports: Array<{ name: string }> }).reports.map((r) => r.name));
+    const hidden = allReports().map((r) => r.name).filter((n) => !listed.has(n));
+    expect(hidden).toContain('overview');
+    for (const name of hidden) {
+      const answer = await mia.get(`/api/reports/${name}`);
+      expect(answer.status, name).toBe(403);
+      expect(answer.body).toContain('team = ml');
+      expect((await mia.get(`/api/reports/${name}.csv`)).status, name).toBe(403);
+    }
+    const page = await mia.get('/reports/inventory');
+    expect(page.body).toContain('Team: ml');
+    for (const name of hidden) expect(page.body).not.toContain(`href="/reports/${name}"`);
+  });
+
+  it("mia's instances are exactly team ml's, and her totals equal adam's for tag team:ml (exact)", async () => {
+    const mine = JSON.parse((await mia.get('/api/reports/inventory?kind=instances&limit=1000')).body) as { rows: Array<{ resource_id: string }>; totals: Array<Record<string, string>> };
+    const adams = JSON.parse((await adam.get('/api/reports/inventory?kind=instances&tag=team:ml&limit=1000')).body) as typeof mine;
+    const ids = own.filter((r) => foreign.every((f) => f.id !== r.id));
+    expect(mine.rows.map((r) => r.resource_id).sort()).toEqual(adams.rows.map((r) => r.resource_id).sort());
+    expect(mine.rows.length).toBeGreaterThan(0);
+    expect(mine.rows.every((r) => ids.some((o) => o.id === r.resource_id))).toBe(true);
+    expect(mine.totals.length).toBeGreaterThan(0);
+    expect(mine.totals).toEqual(adams.totals);
+    const servers = JSON.parse((await mia.get('/api/reports/inventory?kind=servers&limit=1000')).body) as typeof mine;
+    const adamsServers = JSON.parse((await adam.get('/api/reports/inventory?kind=servers&tag=team:ml&limit=1000')).body) as typeof mine;
+    expect(servers.totals).toEqual(adamsServers.totals);
+  });
+
+  it('a scoped operator may stop her own instance; another team\'s is refused with 403 and audited, nothing sent', async () => {
+    const theirs = foreign.find((r) => r.running && r.team !== null && /^[0-9a-f-]{36}$/.test(r.id))!;
+    const mine = own.find((r) => r.running)!;
+    expect(theirs).toBeDefined();
+    expect(mine).toBeDefined();
+    const ref = (r: Resource) => `${r.project_id}:${r.region_id}:${r.id}`;
+    const stopsBefore = sim.requestLog.filter((r) => r.method === 'POST' && r.path.endsWith('/stop')).length;
+
+    await mia.get('/reports/idle');
+    const confirm = await mia.get(`/actions/stop/confirm?instance=${encodeURIComponent(ref(theirs))}`);
+    expect(confirm.status).toBe(403);
+    expect(confirm.body).not.toContain(theirs.name);
+
+    const refused = await mia.post('/actions/stop', { instance: ref(theirs), reason: 'not mine to stop', confirm: 'yes' }, { headers: { accept: 'application/json' } });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toContain('team = ml');
+    const audit = await db.query<{ actor: string; result: string; instance_id: string; error: string }>(`select actor, result, instance_id, error from audit_log where instance_id = $1`, [theirs.id]);
+    expect(audit).toEqual([{ actor: 'mia', result: 'refused', instance_id: theirs.id, error: "outside the user's scope (team = ml)" }]);
+    expect(sim.requestLog.filter((r) => r.method === 'POST' && r.path.endsWith('/stop')).length).toBe(stopsBefore);
+
+    await mia.get(`/actions/stop/confirm?instance=${encodeURIComponent(ref(mine))}`);
+    const stopped = await mia.post('/actions/stop', { instance: ref(mine), reason: 'ours, idle', confirm: 'yes' }, { headers: { accept: 'application/json' } });
+    expect(stopped.status).toBe(200);
+    expect((JSON.parse(stopped.body) as { counts: { stopped: number } }).counts.stopped).toBe(1);
+
+    // Unscoped adam still stops anyone's instance (no scope check in his way).
+    await adam.get(`/actions/stop/confirm?instance=${encodeURIComponent(ref(theirs))}`);
+    const his = await adam.post('/actions/stop', { instance: ref(theirs), reason: 'admin stop', confirm: 'yes', dry_run: 'yes' }, { headers: { accept: 'application/json' } });
+    expect(his.status).toBe(200);
+  });
+});
+
+describe.skipIf(skipBrowserTests)('team-scoped access in headless Chromium', () => {
+  let db: Database;
+  let sim: Simulator;
+  let client: CloudClient;
+  let app: Served;
+  let chromium: Chromium;
+  let teams: Map<string, string | null>;
+
+  beforeAll(async () => {
+    [db, sim] = await Promise.all([testDatabases()[0]!.open(), startTestSimulator()]);
+    client = clientOf(sim);
+    const config = await scopedConfig();
+    await seedFromSimulator(db, sim, config);
+    app = await startApp(db, config, client);
+    teams = new Map((await resources(db)).map((r) => [r.id, r.team]));
+    chromium = await launchChromium();
+  }, 120_000);
+  afterAll(async () => {
+    await chromium?.close();
+    await app?.close();
+    await client?.close();
+    await Promise.all([db?.close(), sim?.close()]);
+  });
+
+  it("mia's inventory shows only team ml's instances, and the header says her scope", async () => {
+    const { page, problems } = await watchedPage(chromium);
+    await page.goto(`${app.url}/reports/inventory?kind=instances`);
+    await page.waitForURL(/\/login\?next=/);
+    await page.getByLabel('User name').fill('mia');
+    await page.getByLabel('Password').fill(MIA_PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(/\/reports\/inventory/);
+    await expect.poll(() => page.locator('.access-scope').textContent()).toContain('Team: ml');
+    // The ID cell's title holds the full id; the Tags cell shows team=ml on every row.
+    const ids = await page.locator('table tbody tr td.uuid').evaluateAll((cells) => cells.map((c) => c.getAttribute('title') ?? ''));
+    expect(ids.length).toBeGreaterThan(3);
+    for (const id of ids) expect(teams.get(id), id).toBe('ml');
+    const tagCells = await page.locator('table tbody tr td.tags').allTextContents();
+    expect(tagCells.length).toBe(ids.length);
+    for (const text of tagCells) expect(text).toContain('teamml');
+    expect(await page.getByRole('link', { name: 'Overview' }).count()).toBe(0);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+});
