@@ -36,6 +36,7 @@ export {
   type NotificationSettings,
   type OutboxSettings,
   type ProxyAuthSettings,
+  type ProxyTeamScopes,
   type Scope,
   type SimulatorSettings,
   type SmtpSettings,

@@ -132,7 +132,7 @@ function actionSettings(file: FileSettings, vars: Env, tags: TagRules, problems:
   const users = userSettings(file.users, problems, tags);
   const sessionSecret = sessionSecretSetting(vars.CLOUDTALLY_SESSION_SECRET ?? null, users.length > 0, problems);
   const notifications = notificationSettings(file.notifications, vars.CLOUDTALLY_WEBHOOK_URL, problems);
-  const auth = authSettings(file.auth, sessionSecret, problems);
+  const auth = authSettings(file.auth, sessionSecret, problems, tags);
   return {
     users,
     auth,

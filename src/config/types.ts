@@ -133,6 +133,18 @@ export interface ProxyAuthSettings {
   roleMap: Record<string, Role>;
   /** Role of a proxied user that no entry maps; null refuses them (403). */
   defaultRole: Role | null;
+  /**
+   * What proxied users see, by user name or group (src/auth/proxy-scope.ts); null: every proxied
+   * user sees everything.
+   */
+  teamScopes: ProxyTeamScopes | null;
+}
+
+export interface ProxyTeamScopes {
+  /** User name or group -> its scope, or 'all' (everything). */
+  map: Record<string, AccessScope | 'all'>;
+  /** A proxied user that no entry names: refused, or sees everything. */
+  unmatched: 'refuse' | 'all';
 }
 
 export interface AuthSettings {

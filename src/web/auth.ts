@@ -99,7 +99,7 @@ export function createWebAuth(deps: WebAuthDeps): WebAuth {
       const verdict = proxy.identify(peer, (name) => req.get(name));
       if (verdict.kind === 'user') return { identity: verdict.identity, refusal: null };
       if (verdict.kind === 'refused') {
-        return { identity: null, refusal: `The sign-in proxy names user "${verdict.name}", who has no role in cloudtally (auth.proxy.role_map).` };
+        return { identity: null, refusal: verdict.reason ?? `The sign-in proxy names user "${verdict.name}", who has no role in cloudtally (auth.proxy.role_map).` };
       }
     }
     if (mode.passwords) {

@@ -249,3 +249,87 @@ describe.skipIf(skipBrowserTests)('team-scoped access in headless Chromium', () 
     await page.context().close();
   });
 });
+
+describe('auth.proxy.team_scopes in the configuration', () => {
+  const proxyFile = (teamScopes: unknown) => ({
+    auth: { proxy: { header: 'X-Forwarded-User', groups_header: 'X-Forwarded-Groups', trusted_addresses: ['127.0.0.2/32'], role_map: { staff: 'viewer' }, team_scopes: teamScopes } },
+    tag_value_case: 'lower',
+  });
+
+  it('normalises the scopes like collected tags, defaults unmatched to refuse, and lists every configured scope once', async () => {
+    const config = testConfig(proxyFile({ map: { ml: { by: 'tag:Team', values: ['ML', 'ml'] }, vision: { by: 'tag:team', values: ['cv'] }, leads: 'all' } }));
+    expect(config.auth.proxy?.teamScopes).toEqual({
+      map: { ml: { by: 'tag:team', key: 'team', values: ['ml'] }, vision: { by: 'tag:team', key: 'team', values: ['cv'] }, leads: 'all' },
+      unmatched: 'refuse',
+    });
+    const { configuredAccessScopes } = await import('../../src/auth/configured-scopes.js');
+    expect(configuredAccessScopes(config).map((s) => s.values)).toEqual(expect.arrayContaining([['ml'], ['cv']]));
+    expect(configuredAccessScopes(config)).toHaveLength(2);
+  });
+
+  it('refuses a bad entry with a clear message', () => {
+    expect(() => testConfig(proxyFile({ map: { ml: { by: 'team', values: ['ml'] } } }))).toThrow(/auth\.proxy\.team_scopes\.map\.ml/);
+    expect(() => testConfig(proxyFile({ map: { ml: 'everything' } }))).toThrow(/must be "all" or/);
+    expect(() => testConfig(proxyFile({ map: {}, unmatched: 'maybe' }))).toThrow(/must be "refuse" or "all"/);
+  });
+});
+
+describe.each(testDatabases())('proxied users with team scopes on $name', (database) => {
+  let db: Database;
+  let sim: Simulator;
+  let client: CloudClient;
+  let app: Served;
+  let fromProxy: import('undici').Agent;
+
+  beforeAll(async () => {
+    const { Agent } = await import('undici');
+    [db, sim] = await Promise.all([database.open(), startTestSimulator()]);
+    client = clientOf(sim);
+    const config = testConfig({
+      auth: {
+        proxy: {
+          header: 'X-Forwarded-User',
+          groups_header: 'X-Forwarded-Groups',
+          trusted_addresses: ['127.0.0.2/32'],
+          role_map: { staff: 'operator' },
+          team_scopes: {
+            map: { ml: { by: 'tag:team', values: ['ml'] }, research: { by: 'tag:team', values: ['research'] }, leads: 'all', prod: { by: 'tag:env', values: ['prod'] } },
+          },
+        },
+      },
+    });
+    await seedFromSimulator(db, sim, config);
+    app = await startApp(db, config, client);
+    fromProxy = new Agent({ localAddress: '127.0.0.2' });
+  }, 120_000);
+  afterAll(async () => {
+    await fromProxy?.close();
+    await app?.close();
+    await client?.close();
+    await Promise.all([db?.close(), sim?.close()]);
+  });
+
+  const as = (user: string, groups: string) => new Browser(app.url, { 'x-forwarded-user': user, 'x-forwarded-groups': groups }, fromProxy);
+  const teamsOf = async (browser: Browser) => {
+    const answer = await browser.get('/api/reports/inventory?kind=instances&limit=1000');
+    expect(answer.status).toBe(200);
+    return new Set((JSON.parse(answer.body) as { rows: Array<{ tags: Record<string, string> }> }).rows.map((r) => r.tags.team ?? '(untagged)'));
+  };
+
+  it('gives a group member the group\'s team, merges groups of one key, lets "all" win', async () => {
+    expect([...(await teamsOf(as('pat', 'staff, ml')))]).toEqual(['ml']);
+    expect([...(await teamsOf(as('pat', 'staff, ml, research')))].sort()).toEqual(['ml', 'research']);
+    expect((await teamsOf(as('lee', 'staff, ml, leads'))).size).toBeGreaterThan(3);
+    const page = await as('pat', 'staff, ml').get('/reports/inventory');
+    expect(page.body).toContain('Team: ml');
+  });
+
+  it('refuses a user no entry names, and one whose entries have different tag keys, with a clear page', async () => {
+    const stranger = await as('sam', 'staff').get('/reports/inventory');
+    expect(stranger.status).toBe(403);
+    expect(stranger.body).toContain('no entry of auth.proxy.team_scopes');
+    const mixed = await as('kim', 'staff, ml, prod').get('/reports/inventory');
+    expect(mixed.status).toBe(403);
+    expect(mixed.body).toContain('different tag keys');
+  });
+});
