@@ -61,6 +61,15 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
     return report;
   };
 
+  /** Where the navigation starts: the overview, or for a scoped user (who may not open it) the inventory (else the first report they may open). */
+  const landing = (res: Response): string | null => {
+    const scope = scopeOfRequest(res);
+    if (!scope) return byName.has('overview') ? reportUrls('overview').html : null;
+    const visible = visibleReports(deps.reports, scope);
+    const first = visible.find((r) => r.name === 'inventory') ?? visible[0];
+    return first ? reportUrls(first.name).html : null;
+  };
+
   /** The report context of this request: the user's scope decides what its reports show. */
   const contextOf = (res: Response): ReportContext => oneDataVersion({ ...deps.context(), scope: scopeOfRequest(res) });
 
@@ -99,10 +108,11 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
   };
 
   // The reports' own prefix without a name: where the navigation starts.
-  router.get('/reports', (_req, res) => res.redirect(302, byName.has('overview') ? reportUrls('overview').html : '/'));
+  router.get('/reports', (_req, res) => res.redirect(302, landing(res) ?? '/'));
 
   router.get('/', (req, res) => {
-    if (byName.has('overview')) return res.redirect(302, reportUrls('overview').html);
+    const start = landing(res);
+    if (start) return res.redirect(302, start);
     return deps.render(req, res, 'pages/index', { pageTitle: 'Reports', groups: groupsOf(visibleReports(deps.reports, scopeOfRequest(res))) });
   });
 

@@ -153,6 +153,9 @@ describe.each(testDatabases())('team-scoped access on $name', (database) => {
       expect(answer.body).toContain('team = ml');
       expect((await mia.get(`/api/reports/${name}.csv`)).status, name).toBe(403);
     }
+    const start = await mia.get('/');
+    expect(start.status).toBe(302);
+    expect(start.headers.location).toBe('/reports/inventory');
     const page = await mia.get('/reports/inventory');
     expect(page.body).toContain('Team: ml');
     for (const name of hidden) expect(page.body).not.toContain(`href="/reports/${name}"`);
