@@ -101,10 +101,10 @@ export function userSettings(raw: readonly z.output<typeof UserSchema>[], proble
   }));
 }
 
-type TagNormalising = Pick<TagRules, 'tagAliases' | 'tagKeyCase' | 'tagValueCase' | 'tagValueAliases'>;
+export type TagNormalising = Pick<TagRules, 'tagAliases' | 'tagKeyCase' | 'tagValueCase' | 'tagValueAliases'>;
 
 /** A configured scope with its key and values normalised like collected tags. */
-function normalisedScope(scope: AccessScopeInput, tags: TagNormalising): AccessScope {
+export function normalisedScope(scope: AccessScopeInput, tags: TagNormalising): AccessScope {
   return accessScopeOf(scope, (k) => normaliseTagKey(k, tags), (k, v) => normaliseTagValue(k, v, tags));
 }
 

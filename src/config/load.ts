@@ -88,7 +88,7 @@ export function loadConfig(
   const anomalies = file ? anomalySettings(file.anomalies, tags, file.channels, problems) : null;
   const actions = file ? actionSettings(file, vars, tags, problems) : null;
   const web = webSettings(vars, file?.auth.proxy?.trusted_addresses ?? [], problems);
-  const notify = file ? notifySettings(file, vars, env, invalid, opts, problems) : null;
+  const notify = file ? notifySettings(file, vars, env, invalid, opts, problems, tags) : null;
 
   if (problems.length > 0 || !cloud || !file || !actions || !notify || !anomalies) {
     throw new ConfigError(problems);
@@ -153,10 +153,11 @@ function notifySettings(
   invalid: Set<string>,
   opts: LoadConfigOptions,
   problems: ConfigProblem[],
+  tags: TagRules,
 ): NotifySettings {
   const smtp = smtpSettings(vars, opts.hostname, problems);
   const channels = channelSettings(file.channels, smtp, invalid.has('CLOUDTALLY_SMTP_URL'), env, problems);
-  const deliveries = deliverySettings(file.deliveries, channels, opts.reports, problems);
+  const deliveries = deliverySettings(file.deliveries, channels, opts.reports, problems, tags);
   return { channels, smtp, outbox: outboxSettings(file.outbox), deliveries };
 }
 

@@ -283,6 +283,8 @@ export interface DeliverySettings {
   schedule: string;
   notify: string[];
   format: 'csv';
+  /** Only this team's resources (the report must be one that answers for a scope); null: everything. */
+  scope: AccessScope | null;
 }
 
 /** A monthly budget of the configuration file (`budgets`), its tag key and value normalised. */

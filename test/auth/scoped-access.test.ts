@@ -175,6 +175,21 @@ describe.each(testDatabases())('team-scoped access on $name', (database) => {
     expect(servers.totals).toEqual(adamsServers.totals);
   });
 
+  it("a delivery naming a scope carries only the team's rows; without one, everyone's", async () => {
+    const { renderDelivery } = await import('../../src/notify/deliveries.js');
+    const config = await scopedConfig();
+    const delivery = (scope: { by: string; key: string; values: string[] } | null) => ({
+      id: 'ml-weekly', name: 'ml-weekly', report: 'inventory', params: { kind: 'instances' }, schedule: '0 8 * * 1', notify: ['x'], format: 'csv' as const, scope,
+    });
+    const scoped = await renderDelivery({ db, config, reports: allReports() }, delivery({ by: 'tag:team', key: 'team', values: ['ml'] }), SIM_NOW);
+    const everyone = await renderDelivery({ db, config, reports: allReports() }, delivery(null), SIM_NOW);
+    const mlRunning = own.filter((r) => /^[0-9a-f-]{36}$/.test(r.id));
+    expect(mlRunning.some((r) => scoped.attachment!.content.includes(r.id))).toBe(true);
+    expect(foreignIn(scoped.attachment!.content, false)).toEqual([]);
+    expect(foreignIn(everyone.attachment!.content, false).length).toBeGreaterThan(0);
+    await expect(renderDelivery({ db, config, reports: allReports() }, { ...delivery({ by: 'tag:team', key: 'team', values: ['ml'] }), report: 'cost', params: {} }, SIM_NOW)).rejects.toThrow(/cannot be delivered for a team scope/);
+  });
+
   it('a scoped operator may stop her own instance; another team\'s is refused with 403 and audited, nothing sent', async () => {
     const theirs = foreign.find((r) => r.running && r.team !== null && /^[0-9a-f-]{36}$/.test(r.id))!;
     const mine = own.find((r) => r.running)!;
@@ -268,6 +283,16 @@ describe('auth.proxy.team_scopes in the configuration', () => {
     const { configuredAccessScopes } = await import('../../src/auth/configured-scopes.js');
     expect(configuredAccessScopes(config).map((s) => s.values)).toEqual(expect.arrayContaining([['ml'], ['cv']]));
     expect(configuredAccessScopes(config)).toHaveLength(2);
+  });
+
+  it('admits a delivery scope only on reports split by team', async () => {
+    const { deliverySettings } = await import('../../src/config/deliveries.js');
+    const problems: Array<{ path: string; message: string }> = [];
+    const raw = (report: string) => ({ report, params: {}, schedule: '0 8 * * 1', notify: ['ops'], format: 'csv' as const, scope: { by: 'tag:Team', values: ['ml'] } });
+    const config = testConfig();
+    const settings = deliverySettings([raw('inventory'), raw('cost')], [{ name: 'ops' }], allReports(), problems, config);
+    expect(settings[0]!.scope).toEqual({ by: 'tag:team', key: 'team', values: ['ml'] });
+    expect(problems).toEqual([{ path: 'deliveries[1].scope', message: 'cannot be given for report "cost": it shows figures of every team and is not split by team' }]);
   });
 
   it('refuses a bad entry with a clear message', () => {
