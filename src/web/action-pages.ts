@@ -2,6 +2,7 @@ import { Router, type Request, type Response } from 'express';
 import {
   cancelScheduledStop,
   executeStop,
+  getScheduledStop,
   notifyCancelled,
   notifyScheduled,
   parseInstanceRefs,
@@ -283,6 +284,8 @@ export function actionPages(deps: MountDeps): Router {
     const id = /^\d{1,9}$/.test(String(req.params.id)) ? Number(req.params.id) : NaN;
     if (!Number.isSafeInteger(id)) throw invalidParameters([{ field: 'id', message: 'must be a scheduled stop id' }]);
     const back = safeReturnPath(readForm(req.body, { single: ['return_to'] }).return_to) ?? SCHEDULED_REPORT;
+    const scheduled = res.locals.identity?.scope ? await getScheduledStop(deps.db, id) : null;
+    if (scheduled) await guardScope(res, [scheduled.ref], { action: AUDIT_ACTIONS.cancelScheduledStop, reason: `cancel scheduled stop #${id}` });
     const scheduleDeps = { db: deps.db, config: deps.config, logger: res.locals.log, notify: deps.notify };
     const { cancelled, stop } = await cancelScheduledStop(scheduleDeps, { id, actor: actorOf(res), now: now() });
     if (!stop) throw new ClientError(404, 'not_found', `No scheduled stop #${id}.`);

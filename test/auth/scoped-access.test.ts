@@ -219,6 +219,16 @@ describe.each(testDatabases())('team-scoped access on $name', (database) => {
     await adam.get(`/actions/stop/confirm?instance=${encodeURIComponent(ref(theirs))}`);
     const his = await adam.post('/actions/stop', { instance: ref(theirs), reason: 'admin stop', confirm: 'yes', dry_run: 'yes' }, { headers: { accept: 'application/json' } });
     expect(his.status).toBe(200);
+
+    // A stop adam scheduled for that instance: mia may not cancel it (refused, audited, still pending).
+    await adam.post('/actions/stop/schedule', { instance: ref(theirs), reason: 'stop it tonight', confirm: 'yes' }, { headers: { accept: 'application/json' } });
+    const [scheduled] = await db.query<{ id: number }>(`select id from scheduled_stops where instance_id = $1 and status = 'pending'`, [theirs.id]);
+    expect(scheduled).toBeDefined();
+    await mia.get('/reports/idle');
+    const cancel = await mia.post(`/actions/scheduled/${scheduled!.id}/cancel`, {}, { headers: { accept: 'application/json' } });
+    expect(cancel.status).toBe(403);
+    expect(await db.query(`select status from scheduled_stops where id = $1`, [scheduled!.id])).toEqual([{ status: 'pending' }]);
+    expect(await db.query(`select actor, result from audit_log where action = 'cancel_scheduled_stop'`)).toEqual([{ actor: 'mia', result: 'refused' }]);
   });
 });
 
