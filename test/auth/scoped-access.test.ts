@@ -52,6 +52,27 @@ function startApp(db: Database, config: Config, client: CloudClient): Promise<Se
   return listenOnFreePort(app);
 }
 
+/** The simulator's company collected into a fresh database, the app serving it. */
+interface World {
+  db: Database;
+  sim: Simulator;
+  client: CloudClient;
+  app: Served;
+}
+
+async function openWorld(database: { open(): Promise<Database> }, config: Config): Promise<World> {
+  const [db, sim] = await Promise.all([database.open(), startTestSimulator()]);
+  const client = clientOf(sim);
+  await seedFromSimulator(db, sim, config);
+  return { db, sim, client, app: await startApp(db, config, client) };
+}
+
+async function closeWorld(world: World | undefined): Promise<void> {
+  await world?.app.close();
+  await world?.client.close();
+  await Promise.all([world?.db.close(), world?.sim.close()]);
+}
+
 interface Resource extends Record<string, unknown> {
   id: string;
   name: string;
@@ -73,19 +94,16 @@ async function resources(db: Database): Promise<Resource[]> {
 describe.each(testDatabases())('team-scoped access on $name', (database) => {
   let db: Database;
   let sim: Simulator;
-  let client: CloudClient;
   let app: Served;
   let adam: Browser;
   let mia: Browser;
   let foreign: Resource[];
   let own: Resource[];
+  let world: World | undefined;
 
   beforeAll(async () => {
-    [db, sim] = await Promise.all([database.open(), startTestSimulator()]);
-    client = clientOf(sim);
-    const config = await scopedConfig();
-    await seedFromSimulator(db, sim, config);
-    app = await startApp(db, config, client);
+    world = await openWorld(database, await scopedConfig());
+    ({ db, sim, app } = world);
     const all = await resources(db);
     foreign = all.filter((r) => r.team !== 'ml');
     own = all.filter((r) => r.team === 'ml');
@@ -94,11 +112,7 @@ describe.each(testDatabases())('team-scoped access on $name', (database) => {
     expect((await adam.login('adam', PASSWORDS.adam)).status).toBe(303);
     expect((await mia.login('mia', MIA_PASSWORD)).status).toBe(303);
   }, 120_000);
-  afterAll(async () => {
-    await app?.close();
-    await client?.close();
-    await Promise.all([db?.close(), sim?.close()]);
-  });
+  afterAll(() => closeWorld(world));
 
   /** The foreign resource ids (and, in JSON, foreign team values) a body names. */
   function foreignIn(body: string, json: boolean): string[] {
@@ -234,26 +248,20 @@ describe.each(testDatabases())('team-scoped access on $name', (database) => {
 
 describe.skipIf(skipBrowserTests)('team-scoped access in headless Chromium', () => {
   let db: Database;
-  let sim: Simulator;
-  let client: CloudClient;
   let app: Served;
   let chromium: Chromium;
   let teams: Map<string, string | null>;
+  let world: World | undefined;
 
   beforeAll(async () => {
-    [db, sim] = await Promise.all([testDatabases()[0]!.open(), startTestSimulator()]);
-    client = clientOf(sim);
-    const config = await scopedConfig();
-    await seedFromSimulator(db, sim, config);
-    app = await startApp(db, config, client);
+    world = await openWorld(testDatabases()[0]!, await scopedConfig());
+    ({ db, app } = world);
     teams = new Map((await resources(db)).map((r) => [r.id, r.team]));
     chromium = await launchChromium();
   }, 120_000);
   afterAll(async () => {
     await chromium?.close();
-    await app?.close();
-    await client?.close();
-    await Promise.all([db?.close(), sim?.close()]);
+    await closeWorld(world);
   });
 
   it("mia's inventory shows only team ml's instances, and the header says her scope", async () => {
@@ -313,16 +321,12 @@ describe('auth.proxy.team_scopes in the configuration', () => {
 });
 
 describe.each(testDatabases())('proxied users with team scopes on $name', (database) => {
-  let db: Database;
-  let sim: Simulator;
-  let client: CloudClient;
+  let world: World | undefined;
   let app: Served;
   let fromProxy: import('undici').Agent;
 
   beforeAll(async () => {
     const { Agent } = await import('undici');
-    [db, sim] = await Promise.all([database.open(), startTestSimulator()]);
-    client = clientOf(sim);
     const config = testConfig({
       auth: {
         proxy: {
@@ -336,15 +340,13 @@ describe.each(testDatabases())('proxied users with team scopes on $name', (datab
         },
       },
     });
-    await seedFromSimulator(db, sim, config);
-    app = await startApp(db, config, client);
+    world = await openWorld(database, config);
+    app = world.app;
     fromProxy = new Agent({ localAddress: '127.0.0.2' });
   }, 120_000);
   afterAll(async () => {
     await fromProxy?.close();
-    await app?.close();
-    await client?.close();
-    await Promise.all([db?.close(), sim?.close()]);
+    await closeWorld(world);
   });
 
   const as = (user: string, groups: string) => new Browser(app.url, { 'x-forwarded-user': user, 'x-forwarded-groups': groups }, fromProxy);
