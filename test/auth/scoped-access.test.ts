@@ -28,8 +28,11 @@ const MIA_PASSWORD = 'mia-ml-operator-pw';
 const CHANGE_KINDS = ['instances', 'clusters', 'servers', 'ports', 'keypairs', 'flavors', 'k8s-prices'];
 
 async function scopedConfig(): Promise<Config> {
-  const mia = { name: 'mia', role: 'operator', password_hash: await hashPassword(MIA_PASSWORD, { N: 16384 }), scope: { by: 'tag:team', values: ['ml'] } };
-  return testConfig({ users: [...(await testUsers()), mia] }, { CLOUDTALLY_SESSION_SECRET: SESSION_SECRET });
+  const hash = await hashPassword(MIA_PASSWORD, { N: 16384 });
+  const mia = { name: 'mia', role: 'operator', password_hash: hash, scope: { by: 'tag:team', values: ['ml'] } };
+  // A team-scoped admin: budgets cover every team, so she may not edit them.
+  const ada = { name: 'ada', role: 'admin', password_hash: hash, scope: { by: 'tag:team', values: ['ml'] } };
+  return testConfig({ users: [...(await testUsers()), mia, ada] }, { CLOUDTALLY_SESSION_SECRET: SESSION_SECRET });
 }
 
 interface Served {
@@ -47,6 +50,7 @@ function startApp(db: Database, config: Config, client: CloudClient): Promise<Se
     secret: config.auth.sessionSecret ?? undefined,
     auth: createWebAuth({ config, db, logger }),
     actions: { db, client, config, now: () => SIM_NOW, notify: { backoffMs: 5 } },
+    budgets: { db, config, now: () => SIM_NOW, channelNames: [] },
     site: siteSettingsOf(config),
   });
   return listenOnFreePort(app);
@@ -173,6 +177,17 @@ describe.each(testDatabases())('team-scoped access on $name', (database) => {
     const page = await mia.get('/reports/inventory');
     expect(page.body).toContain('Team: ml');
     for (const name of hidden) expect(page.body).not.toContain(`href="/reports/${name}"`);
+  });
+
+  it('a team-scoped admin may not open or change the budgets editor; an unscoped admin may', async () => {
+    const ada = new Browser(app.url);
+    expect((await ada.login('ada', MIA_PASSWORD)).status).toBe(303);
+    const refused = await ada.get('/budgets/new');
+    expect(refused.status).toBe(403);
+    expect(refused.body).toContain('you may not edit them');
+    expect((await ada.post('/budgets', { name: 'sneaky', by: 'tag:team', value: 'ml', amount: '1', currency: 'EUR', period: 'month' })).status).toBe(403);
+    expect(await db.query(`select name from budgets where name = 'sneaky'`)).toEqual([]);
+    expect((await adam.get('/budgets/new')).status).toBe(200);
   });
 
   it("mia's instances are exactly team ml's, and her totals equal adam's for tag team:ml (exact)", async () => {
