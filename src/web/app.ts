@@ -12,6 +12,8 @@ import { chartJsDistDir, chartJsFile, publicDir } from './paths.js';
 import { createRenderer } from './render.js';
 import { reportRoutes } from './report-routes.js';
 import { searchRoutes } from './search-routes.js';
+import { scopeOfRequest } from './request-scope.js';
+import { describeAccessScope } from '../auth/access-scope.js';
 import { requestLogging } from './request-log.js';
 import type { WebDeps } from './types.js';
 import { refuseNulCharacters } from './text-input.js';
@@ -116,6 +118,11 @@ export function createWebApp(deps: WebDeps): express.Express {
   }
 
   app.use(reportRoutes({ reports: deps.reports, context: deps.context, render, renderKept: renderer.keptPage }));
+  // Until the search applies the user's scope (reports/shared/access-scope.ts), a scoped user is refused it.
+  app.use(['/search', '/api/search'], (_req, res, next) => {
+    const scope = scopeOfRequest(res);
+    next(scope ? new ClientError(403, 'forbidden', `The search is not split by team yet; you see only ${describeAccessScope(scope)}.`) : undefined);
+  });
   app.use(searchRoutes({ context: deps.context, render }));
   if (deps.actions && auth) app.use(actionPages({ ...deps.actions, auth, render, secureCookies }));
   if (deps.budgets && auth) app.use(budgetPages({ ...deps.budgets, auth, render, secureCookies }));

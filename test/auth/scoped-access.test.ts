@@ -171,6 +171,9 @@ describe.each(testDatabases())('team-scoped access on $name', (database) => {
       expect(answer.body).toContain('team = ml');
       expect((await mia.get(`/api/reports/${name}.csv`)).status, name).toBe(403);
     }
+    // The search is not scoped yet: refused rather than answered with every team's resources.
+    expect((await mia.get('/api/search?q=ml')).status).toBe(403);
+    expect((await adam.get('/api/search?q=ml')).status).toBe(200);
     const start = await mia.get('/');
     expect(start.status).toBe(302);
     expect(start.headers.location).toBe('/reports/inventory');
