@@ -319,10 +319,11 @@ function diffQuery(spec: ChangeSpec, p: Pick<ChangesParams, 'sort' | 'dir'>): st
 function scopedDiffSql(spec: ChangeSpec): string {
   const inScope = (tags: string) => tagsInScopeSql(tags, '$7::text', '$8::text[]');
   switch (spec.scoped) {
+    // Both parameters appear in every form, so that the database can tell their types.
     case 'all':
-      return 'true';
+      return '($7::text is null or $8::text[] is not null)';
     case 'none':
-      return '$7::text is null';
+      return '($7::text is null and $8::text[] is null)';
     case 'tags':
       return `($7::text is null or ${inScope('diff.a_tags')} or ${inScope('diff.b_tags')})`;
     case 'instance':
