@@ -42,3 +42,4 @@ export {
   type StopRequest,
   type StopResult,
 } from './stop.js';
+export { refuseOutOfScope, type ScopeRefusal, type ScopedActor } from './scope-guard.js';

@@ -2,6 +2,7 @@ import type { ProxyAuthSettings } from '../config/index.js';
 import type { DeepReadonly } from '../config/index.js';
 import { addressMatcher } from './addresses.js';
 import type { Identity } from './identity.js';
+import { proxyScopeOf } from './proxy-scope.js';
 import { highestRole, isRole, type Role } from './roles.js';
 
 /**
@@ -14,8 +15,8 @@ export type ProxyVerdict =
   /** Not a trusted proxy, or no user header: the request is identified some other way. */
   | { kind: 'none' }
   | { kind: 'user'; identity: Identity }
-  /** A trusted proxy named a user that no role mapping admits. */
-  | { kind: 'refused'; name: string };
+  /** A trusted proxy named a user that no role mapping admits, or whose team scopes refuse them (`reason`). */
+  | { kind: 'refused'; name: string; reason?: string };
 
 const PLAIN_VALUE = /^[^\u0000-\u001f\u007f]{1,256}$/;
 
@@ -39,7 +40,9 @@ export function createProxyIdentifier(settings: DeepReadonly<ProxyAuthSettings>)
       }
       const role = highestRole(mapped) ?? settings.defaultRole;
       if (!role) return { kind: 'refused', name };
-      return { kind: 'user', identity: { name, role, via: 'proxy', sessionId: null, scope: null } };
+      const scoped = proxyScopeOf(settings.teamScopes, name, groups);
+      if (scoped.kind === 'refused') return { kind: 'refused', name, reason: scoped.reason };
+      return { kind: 'user', identity: { name, role, via: 'proxy', sessionId: null, scope: scoped.scope } };
     },
   };
 }

@@ -1,7 +1,7 @@
 /** Web users and sign-in: sessions, login throttling, and a trusted sign-in proxy. */
 import { z } from 'zod';
 import { parseAddressRule } from '../auth/addresses.js';
-import { AccessScopeSchema, accessScopeOf } from '../auth/access-scope.js';
+import { AccessScopeSchema, accessScopeOf, type AccessScope, type AccessScopeInput } from '../auth/access-scope.js';
 import { accountKey } from '../auth/identity.js';
 import { parsePasswordHash } from '../auth/password.js';
 import { ROLES } from '../auth/roles.js';
@@ -49,6 +49,14 @@ const ProxySchema = z.strictObject({
     .min(1, { error: 'must list at least one proxy address: the header is honoured only from these' }),
   role_map: z.record(nonEmptyName, roleSchema).default({}),
   default_role: roleSchema.nullable().default(null),
+  /** User name or group -> what they see (team-scoped access); absent: every proxied user sees everything. */
+  team_scopes: z
+    .strictObject({
+      map: z.record(nonEmptyName, z.union([z.literal('all'), AccessScopeSchema], { error: 'must be "all" or {"by": "tag:<key>", "values": ["..."]}' })),
+      unmatched: z.enum(['refuse', 'all'], { error: 'must be "refuse" or "all"' }).default('refuse'),
+    })
+    .nullable()
+    .default(null),
 });
 
 const LoginThrottleSchema = z
@@ -80,7 +88,7 @@ export const AuthSchema = z.strictObject({
 });
 
 /** The file's users; names must be unique (case-insensitively). */
-export function userSettings(raw: readonly z.output<typeof UserSchema>[], problems: ConfigProblem[], tags: Pick<TagRules, 'tagAliases' | 'tagKeyCase' | 'tagValueCase' | 'tagValueAliases'>): AuthUser[] {
+export function userSettings(raw: readonly z.output<typeof UserSchema>[], problems: ConfigProblem[], tags: TagNormalising): AuthUser[] {
   const seen = new Map<string, number>();
   raw.forEach((user, i) => {
     const key = accountKey(user.name);
@@ -92,8 +100,15 @@ export function userSettings(raw: readonly z.output<typeof UserSchema>[], proble
     name: u.name,
     role: u.role,
     passwordHash: u.password_hash,
-    scope: u.scope ? accessScopeOf(u.scope, (k) => normaliseTagKey(k, tags), (k, v) => normaliseTagValue(k, v, tags)) : null,
+    scope: u.scope ? normalisedScope(u.scope, tags) : null,
   }));
+}
+
+export type TagNormalising = Pick<TagRules, 'tagAliases' | 'tagKeyCase' | 'tagValueCase' | 'tagValueAliases'>;
+
+/** A configured scope with its key and values normalised like collected tags. */
+export function normalisedScope(scope: AccessScopeInput, tags: TagNormalising): AccessScope {
+  return accessScopeOf(scope, (k) => normaliseTagKey(k, tags), (k, v) => normaliseTagValue(k, v, tags));
 }
 
 /** CLOUDTALLY_SESSION_SECRET: long enough, and required once there are sessions (users or auth.oidc). */
@@ -109,7 +124,7 @@ export function sessionSecretSetting(secret: string | null, hasSessions: boolean
   return secret;
 }
 
-export function authSettings(raw: z.output<typeof AuthSchema>, sessionSecret: string | null, oidc: OidcSettings | null, problems: ConfigProblem[]): AuthSettings {
+export function authSettings(raw: z.output<typeof AuthSchema>, sessionSecret: string | null, oidc: OidcSettings | null, problems: ConfigProblem[], tags: TagNormalising): AuthSettings {
   if (raw.login_rate_limit !== undefined) {
     problems.push({
       path: 'auth.login_rate_limit',
@@ -136,6 +151,12 @@ export function authSettings(raw: z.output<typeof AuthSchema>, sessionSecret: st
           trustedAddresses: proxy.trusted_addresses.map((a) => a.trim()),
           roleMap: { ...proxy.role_map },
           defaultRole: proxy.default_role,
+          teamScopes: proxy.team_scopes
+            ? {
+                map: Object.fromEntries(Object.entries(proxy.team_scopes.map).map(([who, scope]) => [who, scope === 'all' ? 'all' : normalisedScope(scope, tags)])),
+                unmatched: proxy.team_scopes.unmatched,
+              }
+            : null,
         }
       : null,
     oidc,

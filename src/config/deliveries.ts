@@ -3,6 +3,8 @@ import { z } from 'zod';
 import { channelName, unknownChannelProblems } from './notify.js';
 import { formatPathSegment, type ConfigProblem } from './problems.js';
 import type { DeliverySettings } from './types.js';
+import { AccessScopeSchema } from '../auth/access-scope.js';
+import { normalisedScope, type TagNormalising } from './auth.js';
 import { cronExpression, nonEmptyName } from './validators.js';
 
 /**
@@ -12,6 +14,8 @@ import { cronExpression, nonEmptyName } from './validators.js';
 export interface DeliverableReport {
   readonly name: string;
   readonly params: z.ZodType<unknown>;
+  /** Whether the report can answer for a team scope (src/reports/report.ts). */
+  readonly scoped?: boolean;
 }
 
 const deliveryParamValue = z.union([z.string(), z.number(), z.boolean(), z.array(z.union([z.string(), z.number()]))], {
@@ -25,6 +29,8 @@ export const DeliverySchema = z.strictObject({
   schedule: cronExpression,
   notify: z.array(channelName).min(1, { error: 'must name at least one channel' }),
   format: z.literal('csv', { error: 'must be "csv"' }).default('csv'),
+  /** Only this team's resources (team-scoped access), e.g. a team lead's weekly inventory; absent: everything. */
+  scope: AccessScopeSchema.nullable().default(null),
 });
 
 /**
@@ -36,6 +42,7 @@ export function deliverySettings(
   channels: readonly { name: string }[],
   reportList: readonly DeliverableReport[] | undefined,
   problems: ConfigProblem[],
+  tags: TagNormalising,
 ): DeliverySettings[] {
   const reports = reportList ? new Map(reportList.map((r) => [r.name, r])) : null;
   const deliveryIds = new Map<string, number>();
@@ -51,8 +58,12 @@ export function deliverySettings(
       const report = reports.get(d.report);
       if (!report) problems.push({ path: `${path}.report`, message: `is not a report; one of ${[...reports.keys()].join(', ')}` });
       else problems.push(...deliveryParamProblems(report, params).map((p) => ({ path: `${path}.params${p.path ? formatPathSegment(p.path) : ''}`, message: p.message })));
+      if (report && d.scope && !report.scoped) {
+        problems.push({ path: `${path}.scope`, message: `cannot be given for report "${d.report}": it shows figures of every team and is not split by team` });
+      }
     }
-    return { id, name: d.name ?? null, report: d.report, params, schedule: d.schedule, notify: [...new Set(d.notify)], format: d.format };
+    const scope = d.scope ? normalisedScope(d.scope, tags) : null;
+    return { id, name: d.name ?? null, report: d.report, params, schedule: d.schedule, notify: [...new Set(d.notify)], format: d.format, scope };
   });
 }
 

@@ -37,6 +37,7 @@ export {
   type OidcSettings,
   type OutboxSettings,
   type ProxyAuthSettings,
+  type ProxyTeamScopes,
   type Scope,
   type SimulatorSettings,
   type SmtpSettings,

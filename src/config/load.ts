@@ -89,7 +89,7 @@ export function loadConfig(
   const anomalies = file ? anomalySettings(file.anomalies, tags, file.channels, problems) : null;
   const web = webSettings(vars, file?.auth.proxy?.trusted_addresses ?? [], problems);
   const actions = file ? actionSettings(file, vars, env, web.publicUrl, tags, problems) : null;
-  const notify = file ? notifySettings(file, vars, env, invalid, opts, problems) : null;
+  const notify = file ? notifySettings(file, vars, env, invalid, opts, problems, tags) : null;
 
   if (problems.length > 0 || !cloud || !file || !actions || !notify || !anomalies) {
     throw new ConfigError(problems);
@@ -141,7 +141,7 @@ function actionSettings(
   const sessionSecret = sessionSecretSetting(vars.CLOUDTALLY_SESSION_SECRET ?? null, users.length > 0 || file.auth.oidc !== null, problems);
   const notifications = notificationSettings(file.notifications, vars.CLOUDTALLY_WEBHOOK_URL, problems);
   const oidc = file.auth.oidc ? oidcSettings(file.auth.oidc, env, publicUrl, tags, problems) : null;
-  const auth = authSettings(file.auth, sessionSecret, oidc, problems);
+  const auth = authSettings(file.auth, sessionSecret, oidc, problems, tags);
   return {
     users,
     auth,
@@ -162,10 +162,11 @@ function notifySettings(
   invalid: Set<string>,
   opts: LoadConfigOptions,
   problems: ConfigProblem[],
+  tags: TagRules,
 ): NotifySettings {
   const smtp = smtpSettings(vars, opts.hostname, problems);
   const channels = channelSettings(file.channels, smtp, invalid.has('CLOUDTALLY_SMTP_URL'), env, problems);
-  const deliveries = deliverySettings(file.deliveries, channels, opts.reports, problems);
+  const deliveries = deliverySettings(file.deliveries, channels, opts.reports, problems, tags);
   return { channels, smtp, outbox: outboxSettings(file.outbox), deliveries };
 }
 

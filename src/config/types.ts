@@ -133,6 +133,18 @@ export interface ProxyAuthSettings {
   roleMap: Record<string, Role>;
   /** Role of a proxied user that no entry maps; null refuses them (403). */
   defaultRole: Role | null;
+  /**
+   * What proxied users see, by user name or group (src/auth/proxy-scope.ts); null: every proxied
+   * user sees everything.
+   */
+  teamScopes: ProxyTeamScopes | null;
+}
+
+export interface ProxyTeamScopes {
+  /** User name or group -> its scope, or 'all' (everything). */
+  map: Record<string, AccessScope | 'all'>;
+  /** A proxied user that no entry names: refused, or sees everything. */
+  unmatched: 'refuse' | 'all';
 }
 
 export interface AuthSettings {
@@ -292,6 +304,8 @@ export interface DeliverySettings {
   schedule: string;
   notify: string[];
   format: 'csv';
+  /** Only this team's resources (the report must be one that answers for a scope); null: everything. */
+  scope: AccessScope | null;
 }
 
 /** A monthly budget of the configuration file (`budgets`), its tag key and value normalised. */

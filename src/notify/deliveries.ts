@@ -119,7 +119,10 @@ export async function renderDelivery(deps: Pick<DeliveryDeps, 'db' | 'config' | 
   if (!report) throw new Error(`"${delivery.report}" is not a report`);
   const query = delivery.params as Record<string, string | string[]>;
   const params = await report.params.parseAsync(query);
-  const exported = await report.export({ db: deps.db, config: deps.config, now: slot }, params);
+  // A team's delivery carries only the team (the configuration admits a scope only on reports that split by team).
+  if (delivery.scope && !report.scoped) throw new Error(`"${delivery.report}" cannot be delivered for a team scope`);
+  const scope = delivery.scope ? { by: delivery.scope.by, key: delivery.scope.key, values: [...delivery.scope.values] } : null;
+  const exported = await report.export({ db: deps.db, config: deps.config, now: slot, scope }, params);
 
   let totals: Row[] = [];
   const readTotals = exported.totals ? async () => (totals = await exported.totals!()) : undefined;

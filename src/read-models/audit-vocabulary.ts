@@ -14,7 +14,7 @@ export const AUDIT_ACTIONS = {
 export type AuditAction = (typeof AUDIT_ACTIONS)[keyof typeof AUDIT_ACTIONS];
 
 /** Results written to audit_log.result. `stopped` rows also drive instance_status_overrides. */
-export const AUDIT_RESULTS = ['stopped', 'already_stopped', 'not_found', 'failed', 'would_stop', 'scheduled', 'cancelled', 'budget_created', 'budget_changed', 'budget_archived', 'view_created', 'view_changed', 'view_deleted'] as const;
+export const AUDIT_RESULTS = ['stopped', 'already_stopped', 'not_found', 'failed', 'would_stop', 'scheduled', 'cancelled', 'budget_created', 'budget_changed', 'budget_archived', 'view_created', 'view_changed', 'view_deleted', 'refused'] as const;
 export type AuditResult = (typeof AUDIT_RESULTS)[number];
 
 /** What each result means, for people (pages and the audit report's Outcome column). */
@@ -32,4 +32,5 @@ export const AUDIT_RESULT_LABELS: Record<AuditResult, string> = {
   view_created: 'Saved view created',
   view_changed: 'Saved view changed',
   view_deleted: 'Saved view deleted',
+  refused: 'Refused (outside the user\'s scope)',
 };

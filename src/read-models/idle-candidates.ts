@@ -1,4 +1,5 @@
 import { Binds } from '../db/binds.js';
+import { scopeCondition, type TagScope } from '../db/access-scope-sql.js';
 import type { Queryable } from '../db/connection.js';
 import type { MoneyTotal } from './decimal.js';
 import { CURRENT_INSTANCES_SQL, currentInstancesSql, toInstance, type CurrentInstance, type CurrentInstanceRow } from '../costing/current-instances.js';
@@ -26,6 +27,8 @@ export interface IdleCandidatesQuery {
   /** Rows wanted (null: all) from `offset`. */
   limit: number | null;
   offset: number;
+  /** Only the instances of this tag scope (team-scoped access); absent or null: all. */
+  scope?: TagScope | null;
   /** `snapshots`: read the snapshots even when current_instances is current (tests compare both). */
   source?: 'snapshots';
 }
@@ -111,6 +114,7 @@ function snapshotCandidatesSql(settings: IdleRuleSettings, now: Date, query: Idl
   const filters = ['x.running'];
   if (query.projectId !== undefined) filters.push(`x.project_id = ${binds.add(query.projectId)}::int`);
   if (query.regionId !== undefined) filters.push(`x.region_id = ${binds.add(query.regionId)}::int`);
+  if (query.scope) filters.push(scopeCondition(query.scope, 'x', binds));
   // Each rule is evaluated once per row (into rule_flags), then filtered on.
   const matched = query.rule ? `x.rule_flags[${IDLE_RULES.indexOf(query.rule) + 1}]` : 'true = any(x.rule_flags)';
   const page = orderAndPage(query, binds, SORT_TERMS);
@@ -161,6 +165,7 @@ function storedCandidatesSql(settings: IdleRuleSettings, now: Date, query: IdleC
   const where = [running, query.rule ? flags[query.rule] : `(${IDLE_RULES.map((r) => flags[r]).join(' or ')})`];
   if (query.projectId !== undefined) where.push(`x.project_id = ${binds.add(query.projectId)}::int`);
   if (query.regionId !== undefined) where.push(`x.region_id = ${binds.add(query.regionId)}::int`);
+  if (query.scope) where.push(scopeCondition(query.scope, 'x', binds));
   const priced = 'x.price_per_hour is not null and x.currency_code is not null';
   const scheduled = query.sort === 'scheduled_stop_at'
     ? `left join scheduled_stops ss on ss.instance_id = x.instance_id and ss.project_id = x.project_id and ss.region_id = x.region_id and ss.status in ('pending', 'running')`

@@ -4,6 +4,8 @@
  * tag changes included.
  */
 import { z } from 'zod';
+import { scopeOf } from './shared/access-scope.js';
+import { tagsInScopeSql, type TagScope } from '../db/access-scope-sql.js';
 import type { Queryable } from '../db/connection.js';
 import type { SnapshotKind } from '../db/schema.js';
 import { versionBeganBetween, versionEndedBetween, versionedTable, versionMovedBetween } from '../db/versions.js';
@@ -20,6 +22,11 @@ import { reportUrls } from '../present/urls.js';
 /** Per kind: table, identity column, compared columns (trusted SQL names). */
 interface ChangeSpec {
   label: string;
+  /**
+   * What a scoped user sees of the kind: `tags` the rows whose tags (before or after) are in the
+   * scope, `instance` ports of in-scope instances, `none` nothing (no team), `all` price lists.
+   */
+  scoped: 'tags' | 'instance' | 'none' | 'all';
   snapshotKind: SnapshotKind;
   table: string;
   id: string;
@@ -30,6 +37,7 @@ interface ChangeSpec {
 
 const SPECS = {
   instances: {
+    scoped: 'tags',
     label: 'Instances',
     snapshotKind: 'instance',
     table: 'instances',
@@ -39,6 +47,7 @@ const SPECS = {
     tags: true,
   },
   clusters: {
+    scoped: 'tags',
     label: 'GPU clusters',
     snapshotKind: 'cluster',
     table: 'gpu_clusters',
@@ -48,6 +57,7 @@ const SPECS = {
     tags: true,
   },
   servers: {
+    scoped: 'tags',
     label: 'GPU cluster servers',
     snapshotKind: 'cluster',
     table: 'gpu_cluster_servers',
@@ -56,9 +66,10 @@ const SPECS = {
     fields: ['name', 'cluster_id', 'status', 'vm_state', 'flavor_name'],
     tags: true,
   },
-  ports: { label: 'Ports', snapshotKind: 'port', table: 'instance_ports', id: 'port_id', name: 'name', fields: ['name', 'instance_id', 'security_groups'], tags: false },
-  keypairs: { label: 'Keypairs', snapshotKind: 'keypair', table: 'keypairs', id: 'name', name: 'name', fields: ['keypair_id', 'fingerprint', 'state', 'shared_in_project'], tags: false },
+  ports: { scoped: 'instance', label: 'Ports', snapshotKind: 'port', table: 'instance_ports', id: 'port_id', name: 'name', fields: ['name', 'instance_id', 'security_groups'], tags: false },
+  keypairs: { scoped: 'none', label: 'Keypairs', snapshotKind: 'keypair', table: 'keypairs', id: 'name', name: 'name', fields: ['keypair_id', 'fingerprint', 'state', 'shared_in_project'], tags: false },
   flavors: {
+    scoped: 'all',
     label: 'GPU flavors',
     snapshotKind: 'flavor',
     table: 'gpu_flavors',
@@ -68,6 +79,7 @@ const SPECS = {
     tags: false,
   },
   'k8s-prices': {
+    scoped: 'all',
     label: 'Kubernetes prices',
     snapshotKind: 'k8s_price',
     table: 'k8s_cluster_prices',
@@ -148,7 +160,7 @@ async function fetchDiff(ctx: ReportCtx, p: ChangesParams, list: readonly Pair[]
     n_added: number;
     n_removed: number;
     n_changed: number;
-  }>(diffQuery(spec, p), [comparable.map((x) => x.to_id), comparable.map((x) => x.from_id), comparable.map((x) => x.scope_key), p.change ?? null, limit, offset]);
+  }>(diffQuery(spec, p), [comparable.map((x) => x.to_id), comparable.map((x) => x.from_id), comparable.map((x) => x.scope_key), p.change ?? null, limit, offset, ...scopeParams(scopeOf(ctx))]);
   const first = rows[0];
   const page: Row[] = rows.map((r) => ({
       scope: r.scope_key,
@@ -290,6 +302,7 @@ function diffQuery(spec: ChangeSpec, p: Pick<ChangesParams, 'sort' | 'dir'>): st
         (count(*) filter (where change = 'removed') over ())::int as n_removed,
         (count(*) filter (where change = 'changed') over ())::int as n_changed
       from diff
+      where ${scopedDiffSql(spec)}
     ),
     page as (select * from counted where $4::text is null or change = $4 order by ${order} limit $5 offset $6)
     select x.scope_key, x.resource_id, x.name, x.change, x.n_added, x.n_removed, x.n_changed,
@@ -297,6 +310,33 @@ function diffQuery(spec: ChangeSpec, p: Pick<ChangesParams, 'sort' | 'dir'>): st
       ${tagsJson} as tags
     from page x
     order by ${order}`;
+}
+
+/**
+ * The diff rows a scoped user sees (scope key $7, values $8; $7 null: every row): see
+ * ChangeSpec.scoped. A port's instance is looked up in the latest complete instance snapshot of its scope.
+ */
+function scopedDiffSql(spec: ChangeSpec): string {
+  const inScope = (tags: string) => tagsInScopeSql(tags, '$7::text', '$8::text[]');
+  switch (spec.scoped) {
+    // Both parameters appear in every form, so that the database can tell their types.
+    case 'all':
+      return '($7::text is null or $8::text[] is not null)';
+    case 'none':
+      return '($7::text is null and $8::text[] is null)';
+    case 'tags':
+      return `($7::text is null or ${inScope('diff.a_tags')} or ${inScope('diff.b_tags')})`;
+    case 'instance':
+      return `($7::text is null or exists (
+        select 1 from instances i
+        where i.snapshot_id = (select s.id from snapshots s where s.complete and s.kind = 'instance' and s.scope_key = diff.scope_key order by s.taken_at desc, s.id desc limit 1)
+          and i.instance_id in (diff.a_instance_id, diff.b_instance_id) and ${inScope('i.tags')}))`;
+  }
+}
+
+/** $7 and $8 of diffQuery: the scope's tag key and values, or nulls (everything). */
+function scopeParams(scope: TagScope | null): [string | null, string[] | null] {
+  return scope ? [scope.key, [...scope.values]] : [null, null];
 }
 
 /** One resource that differs between two snapshots of its scope. */
@@ -330,6 +370,7 @@ export async function diffSnapshotPairs(
     null,
     null,
     0,
+    ...scopeParams(null),
   ]);
   return rows.map((r) => ({
     scope_key: r.scope_key,
@@ -473,6 +514,7 @@ export const changesReport: Report<ChangesParams> = defineReport({
     return { columns: columnsOf(params.kind), rows: offsetRows(async (limit, offset) => (await fetchDiff(ctx, params, list, limit, offset)).rows) };
   },
 
+  scoped: true,
   async filters(ctx, params) {
     return [
       { name: 'kind', label: 'Kind', type: 'select', value: params.kind, options: CHANGE_KINDS.map((k) => ({ value: k, label: SPECS[k].label })) },

@@ -4,7 +4,9 @@
  * capacity moved over time.
  */
 import { z } from 'zod';
-import { PRICED_KINDS } from '../costing/pricing.js';
+import { PRICED_KINDS, pricedResourcesSql } from '../costing/pricing.js';
+import { tagsInScopeSql } from '../db/access-scope-sql.js';
+import { scopeOf } from './shared/access-scope.js';
 import { gpuCountSql } from '../db/gpu-count.js';
 import type { ChartSpec, Column, Row } from './report.js';
 import { offsetRows } from './shared/batches.js';
@@ -40,17 +42,28 @@ const ORDER: Record<(typeof SORTS)[number], string> = {
   disabled: 'disabled',
 };
 
-function catalogueSql(p: FlavorsParams): string {
+/**
+ * Resources using each flavor per scope: the rollups' counts, or for a scoped user ($7 key, $8
+ * values) the scope's resources counted from the priced resources themselves.
+ */
+function inUseSql(scoped: boolean): string {
+  return scoped
+    ? `select r.scope_key, r.flavor as group_value, count(*)::int as n
+        from (${pricedResourcesSql('priced', ['instance', 'cluster'])}) r
+        where ${tagsInScopeSql('r.tags', '$7::text', '$8::text[]')}
+        group by r.scope_key, r.flavor`
+    : `select r.scope_key, r.group_value, sum(r.resource_count)::int as n
+        from cost_rollups r join priced l on l.id = r.snapshot_id
+        where r.dimension = 'flavor' and r.kind in ('instance', 'cluster')
+        group by r.scope_key, r.group_value`;
+}
+
+function catalogueSql(p: FlavorsParams, scoped: boolean): string {
   const dir = p.dir ?? (p.sort && !['scope', 'flavor_name'].includes(p.sort) ? 'desc' : 'asc');
   const order = p.sort ? `${ORDER[p.sort]} ${dir}, scope_key, flavor_id` : 'scope_key, coalesce(flavor_name, flavor_id), flavor_id';
   return `with latest as (${latestSnapshotsSql('$1')}),
       priced as (${latestSnapshotsSql('$2')}),
-      in_use as (
-        select r.scope_key, r.group_value, sum(r.resource_count)::int as n
-        from cost_rollups r join priced l on l.id = r.snapshot_id
-        where r.dimension = 'flavor' and r.kind in ('instance', 'cluster')
-        group by r.scope_key, r.group_value
-      ),
+      in_use as (${inUseSql(scoped)}),
       rows as (
         select l.scope_key, coalesce(f.project_id, l.project_id) as project_id, coalesce(f.region_id, l.region_id) as region_id,
           f.flavor_id, f.flavor_name, f.disabled, f.capacity, upper(f.currency_code) as currency, f.price_per_hour, f.price_per_month,
@@ -66,7 +79,10 @@ function catalogueSql(p: FlavorsParams): string {
 }
 
 async function catalogue(ctx: ReportCtx, p: FlavorsParams, limit: number, offset: number): Promise<{ rows: Row[]; total: number; unpriced: number }> {
-  const found = await ctx.db.query<Record<string, unknown>>(catalogueSql(p), [['flavor'], PRICED_KINDS, p.project ?? null, p.region ?? null, limit, offset]);
+  const scope = scopeOf(ctx);
+  const found = await ctx.db.query<Record<string, unknown>>(catalogueSql(p, scope !== null), [
+    ['flavor'], PRICED_KINDS, p.project ?? null, p.region ?? null, limit, offset, ...(scope ? [scope.key, [...scope.values]] : []),
+  ]);
   return {
     rows: found.map((r) => ({
       scope: r.scope_key,
@@ -188,6 +204,7 @@ export const flavorsReport: Report<FlavorsParams> = defineReport({
     return { columns: COLUMNS, rows: offsetRows(async (limit, offset) => (await catalogue(ctx, params, limit, offset)).rows) };
   },
 
+  scoped: true,
   async filters(ctx, params) {
     return [
       ...(await scopeFilterFields(ctx.db, params)),

@@ -10,6 +10,8 @@ import { snapshotKeysSql, versionedTable } from '../db/versions.js';
 import { gapCapsFor } from '../costing/gap-caps.js';
 import { pricePieces, type PricePiece } from '../costing/price-pieces.js';
 import { PRICED_KINDS, pricedResourcesSql, type PricedKind } from '../costing/pricing.js';
+import { scopeOf } from './shared/access-scope.js';
+import { tagsInScopeSql } from '../db/access-scope-sql.js';
 import type { Column, DatasetMetadata, Row } from './report.js';
 import { addDays, monthBounds } from './shared/format.js';
 import { idParam } from './shared/params.js';
@@ -229,6 +231,7 @@ function periodOf(ctx: ReportCtx, p: FocusParams): Period & { resolved: Resolved
  * day add up to it), summed in SQL.
  */
 async function periodTotals(ctx: ReportCtx, p: FocusParams, period: Period): Promise<Array<{ currency: string; cost: string }>> {
+  if (scopeOf(ctx)) return scopedTotals(ctx, p);
   const days = await dailyCostsFor(ctx.db, ctx.config, ctx.now, 'kind', period.fromDay, period.toDay, { kind: p.kind, projectId: p.project, regionId: p.region });
   const priced = days.filter((d) => d.currency !== null && d.price_seconds !== null);
   if (priced.length === 0) return [];
@@ -236,6 +239,25 @@ async function periodTotals(ctx: ReportCtx, p: FocusParams, period: Period): Pro
     `select currency, ${dividedOnce('sum(secs)')}::text as cost from unnest($1::text[], $2::numeric[]) as d(currency, secs)
      group by currency having sum(secs) > 0 order by currency`,
     [priced.map((d) => d.currency), priced.map((d) => d.price_seconds)],
+  );
+}
+
+/**
+ * A scoped user's totals: the daily aggregates hold every team's cost, so the scope's rows
+ * themselves are summed (in SQL, exact), which is what the file adds up to.
+ */
+async function scopedTotals(ctx: ReportCtx, p: FocusParams): Promise<Array<{ currency: string; cost: string }>> {
+  const currencies: string[] = [];
+  const costs: string[] = [];
+  for await (const row of focusRows(ctx, p)) {
+    currencies.push(String(row.BillingCurrency));
+    costs.push(String(row.BilledCost));
+  }
+  if (costs.length === 0) return [];
+  return ctx.db.query<{ currency: string; cost: string }>(
+    `select currency, trim_scale(sum(cost))::text as cost from unnest($1::text[], $2::numeric[]) as d(currency, cost)
+     group by currency having sum(cost) > 0 order by currency`,
+    [currencies, costs],
   );
 }
 
@@ -346,6 +368,7 @@ type SegmentDetails = {
 async function batchRows(ctx: ReportCtx, groups: readonly Group[], after: string | null, bound: string | null): Promise<Unfooted[]> {
   const { day, kind } = groups[0]!;
   const pieces = groups.flatMap((g) => g.pieces);
+  const scope = scopeOf(ctx);
   // The sums over narrow rows, then each segment's details from its last snapshot by index
   // lookups (carrying names through the aggregation would make it sort wider rows).
   const sums = await ctx.db.query<SegmentSums>(
@@ -357,6 +380,7 @@ async function batchRows(ctx: ReportCtx, groups: readonly Group[], after: string
         from (${pricedResourcesSql('latest', [kind])}) x
         join p on p.id = x.snapshot_id and (p.currency is null or p.currency = x.currency)
         where x.currency is not null and x.price_per_hour > 0 and ($4::text is null or x.resource_id > $4) and ($5::text is null or x.resource_id <= $5)
+          and ($8::text is null or ${tagsInScopeSql('x.tags', '$8::text', '$9::text[]')})
       ),
       marked as (
         select h.*, case when lag(h.ends_at) over w >= h.starts_at - interval '1 millisecond'
@@ -379,7 +403,7 @@ async function batchRows(ctx: ReportCtx, groups: readonly Group[], after: string
      from segments
      group by scope_key, resource_id, currency, segment
      order by resource_id, min(starts_at), currency`,
-    [pieces.map((x) => x.snapshot_id), pieces.map((x) => x.secs), pieces.map((x) => x.currency), after, bound, pieces.map((x) => x.starts_at), pieces.map((x) => x.ends_at)],
+    [pieces.map((x) => x.snapshot_id), pieces.map((x) => x.secs), pieces.map((x) => x.currency), after, bound, pieces.map((x) => x.starts_at), pieces.map((x) => x.ends_at), scope?.key ?? null, scope ? [...scope.values] : null],
   );
   if (sums.length === 0) return [];
   const position = new Map(groups.map((group, index) => [group.scopeKey, { group, index }]));
@@ -586,6 +610,7 @@ export const focusReport: Report<FocusParams> = defineReport({
     return { columns: FOCUS_COLUMNS, rows: focusRows(ctx, params), exactMoney: true, coverage: await periodCoverage(ctx, period.resolved) };
   },
 
+  scoped: true,
   async filters(ctx, params) {
     return [
       periodField(params, ctx.now),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { scopeOf } from './shared/access-scope.js';
 import type { MoneyTotal } from '../read-models/decimal.js';
 import { IDLE_SORTS, queryIdleCandidates, type IdleCandidateRow, type IdleCandidates } from '../read-models/idle-candidates.js';
 import { describeIdleRules, evaluateIdleRules, IDLE_RULE_TITLES, IDLE_RULES, ruleMatchText, type IdleRuleId, type IdleRuleSettings, type RuleMatch } from '../read-models/idle-rules.js';
@@ -85,6 +86,7 @@ async function candidates(ctx: ReportCtx, p: IdleParams, limit: number | null, o
     projectId: p.project,
     regionId: p.region,
     rule: p.rule,
+    scope: scopeOf(ctx),
     sort: p.sort,
     dir: p.dir,
     limit,
@@ -154,6 +156,7 @@ export const idleReport: Report<IdleParams> = defineReport<IdleParams>({
     const result = await candidates(ctx, p, null, 0);
     return { columns: COLUMNS, rows: listRows(result.rows), totals: async () => totals(result.totals) };
   },
+  scoped: true,
   async filters(ctx, p): Promise<FilterField[]> {
     return [
       { name: 'rule', label: 'Rule', type: 'select', value: p.rule ?? '', options: [{ value: '', label: 'Any rule' }, ...IDLE_RULES.map((r) => ({ value: r, label: IDLE_RULE_TITLES[r] }))] },

@@ -13,6 +13,7 @@
  * - cost totals: not while a stop through cloudtally since the snapshots changes what a row
  *   costs (instance_status_overrides, rare and gone at the next collection); the count still is.
  */
+import { scopeOf } from './shared/access-scope.js';
 import type { Config } from '../config/index.js';
 import { normaliseTagKey, normaliseTagValue } from '../tags/normalise.js';
 import { STATE_RUNNING, STATE_STOPPED, TAG_DIMENSION_PREFIX } from '../costing/pricing.js';
@@ -73,7 +74,8 @@ function groupSet(p: InventoryParams, config: Config): GroupSet | null {
 /** The count and totals of the inventory from rollups, or null when they cannot give them exactly (see above). */
 export async function rollupSummary(ctx: ReportCtx, p: InventoryParams): Promise<RollupSummary | null> {
   const spec = KINDS[p.kind];
-  if (!spec.rolledUp) return null;
+  // The rollups sum every resource: a scoped user's rows are counted from the rows themselves.
+  if (!spec.rolledUp || scopeOf(ctx)) return null;
   const set = groupSet(p, ctx.config);
   if (!set) return null;
   const values: unknown[] = [spec.snapshotKinds, set.dimension];

@@ -21,6 +21,8 @@ import { latestSnapshots, latestSnapshotsSql } from '../db/latest-snapshots.js';
 import { freshnessNotes } from './shared/snapshots.js';
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
+import type { AccessScope } from '../auth/access-scope.js';
+import { scopeCondition, scopeOf } from './shared/access-scope.js';
 import { totalRow } from './shared/totals.js';
 import { ALL_SORT_KEYS, FILTER_NAMES, INVENTORY_KINDS, KINDS, type FilterName, type InventoryKind, type KindSpec, type SortSpec } from './inventory-kinds.js';
 import { rollupSummary, tagFilterValues, type RollupSummary } from './inventory-rollups.js';
@@ -62,9 +64,30 @@ function likePattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
+/**
+ * Which rows of a kind a scoped user sees: resources by their own tags, ports through their
+ * instance (in the latest complete instance snapshot of the port's scope); kinds that carry no
+ * tags (keypairs, storage keys, image tags, free features) belong to no team: none.
+ */
+function inScopeSql(kind: InventoryKind, scope: AccessScope, binds: Binds): string {
+  switch (kind) {
+    case 'instances':
+    case 'clusters':
+    case 'resources':
+    case 'servers':
+      return scopeCondition(scope, 'b', binds);
+    case 'ports':
+      return `exists (select 1 from (${latestSnapshotsSql(binds.add(['instance']))}) li join instances i on i.snapshot_id = li.id
+        where li.scope_key = b.scope_key and i.instance_id = b.instance_id and ${scopeCondition(scope, 'i', binds)})`;
+    default:
+      return 'false';
+  }
+}
+
 /** WHERE conditions over `b` for the parameters (every value bound, keys normalised through config). */
-function conditions(spec: KindSpec, p: InventoryParams, config: Config, binds: Binds): string[] {
-  const where: string[] = [];
+function conditions(spec: KindSpec, p: InventoryParams, ctx: ReportCtx, binds: Binds): string[] {
+  const config = ctx.config;
+  const where: string[] = scopeOf(ctx) ? [inScopeSql(p.kind, scopeOf(ctx)!, binds)] : [];
   const has = (f: FilterName) => spec.filters.includes(f);
   if (p.project !== undefined && has('project')) where.push(`b.project_id = ${binds.add(p.project)}::int`);
   if (p.region !== undefined && has('region')) where.push(`b.region_id = ${binds.add(p.region)}::int`);
@@ -187,7 +210,7 @@ function keysQuery(ctx: ReportCtx, p: InventoryParams, page: PageRequest) {
   const spec = KINDS[p.kind];
   const binds = new Binds();
   const base = baseSql(spec, binds, page.snapshotIds, p.at);
-  const where = conditions(spec, p, ctx.config, binds);
+  const where = conditions(spec, p, ctx, binds);
   const ordering = orderingOf(spec, p);
   if (page.after) {
     const tuple = ordering.terms.map((t, i) => `${binds.add(page.after![i])}::${t.type}${t.expr.endsWith('collate "C"') ? ' collate "C"' : ''}`).join(', ');
@@ -218,7 +241,7 @@ function firstKeysQuery(ctx: ReportCtx, p: InventoryParams, page: { limit: numbe
   const listed = snapshotIds
     ? `select s.* from snapshots s where s.id = any(${binds.add(snapshotIds)}::int[])`
     : `select s.* from snapshots s where s.id in (select l.id from (${latestSnapshotsSql(binds.add(spec.snapshotKinds), p.at ? binds.add(p.at) : undefined)}) l)`;
-  const filtered = conditions(spec, p, ctx.config, new Binds()).length > 0;
+  const filtered = conditions(spec, p, ctx, new Binds()).length > 0;
   const rowsOf = spec.rowsOf;
   const first = binds.add(page.offset + page.limit);
   const keysOfSnapshot =
@@ -244,7 +267,7 @@ function firstKeysQuery(ctx: ReportCtx, p: InventoryParams, page: { limit: numbe
 function filteredKeysOfSnapshot(ctx: ReportCtx, p: InventoryParams, binds: Binds, first: string): string {
   const spec = KINDS[p.kind];
   const base = baseSql(spec, binds, { outer: 'o' }, p.at);
-  const where = conditions(spec, p, ctx.config, binds);
+  const where = conditions(spec, p, ctx, binds);
   return `with ${base}
       select b.snapshot_id as __sid, b.row_key as __rk from b
       ${where.length ? `where ${where.join(' and ')}` : ''}
@@ -291,7 +314,7 @@ function countQuery(ctx: ReportCtx, p: InventoryParams) {
   const spec = KINDS[p.kind];
   const binds = new Binds();
   const base = baseSql(spec, binds, undefined, p.at);
-  const where = conditions(spec, p, ctx.config, binds);
+  const where = conditions(spec, p, ctx, binds);
   return { sql: `with ${base} select count(*)::int as n from b ${where.length ? `where ${where.join(' and ')}` : ''}`, values: binds.values };
 }
 
@@ -307,7 +330,7 @@ function totalsQuery(ctx: ReportCtx, p: InventoryParams) {
   const spec = KINDS[p.kind];
   const binds = new Binds();
   const base = baseSql(spec, binds, undefined, p.at);
-  const where = ['b.currency is not null', ...conditions(spec, p, ctx.config, binds)];
+  const where = ['b.currency is not null', ...conditions(spec, p, ctx, binds)];
   // What each row shows (fieldSql): a row stopped through cloudtally since its snapshot costs 0.
   const cost = (column: string) => `sum(${fieldSql(p.kind, column)}) as ${column}`;
   return {
@@ -472,6 +495,7 @@ export const inventoryReport: Report<InventoryParams> = defineReport({
     };
   },
 
+  scoped: true,
   async filters(ctx, params) {
     const spec = KINDS[params.kind];
     const fields: FilterField[] = [
@@ -537,7 +561,7 @@ function exportQuery(ctx: ReportCtx, p: InventoryParams, select: readonly string
   const spec = KINDS[p.kind];
   const binds = new Binds();
   const base = baseSql(spec, binds, undefined, p.at);
-  const where = conditions(spec, p, ctx.config, binds);
+  const where = conditions(spec, p, ctx, binds);
   const sql = `with ${base}
     select ${select.join(', ')} from b
     ${where.length ? `where ${where.join(' and ')}` : ''}

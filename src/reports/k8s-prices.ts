@@ -12,6 +12,8 @@ import { latestSnapshots, latestSnapshotsSql } from '../db/latest-snapshots.js';
 import { freshnessNotes } from './shared/snapshots.js';
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
+import { scopeOf } from './shared/access-scope.js';
+import { tagsInScopeSql, type TagScope } from '../db/access-scope-sql.js';
 import { latestTotals } from '../costing/current-costs.js';
 import { runRateItems } from './shared/summary.js';
 import { totalRow } from './shared/totals.js';
@@ -50,7 +52,7 @@ const ORDER: Record<(typeof SORTS)[number], string> = {
 };
 
 /** The clusters of the latest pricing snapshots matching the filters, as CTEs `latest` and `rows`. */
-function rowsCte(p: K8sPricesParams): { sql: string; values: unknown[] } {
+function rowsCte(p: K8sPricesParams, scope: TagScope | null): { sql: string; values: unknown[] } {
   return {
     sql: `latest as (${latestSnapshotsSql('$1')}),
       rows as (
@@ -59,18 +61,20 @@ function rowsCte(p: K8sPricesParams): { sql: string; values: unknown[] } {
           k.discount_percent, k.tax_percent, k.price_status, ${PARTS.map(partSql).join(', ')}
         from latest l join k8s_cluster_prices k on k.snapshot_id = l.id
         where ($2::int is null or coalesce(k.project_id, l.project_id) = $2) and ($3::int is null or coalesce(k.region_id, l.region_id) = $3)
+          -- A scoped user's clusters: those whose configured tags (k8s_clusters) are in the scope.
+          and ($4::text is null or ${tagsInScopeSql('k.tags', '$4::text', '$5::text[]')})
       )`,
-    values: [['k8s_price'], p.project ?? null, p.region ?? null],
+    values: [['k8s_price'], p.project ?? null, p.region ?? null, scope?.key ?? null, scope ? [...scope.values] : null],
   };
 }
 
 async function fetchRows(ctx: ReportCtx, p: K8sPricesParams, limit: number, offset: number): Promise<{ rows: Row[]; total: number }> {
   const dir = p.dir ?? (p.sort === 'price_per_hour' || p.sort === 'price_per_month' ? 'desc' : 'asc');
   const order = p.sort ? `${ORDER[p.sort]} ${dir}, scope_key, cluster_name` : 'scope_key, cluster_name';
-  const cte = rowsCte(p);
+  const cte = rowsCte(p, scopeOf(ctx));
   const found = await ctx.db.query<Record<string, unknown>>(
     `with ${cte.sql}
-      select *, count(*) over ()::int as total_rows from rows order by ${order} limit $4 offset $5`,
+      select *, count(*) over ()::int as total_rows from rows order by ${order} limit $6 offset $7`,
     [...cte.values, limit, offset],
   );
   return {
@@ -87,7 +91,7 @@ async function fetchRows(ctx: ReportCtx, p: K8sPricesParams, limit: number, offs
 const SUMMED = ['price_per_hour', 'price_per_month', 'price_without_discount_per_month', ...PARTS.flatMap((part) => [`${part}_per_hour`, `${part}_items`])];
 
 async function totals(ctx: ReportCtx, p: K8sPricesParams): Promise<Row[]> {
-  const cte = rowsCte(p);
+  const cte = rowsCte(p, scopeOf(ctx));
   const found = await ctx.db.query<Record<string, unknown>>(
     `with ${cte.sql}
       select currency, ${SUMMED.map((k) => (k.endsWith('_items') ? `sum(${k})::int as ${k}` : `sum(${k}) as ${k}`)).join(', ')}
@@ -138,8 +142,9 @@ export const k8sPricesReport: Report<K8sPricesParams> = defineReport({
     const [{ rows: all, total }, snapshots, runRates, clusterTotals] = await Promise.all([
       footedRows(ctx, params, totalsNow),
       latestSnapshots(ctx.db, ['k8s_price']),
-      // The run-rate per currency as the cost reports count it (every cluster, not the page's).
-      latestTotals(ctx.db, { kind: 'k8s_price', projectId: params.project, regionId: params.region }),
+      // The run-rate per currency as the cost reports count it (every cluster, not the page's):
+      // read from every team's figures, so not shown to a scoped user (the table's totals are theirs).
+      scopeOf(ctx) ? Promise.resolve([]) : latestTotals(ctx.db, { kind: 'k8s_price', projectId: params.project, regionId: params.region }),
       totalsNow,
     ]);
     const rows = all.slice(page.offset, page.offset + page.limit);
@@ -178,4 +183,5 @@ export const k8sPricesReport: Report<K8sPricesParams> = defineReport({
     const sums = totals(ctx, params);
     return { columns: COLUMNS, rows: listRows((await footedRows(ctx, params, sums)).rows), totals: () => sums };
   },
+  scoped: true,
 }, { cached: true });

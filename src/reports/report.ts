@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { ColumnKind, PresentedColumn, Row } from '../present/column.js';
 import type { ExportSql } from '../present/csv-sql.js';
+import type { AccessScope } from '../auth/access-scope.js';
 
 export type { ColumnKind, Row } from '../present/column.js';
 export type { ExportSql } from '../present/csv-sql.js';
@@ -212,6 +213,12 @@ export interface ReportContext<Db = unknown, Cfg = unknown> {
   reads?: ReadRouter<Db>;
   /** Told of every computation of a report and how each cached lookup was answered (the metrics). */
   observer?: ReportObserver;
+  /**
+   * What the requesting user may see (team-scoped access): only resources whose tag matches.
+   * null or absent: everything (an unscoped user, a service-wide computation). Optional so that
+   * service-wide callers (warming, alerts, tests of unscoped figures) need not say it.
+   */
+  scope?: AccessScope | null;
 }
 
 /** How a report cache lookup was answered (reports/shared/cache.ts). */
@@ -279,4 +286,9 @@ export interface ReportDefinition<P = unknown, Db = unknown, Cfg = unknown> {
   cached?: boolean;
   /** For a dataset export: its metadata, the same for every answer (see DatasetMetadata). */
   datasetMetadata?: DatasetMetadata;
+  /**
+   * Whether the report answers a team-scoped user (ctx.scope) with only the scope's resources.
+   * A report without it is refused to scoped users (403) rather than show figures of everyone.
+   */
+  scoped?: boolean;
 }

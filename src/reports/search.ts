@@ -8,6 +8,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { Binds } from '../db/binds.js';
 import type { Queryable } from '../db/connection.js';
+import { scopeCondition, scopeOf } from './shared/access-scope.js';
 import { regionNames } from './shared/regions.js';
 import type { ReportCtx } from './shared/types.js';
 
@@ -60,19 +61,21 @@ interface SearchSource {
   scoped?: false;
   /** The record has IP addresses (fixed_ip_assignments: search_ip_addresses, migration 0029). */
   ips?: true;
+  /** How a team scope applies: by the version's tags, through its instance's tags (ports), or not at all (no tags: a scoped user finds none). */
+  scopedBy: 'tags' | 'instance' | 'none';
   /** The kind can have as many resources as instances: its current versions have an index in name order (migration 0029). */
   large?: true;
 }
 
 const SOURCES: readonly SearchSource[] = [
-  { kind: 'instance', label: 'Instance', inventoryKind: 'instances', table: 'instances_versions', id: 'v.instance_id', key: ['instance_id'], name: 'v.name', status: 'v.status', tags: true, ips: true, large: true },
-  { kind: 'cluster_server', label: 'GPU cluster server', inventoryKind: 'servers', table: 'gpu_cluster_servers_versions', id: 'v.server_id', key: ['cluster_id', 'server_id'], name: 'v.name', status: "coalesce(nullif(trim(v.status), ''), v.vm_state)", tags: true, ips: true, large: true },
-  { kind: 'cluster', label: 'GPU cluster', inventoryKind: 'clusters', table: 'gpu_clusters_versions', id: 'v.cluster_id', key: ['cluster_id'], name: 'v.cluster_name', status: 'v.cluster_status', tags: true },
-  { kind: 'port', label: 'Instance port', inventoryKind: 'ports', table: 'instance_ports_versions', id: 'v.port_id', key: ['instance_id', 'port_id'], name: 'v.name', status: 'null::text', tags: false, large: true },
-  { kind: 'keypair', label: 'Keypair', inventoryKind: 'keypairs', table: 'keypairs_versions', id: 'v.keypair_id', key: ['keypair_id'], name: 'v.name', status: 'v.state', tags: false },
-  { kind: 'storage_key', label: 'Storage SSH key', inventoryKind: 'storage-keys', table: 'storage_ssh_keys_versions', id: 'v.key_id::text', key: ['key_id'], name: 'v.name', status: 'null::text', tags: false, scoped: false },
-  { kind: 'k8s_cluster', label: 'Kubernetes cluster', inventoryKind: 'resources', table: 'k8s_cluster_prices_versions', id: 'v.cluster_name', key: ['cluster_name'], name: 'v.cluster_name', status: 'v.price_status', tags: true },
-  { kind: 'image_tag', label: 'Image tag', inventoryKind: 'image-tags', table: 'image_tags_versions', id: "v.image_id || '/' || v.key", key: ['image_id', 'key'], name: "v.key || '=' || coalesce(v.value, '')", status: 'null::text', tags: false },
+  { kind: 'instance', label: 'Instance', inventoryKind: 'instances', table: 'instances_versions', id: 'v.instance_id', key: ['instance_id'], name: 'v.name', status: 'v.status', tags: true, ips: true, large: true, scopedBy: 'tags' },
+  { kind: 'cluster_server', label: 'GPU cluster server', inventoryKind: 'servers', table: 'gpu_cluster_servers_versions', id: 'v.server_id', key: ['cluster_id', 'server_id'], name: 'v.name', status: "coalesce(nullif(trim(v.status), ''), v.vm_state)", tags: true, ips: true, large: true, scopedBy: 'tags' },
+  { kind: 'cluster', label: 'GPU cluster', inventoryKind: 'clusters', table: 'gpu_clusters_versions', id: 'v.cluster_id', key: ['cluster_id'], name: 'v.cluster_name', status: 'v.cluster_status', tags: true, scopedBy: 'tags' },
+  { kind: 'port', label: 'Instance port', inventoryKind: 'ports', table: 'instance_ports_versions', id: 'v.port_id', key: ['instance_id', 'port_id'], name: 'v.name', status: 'null::text', tags: false, large: true, scopedBy: 'instance' },
+  { kind: 'keypair', label: 'Keypair', inventoryKind: 'keypairs', table: 'keypairs_versions', id: 'v.keypair_id', key: ['keypair_id'], name: 'v.name', status: 'v.state', tags: false, scopedBy: 'none' },
+  { kind: 'storage_key', label: 'Storage SSH key', inventoryKind: 'storage-keys', table: 'storage_ssh_keys_versions', id: 'v.key_id::text', key: ['key_id'], name: 'v.name', status: 'null::text', tags: false, scoped: false, scopedBy: 'none' },
+  { kind: 'k8s_cluster', label: 'Kubernetes cluster', inventoryKind: 'resources', table: 'k8s_cluster_prices_versions', id: 'v.cluster_name', key: ['cluster_name'], name: 'v.cluster_name', status: 'v.price_status', tags: true, scopedBy: 'tags' },
+  { kind: 'image_tag', label: 'Image tag', inventoryKind: 'image-tags', table: 'image_tags_versions', id: "v.image_id || '/' || v.key", key: ['image_id', 'key'], name: "v.key || '=' || coalesce(v.value, '')", status: 'null::text', tags: false, scopedBy: 'none' },
 ];
 
 /** How `q` may match, decided once per search (each way has its own index: migration 0029). */
@@ -136,7 +139,7 @@ const WALK_ROWS = 500;
  *   containing "m-46" all sort after "m-45...").
  * - Removed ones, only while the current ones leave room within the limit.
  */
-function sourceSql(source: SearchSource, ways: MatchWays, p: SearchBinds): string {
+function sourceSql(source: SearchSource, ways: MatchWays, p: SearchBinds, inScope: string): string {
   const sameKey = source.key.map((c) => `w.${c} = v.${c}`).join(' and ');
   const m = matchConditions(source, ways, p);
   const others = [m.idPrefix, m.ip, m.name, m.tag].filter((c) => c !== 'false').join(' or ');
@@ -148,9 +151,9 @@ function sourceSql(source: SearchSource, ways: MatchWays, p: SearchBinds): strin
         ${source.scoped === false ? 'null::int as project_id, null::int as region_id' : 'v.project_id, v.region_id'}, ${source.status} as status, v.valid_to as removed_at,
         ${matched} as matched`;
   const label = `case when ${m.idPrefix} then 'id prefix' when ${m.ip} then 'ip' when ${m.name} then 'name' else 'tag' end`;
-  const matching = `not (${m.id}) and (${others})`;
+  const matching = `not (${m.id}) and (${others}) and ${inScope}`;
   const exact = `(select ${columns(`'id'`)} from ${source.table} v
-      where ${m.id} and (v.valid_to is null or v.valid_to > ${p.since()}) and ${latest})`;
+      where ${m.id} and ${inScope} and (v.valid_to is null or v.valid_to > ${p.since()}) and ${latest})`;
   // offset 0 keeps the sort out of the scan: the planner reads the matches' indexes, then sorts.
   const indexed = `select * from (select ${columns(label)} from ${source.table} v where v.valid_to is null and ${matching} offset 0) t`;
   // An IP address matches a handful: its index answers at once, a walk in name order would not help.
@@ -194,8 +197,8 @@ type SearchRow = {
 };
 
 /**
- * Searches every kind. `ctx.db` is read as the reports read it (a future team scope restricts
- * the rows here, as in the reports' filters).
+ * Searches every kind, within the user's team scope (ctx.scope) when there is one. `ctx.db` is
+ * read as the reports read it.
  */
 export async function search(ctx: ReportCtx, params: SearchParams): Promise<SearchResult[]> {
   const q = params.q;
@@ -203,7 +206,13 @@ export async function search(ctx: ReportCtx, params: SearchParams): Promise<Sear
   const ways: MatchWays = { idPrefix: q.length >= 4, ip: isIP(q) !== 0, nameSubstring: q.length >= 3 };
   const binds = new Binds();
   const p = searchBinds(binds, { q, qLike: likeLiteral(q), lowerLike: likeLiteral(q.toLowerCase()), since, limit: params.limit });
-  const text = `select * from (${SOURCES.map((source) => sourceSql(source, ways, p)).join('\nunion all\n')}) r
+  const scope = scopeOf(ctx);
+  // A team-scoped user finds only resources carrying the scope's tag (ports: their instance's).
+  const byTags = scopeCondition(scope, 'v', binds);
+  const byInstance = scope ? `exists (select 1 from instances_versions i where i.scope_key = v.scope_key and i.instance_id = v.instance_id and ${scopeCondition(scope, 'i', binds)})` : 'true';
+  const sources = SOURCES.filter((source) => !scope || source.scopedBy !== 'none');
+  const inScope = (source: SearchSource) => (source.scopedBy === 'instance' ? byInstance : byTags);
+  const text = `select * from (${sources.map((source) => sourceSql(source, ways, p, inScope(source))).join('\nunion all\n')}) r
       order by (r.matched = 'id') desc, (r.removed_at is null) desc, lower(coalesce(r.name, '')), r.kind, r.id
       limit ${p.limit()}`;
   const rows = await ctx.db.query<SearchRow>(text, binds.values);

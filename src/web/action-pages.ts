@@ -2,10 +2,12 @@ import { Router, type Request, type Response } from 'express';
 import {
   cancelScheduledStop,
   executeStop,
+  getScheduledStop,
   notifyCancelled,
   notifyScheduled,
   parseInstanceRefs,
   planStop,
+  refuseOutOfScope,
   scheduleStops,
   type InstanceRef,
   type MoneyTotal,
@@ -14,13 +16,14 @@ import {
   type StopPlan,
   type StopPlanItem,
 } from '../actions/index.js';
-import { AUDIT_RESULT_LABELS } from '../actions/audit.js';
+import { AUDIT_ACTIONS, AUDIT_RESULT_LABELS, type AuditAction } from '../actions/audit.js';
 import type { SendOptions } from '../actions/notify.js';
 import type { Config } from '../config/index.js';
 import type { Queryable } from '../db/connection.js';
 import { formatMoney, formatTimestamp } from '../present/format.js';
 import { reportUrls } from '../present/urls.js';
 import { ruleMatchText } from '../read-models/idle-rules.js';
+import { formatInstanceRef } from '../read-models/refs.js';
 import { ClientError, invalidParameters } from './errors.js';
 import { setFlash } from './flash.js';
 import { readForm } from './form.js';
@@ -119,7 +122,23 @@ export function actionPages(deps: MountDeps): Router {
     return { name: identity.name, role: identity.role };
   };
 
+  /** Refuses (403) when a ref is outside the user's scope; audited when it is an attempt. */
+  const guardScope = async (res: Response, refs: InstanceRef[], attempt: { action?: AuditAction; reason: string | null } | null): Promise<void> => {
+    const identity = res.locals.identity;
+    if (!identity?.scope) return;
+    const refusal = await refuseOutOfScope(deps.db, { ...actorOf(res), scope: identity.scope }, refs, {
+      action: attempt?.action,
+      reason: attempt?.reason ?? null,
+      now: now(),
+      audit: attempt !== null,
+    });
+    if (!refusal) return;
+    if (attempt) res.locals.log.warn({ user: identity.name, refused: refusal.refs.map(formatInstanceRef) }, 'action refused: outside the user\'s scope');
+    throw new ClientError(403, 'outside_scope', refusal.message);
+  };
+
   const renderConfirm = async (req: Request, res: Response, refs: InstanceRef[], extra: { error?: string; reason?: string; returnTo: string; status?: number }) => {
+    await guardScope(res, refs, null);
     const plan: StopPlan = await planStop(deps.db, refs, { rules: deps.config, now: now() });
     const items = plan.items.map(itemView);
     await deps.render(
@@ -182,6 +201,7 @@ export function actionPages(deps: MountDeps): Router {
 
   router.post('/actions/stop', operator, async (req, res) => {
     const refs = refsFrom(stopForm(req).instance);
+    await guardScope(res, refs, { action: AUDIT_ACTIONS.stop, reason: stopForm(req).reason.trim().slice(0, REASON_MAX) || null });
     const reason = await reasonOr400(req, res, refs);
     if (reason === null) return;
     const dryRun = isDryRun(req);
@@ -217,6 +237,7 @@ export function actionPages(deps: MountDeps): Router {
 
   router.post('/actions/stop/schedule', operator, async (req, res) => {
     const refs = refsFrom(stopForm(req).instance);
+    await guardScope(res, refs, { action: AUDIT_ACTIONS.scheduleStop, reason: stopForm(req).reason.trim().slice(0, REASON_MAX) || null });
     const reason = await reasonOr400(req, res, refs);
     if (reason === null) return;
     if (isDryRun(req)) {
@@ -263,6 +284,8 @@ export function actionPages(deps: MountDeps): Router {
     const id = /^\d{1,9}$/.test(String(req.params.id)) ? Number(req.params.id) : NaN;
     if (!Number.isSafeInteger(id)) throw invalidParameters([{ field: 'id', message: 'must be a scheduled stop id' }]);
     const back = safeReturnPath(readForm(req.body, { single: ['return_to'] }).return_to) ?? SCHEDULED_REPORT;
+    const scheduled = res.locals.identity?.scope ? await getScheduledStop(deps.db, id) : null;
+    if (scheduled) await guardScope(res, [scheduled.ref], { action: AUDIT_ACTIONS.cancelScheduledStop, reason: `cancel scheduled stop #${id}` });
     const scheduleDeps = { db: deps.db, config: deps.config, logger: res.locals.log, notify: deps.notify };
     const { cancelled, stop } = await cancelScheduledStop(scheduleDeps, { id, actor: actorOf(res), now: now() });
     if (!stop) throw new ClientError(404, 'not_found', `No scheduled stop #${id}.`);

@@ -4,6 +4,7 @@ import { Eta } from 'eta';
 import { describeAccessScope } from '../auth/access-scope.js';
 import { isLoopbackAddress, normaliseAddress } from '../auth/addresses.js';
 import { accountKey, type Identity } from '../auth/identity.js';
+import type { AccessScope } from '../auth/access-scope.js';
 import { authModeOf, LOCAL_ONLY_BANNER } from '../auth/mode.js';
 import { burnPasswordCheck, passwordCheckLimiter, verifyPassword } from '../auth/password.js';
 import { LimiterFullError, type Limiter } from '../limiter.js';
@@ -107,7 +108,7 @@ export function createWebAuth(deps: WebAuthDeps): WebAuth {
       const verdict = proxy.identify(peer, (name) => req.get(name));
       if (verdict.kind === 'user') return { identity: verdict.identity, refusal: null };
       if (verdict.kind === 'refused') {
-        return { identity: null, refusal: `The sign-in proxy names user "${verdict.name}", who has no role in cloudtally (auth.proxy.role_map).` };
+        return { identity: null, refusal: verdict.reason ?? `The sign-in proxy names user "${verdict.name}", who has no role in cloudtally (auth.proxy.role_map).` };
       }
     }
     if (mode.passwords || mode.oidc) {

@@ -1,4 +1,4 @@
-import { Router, type Request, type Response } from 'express';
+import { Router, type NextFunction, type Request, type Response } from 'express';
 import { archiveBudget, BudgetNameTakenError, changeBudget, createBudget } from '../actions/budgets.js';
 import { BUDGET_GROUPINGS, BudgetSchema, normaliseBudget, type BudgetInput, type BudgetPeriod, type BudgetSettings, type Config } from '../config/index.js';
 import type { Database } from '../db/connection.js';
@@ -9,6 +9,8 @@ import { setFlash } from './flash.js';
 import { readForm } from './form.js';
 import type { RenderPage } from './render.js';
 import type { WebAuth } from './types.js';
+import { scopeOfRequest } from './request-scope.js';
+import { describeAccessScope } from '../auth/access-scope.js';
 
 /*
  * The budget editor for admins: new, change, archive. Viewers and operators read budgets in the
@@ -151,7 +153,19 @@ function idOf(req: Request): number {
 
 export function budgetPages(deps: MountDeps): Router {
   const router = Router();
-  const admin = deps.auth.requireRole('admin');
+  const requireAdmin = deps.auth.requireRole('admin');
+  /**
+   * An unscoped admin: budgets are read from every team's figures (not split by team yet), so a
+   * team-scoped admin may neither see nor change them.
+   */
+  const admin = (req: Request, res: Response, next: NextFunction): void => {
+    requireAdmin(req, res, (err?: unknown) => {
+      const scope = scopeOfRequest(res);
+      if (err) next(err);
+      else if (scope) next(new ClientError(403, 'forbidden', `Budgets cover every team; you see only ${describeAccessScope(scope)}, so you may not edit them.`));
+      else next();
+    });
+  };
   const now = deps.now ?? (() => new Date());
   const configuredNames = (deps.config.budgets ?? []).map((b) => b.name);
 

@@ -5,6 +5,7 @@ import { reportUrls } from '../present/urls.js';
 import type { ReportDefinition } from '../reports/report.js';
 import { isDatabaseUnavailable } from './errors.js';
 import { takeFlash, type Flash } from './flash.js';
+import { scopeOfRequest, visibleReports } from './request-scope.js';
 import type { AuthLayoutView, DataStatus } from './types.js';
 
 export type BannerKind = 'demo' | 'stale' | 'info' | 'error' | 'local';
@@ -146,7 +147,7 @@ export async function layoutView(deps: LayoutDeps, req: Request, res: Response, 
   const savedViews = await readSavedViews(deps, req, res);
   const onReportPage = currentReport !== null && req.method === 'GET' && req.path.startsWith('/reports/');
   return {
-    nav: navigation(deps.reports, currentReport),
+    nav: navigation(visibleReports(deps.reports, scopeOfRequest(res)), currentReport),
     banners: banners.map((b) => ({ ...b, short: BANNER_SHORT[b.kind] })),
     flash: takeFlash(req, res),
     csrf: { field: deps.csrfField, token: deps.csrfToken(req, res) },

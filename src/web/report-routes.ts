@@ -7,12 +7,14 @@ import type { Queryable } from '../db/connection.js';
 import { contentDisposition, csvFilename, streamCsv } from '../present/csv.js';
 import { isRegionColumn } from '../present/regions.js';
 import { reportMetadataUrl, reportUrls, type RawQuery } from '../present/urls.js';
-import { isDatabaseUnavailable, notFound } from './errors.js';
+import { ClientError, isDatabaseUnavailable, notFound } from './errors.js';
 import { toJson } from './json.js';
 import { SECTIONS } from './layout.js';
 import { API_PAGING, HTML_PAGING, parseReportQuery, toRawQuery } from './query.js';
 import { customViewTemplate, type RenderKeptPage, type RenderPage } from './render.js';
 import { buildReportView } from './report-view.js';
+import { describeAccessScope } from '../auth/access-scope.js';
+import { scopeOfRequest, visibleReports } from './request-scope.js';
 
 type AnyReport = ReportDefinition<unknown, unknown, unknown>;
 
@@ -52,8 +54,24 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
       throw notFound(`No report named "${name}". ${where}`);
     }
     res.locals.reportName = report.name;
+    const scope = scopeOfRequest(res);
+    if (scope && !report.scoped) {
+      throw new ClientError(403, 'forbidden', `The report "${report.title}" shows figures of every team; you see only ${describeAccessScope(scope)}.`);
+    }
     return report;
   };
+
+  /** Where the navigation starts: the overview, or for a scoped user (who may not open it) the inventory (else the first report they may open). */
+  const landing = (res: Response): string | null => {
+    const scope = scopeOfRequest(res);
+    if (!scope) return byName.has('overview') ? reportUrls('overview').html : null;
+    const visible = visibleReports(deps.reports, scope);
+    const first = visible.find((r) => r.name === 'inventory') ?? visible[0];
+    return first ? reportUrls(first.name).html : null;
+  };
+
+  /** The report context of this request: the user's scope decides what its reports show. */
+  const contextOf = (res: Response): ReportContext => oneDataVersion({ ...deps.context(), scope: scopeOfRequest(res) });
 
   /** A dataset export's metadata headers and a link to its metadata document, on every answer carrying its rows. */
   const setMetadataHeaders = (res: Response, report: AnyReport): void => {
@@ -64,7 +82,7 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
 
   const sendCsv = async (req: Request, res: Response, report: AnyReport, params: unknown, reportQuery: RawQuery, exact: boolean): Promise<void> => {
     // One data version per answer: read once, for the instant and the rows alike.
-    const ctx = oneDataVersion(deps.context());
+    const ctx = contextOf(res);
     const exported = await report.export(ctx, params);
     res.status(200);
     res.setHeader('Content-Type', 'text/csv; charset=utf-8');
@@ -90,15 +108,16 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
   };
 
   // The reports' own prefix without a name: where the navigation starts.
-  router.get('/reports', (_req, res) => res.redirect(302, byName.has('overview') ? reportUrls('overview').html : '/'));
+  router.get('/reports', (_req, res) => res.redirect(302, landing(res) ?? '/'));
 
   router.get('/', (req, res) => {
-    if (byName.has('overview')) return res.redirect(302, reportUrls('overview').html);
-    return deps.render(req, res, 'pages/index', { pageTitle: 'Reports', groups: groupsOf(deps.reports) });
+    const start = landing(res);
+    if (start) return res.redirect(302, start);
+    return deps.render(req, res, 'pages/index', { pageTitle: 'Reports', groups: groupsOf(visibleReports(deps.reports, scopeOfRequest(res))) });
   });
 
   router.get('/api/reports', (_req, res) => {
-    res.type('json').send(toJson({ reports: deps.reports.map(indexEntry) }));
+    res.type('json').send(toJson({ reports: visibleReports(deps.reports, scopeOfRequest(res)).map(indexEntry) }));
   });
 
   // Before /api/reports/:name, which would otherwise take "x.csv" as a name.
@@ -119,7 +138,7 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
     const report = find(req, res);
     const { params, ignored, page, format, reportQuery, exact } = await parseReportQuery(report, toRawQuery(req.query), 'json', API_PAGING);
     if (format === 'csv') return sendCsv(req, res, report, params, reportQuery, exact);
-    const ctx = oneDataVersion(deps.context());
+    const ctx = contextOf(res);
     const output = await report.run(ctx, params, page);
     // Region columns hold ids; their names beside the rows (the CSV's "Region name" column).
     const { names } = await namesOfRegions(ctx.db as Queryable, output);
@@ -156,7 +175,7 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
     const query = toRawQuery(req.query);
     const { params, ignored, page, reportQuery, columns } = await parseReportQuery(report, query, 'html', HTML_PAGING);
     // The page and its filters from one data version, read once.
-    const ctx = oneDataVersion(deps.context());
+    const ctx = contextOf(res);
     const [computed, filters] = await Promise.all([report.run(ctx, params, page), report.filters ? report.filters(ctx, params) : Promise.resolve(null)]);
     const output = ignored.length > 0 ? { ...computed, notes: [ignoredNote(ignored), ...computed.notes] } : computed;
     const { names, lookedUp } = await namesOfRegions(ctx.db as Queryable, output);

@@ -7,6 +7,7 @@ import { invalidParameters } from './errors.js';
 import { toJson } from './json.js';
 import { toRawQuery, zodFieldErrors } from './query.js';
 import type { RenderPage } from './render.js';
+import { scopeOfRequest } from './request-scope.js';
 
 export interface SearchRoutesDeps {
   context: () => ReportContext;
@@ -30,7 +31,7 @@ export function searchRoutes(deps: SearchRoutesDeps): Router {
 
   router.get('/api/search', async (req, res) => {
     const params = parse(req.query);
-    const ctx = deps.context() as ReportCtx;
+    const ctx = { ...deps.context(), scope: scopeOfRequest(res) } as ReportCtx;
     const results = await search(ctx, params);
     res.setHeader('Cache-Control', 'no-store');
     res.type('json').send(
@@ -58,7 +59,7 @@ export function searchRoutes(deps: SearchRoutesDeps): Router {
       return deps.render(req, res, 'pages/search', { pageTitle: 'Search', q: '', results: null });
     }
     const params = parse(req.query);
-    const ctx = deps.context() as ReportCtx;
+    const ctx = { ...deps.context(), scope: scopeOfRequest(res) } as ReportCtx;
     const results = await search(ctx, params);
     return deps.render(req, res, 'pages/search', {
       pageTitle: `Search: ${params.q}`,

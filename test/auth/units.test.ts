@@ -127,6 +127,7 @@ describe('proxy identity', () => {
     trustedAddresses: ['10.0.0.1'],
     roleMap: { ops: 'operator', root: 'admin', alice: 'viewer' },
     defaultRole: null,
+    teamScopes: null,
   });
   const headers = (h: Record<string, string>) => (name: string) => h[name];
 

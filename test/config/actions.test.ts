@@ -62,7 +62,7 @@ describe('users, sign-in and actions settings', () => {
       sessionSecret: SECRET,
       sessionTtlHours: 8,
       loginThrottle: { freeFailuresPerAccount: 3, freeFailuresPerAddress: 20, firstDelaySeconds: 1, maxDelaySeconds: 900, forgetAfterHours: 24 },
-      proxy: { header: 'x-auth-request-user', groupsHeader: 'x-auth-request-groups', trustedAddresses: ['10.0.0.0/8', '::1'], roleMap: { ops: 'operator' }, defaultRole: 'viewer' },
+      proxy: { header: 'x-auth-request-user', groupsHeader: 'x-auth-request-groups', trustedAddresses: ['10.0.0.0/8', '::1'], roleMap: { ops: 'operator' }, defaultRole: 'viewer', teamScopes: null },
       oidc: null,
     });
     // Tag keys go through the same case and aliases as the collected tags.

@@ -55,7 +55,7 @@ describe('notification channels and scheduled deliveries', () => {
       { name: 'finance-mail', type: 'email', to: ['finance@example.com'], allowPrivateNetwork: false },
     ]);
     expect(config.smtp).toEqual({ url: SMTP, host: 'mail.example.com:465', from: 'cloudtally@tally-1' });
-    expect(config.deliveries).toEqual([{ id: '0', name: null, report: 'monthly', params: { by: 'tag:cost-center' }, schedule: '0 7 1 * *', notify: ['finance-mail'], format: 'csv' }]);
+    expect(config.deliveries).toEqual([{ id: '0', name: null, report: 'monthly', params: { by: 'tag:cost-center' }, schedule: '0 7 1 * *', notify: ['finance-mail'], format: 'csv', scope: null }]);
     expect(config.outbox).toMatchObject({ maxAttempts: 5, firstRetrySeconds: 60 });
 
     const safe = JSON.stringify(describeConfig(config));

@@ -10,6 +10,7 @@
 import { isDatabaseUnavailable } from '../../db/errors.js';
 import { cacheKey, dataVersionOf, ReportCache, withNow, type CacheOutcome } from './cache.js';
 import { regionIdsOf, regionNames } from './regions.js';
+import { scopeCacheKeyPart } from './access-scope.js';
 import type { ReportOutput } from '../report.js';
 import type { Report, ReportCtx } from './types.js';
 
@@ -50,7 +51,7 @@ export function defineReport<P>(report: Report<P>, options: DefineOptions = {}):
     if (!options.cached) return computed(ctx, undefined, compute);
     const at = await atInstant(ctx);
     const observe = ctx.observer ? (outcome: CacheOutcome) => ctx.observer!.looked(report.name, outcome) : undefined;
-    return reportCache.get(at, cacheKey([report.name, ...parts]), (version) => computed(at, version, compute), versionOptions, observe);
+    return reportCache.get(at, cacheKey([report.name, scopeCacheKeyPart(ctx), ...parts]), (version) => computed(at, version, compute), versionOptions, observe);
   };
   return {
     ...report,
