@@ -92,7 +92,7 @@ describe.each(testDatabases())('OpenID Connect sign-in on $name', ({ open }) => 
     expect(back.status).toBe(303);
     expect(back.headers.location).toBe('/');
     const page = await b.get('/reports/idle');
-    expect(page.body).toContain('Signed in as <strong>lead</strong> (operator, sees team = ml)');
+    expect(page.body).toMatch(/Signed in as <strong>lead<\/strong> \(operator, <span class="access-scope"[^>]*>sees team = ml<\/span>\)/);
     expect((await b.get('/api/reports/idle')).status).toBe(200);
     const out = await b.post('/logout', {});
     expect(out.status).toBe(303);
