@@ -1,5 +1,5 @@
 /**
- * `npm run bench reports [-- --instances 100000 --scopes 10 --days 30 --hourly-days 7 --samples 30 --users 50 --keep]`
+ * `npm run bench reports [-- --instances 100000 --scopes 10 --days 30 --hourly-days 7 --samples 30 --users 50 --keep --team-scope]`
  *
  * Reports over a month of history in the local Postgres: a fresh database `ct_bench_reports_<pid>_<time>_<random>`
  * (on --database-url, default postgres://postgres@127.0.0.1:5432/postgres; dropped afterwards
@@ -11,6 +11,9 @@
  * (every request computes, as the first one after a collection does) and then on (as served), a
  * full 100,000-row CSV export (time, peak memory growth), the FOCUS export of the month, and the
  * overview's p95 under --users concurrent users (cache off, then on).
+ * With --team-scope the history gets the cost partitions of the `team` key (as when a team scope is
+ * configured): the rollups are timed with and without them in the same run, and a user scoped to
+ * team data (signed in through the proxy header) reads the cost reports, cache off.
  */
 import { loadAverage, ms, out, percentile, secs, spread } from './measure.js';
 import { BENCH_SERVER, parseBenchOptions } from './options.js';
@@ -41,6 +44,8 @@ import { csvColumns, csvQuery } from '../src/present/csv.js';
 import { DEFAULT_CACHE_OPTIONS } from '../src/reports/shared/cache.js';
 import { reportCache } from '../src/reports/shared/define.js';
 import { createWebApp } from '../src/web/app.js';
+import { BENCH_SCOPE, rollupsWithPartitions, scopedReportTimings } from './partitions.js';
+import { ensurePartitionKeys, partitionKeys } from '../src/costing/derive/partition-keys.js';
 import { foldSnapshots, generateClustersAndK8s, generateFlavors, generateInstances, generatePresence, generateRunsAndSnapshots, type BenchShape } from './reports-data.js';
 
 
@@ -52,7 +57,7 @@ function parseArgs(args: string[]): Options {
 }
 
 const parseOptions = (args: string[]) =>
-  parseBenchOptions('reports', args, { databaseUrl: BENCH_SERVER as string, instances: 100_000, scopes: 10, days: 30, hourlyDays: 7, samples: 30, users: 50, requestsPerUser: 10, keep: false, noFocusExport: false, reuse: null as string | null });
+  parseBenchOptions('reports', args, { databaseUrl: BENCH_SERVER as string, instances: 100_000, scopes: 10, days: 30, hourlyDays: 7, samples: 30, users: 50, requestsPerUser: 10, keep: false, noFocusExport: false, teamScope: false, reuse: null as string | null });
 type Options = ReturnType<typeof parseOptions>;
 
 
@@ -132,19 +137,19 @@ export async function sealThinnedDays(db: Database, shape: BenchShape): Promise<
 // ---------------------------------------------------------------------------------------------
 // HTTP measurements.
 
-async function timedGet(url: string): Promise<{ ms: number; status: number; bytes: number }> {
+async function timedGet(url: string, headers?: Record<string, string>): Promise<{ ms: number; status: number; bytes: number }> {
   const t = performance.now();
-  const res = await request(url);
+  const res = await request(url, headers ? { headers } : {});
   let bytes = 0;
   for await (const chunk of res.body) bytes += (chunk as Buffer).length;
   return { ms: performance.now() - t, status: res.statusCode, bytes };
 }
 
-async function sample(url: string, n: number): Promise<number[]> {
-  for (let i = 0; i < 2; i++) await timedGet(url); // warm-up
+async function sample(url: string, n: number, headers?: Record<string, string>): Promise<number[]> {
+  for (let i = 0; i < 2; i++) await timedGet(url, headers); // warm-up
   const times: number[] = [];
   for (let i = 0; i < n; i++) {
-    const r = await timedGet(url);
+    const r = await timedGet(url, headers);
     if (r.status !== 200) throw new Error(`GET ${url} answered ${r.status}`);
     times.push(r.ms);
   }
@@ -328,6 +333,8 @@ export async function main(args: string[]): Promise<void> {
       out(`reusing ${dbName}: newest snapshot ${end.toISOString()}`);
       results.shape = { reused: dbName, end: end.toISOString() };
     } else {
+      // With --team-scope, as the service does when a team scope is configured: the history gets the team key's cost partitions.
+      if (o.teamScope) await ensurePartitionKeys(db, [BENCH_SCOPE.key], silentLogger());
       const roll = await generate(db, shape);
       const perRun = roll.perRun;
       results.rollups = { runs: perRun.length, p50Ms: percentile(perRun, 50), p95Ms: percentile(perRun, 95), totalMs: roll.total };
@@ -339,6 +346,8 @@ export async function main(args: string[]): Promise<void> {
     );
     out(`database ${size[0]!.db} (instance versions ${Number(size[0]!.versions).toLocaleString('en-US')}, ${size[0]!.instances}; staged rows left ${size[0]!.staged}); ${Number(size[0]!.rollups).toLocaleString('en-US')} rollup rows`);
 
+    const teamScoped = (await partitionKeys(db)).includes(BENCH_SCOPE.key);
+    if (teamScoped) results.partitionRollups = await rollupsWithPartitions(db, 3);
     const config = loadConfig({});
     const database = db;
     const now = new Date(end.getTime() + 30 * 60_000);
@@ -436,6 +445,11 @@ export async function main(args: string[]): Promise<void> {
         const over = p95s.filter(([, p95]) => p95 >= 100);
         out(`cache off: ${p95s.length - over.length}/${p95s.length} p95s under 100 ms (target: all)${over.length ? `; over: ${over.map(([l, p]) => `${l} ${ms(p)}`).join(', ')}` : ''} (load ${loadAverage()})`);
       }
+    }
+    if (teamScoped) {
+      reportCache.configure({ ttlMs: 0 });
+      results.teamScoped = await scopedReportTimings(database, now, o.samples, sample);
+      reportCache.configure({ ttlMs: DEFAULT_CACHE_OPTIONS.ttlMs });
     }
 
     out('');

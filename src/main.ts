@@ -40,6 +40,8 @@ import {
   type Stoppable,
 } from './ops/index.js';
 import { openMigratedDatabase } from './ops/startup.js';
+import { ensurePartitionKeys } from './costing/derive/partition-keys.js';
+import { configuredScopeKeys } from './auth/configured-scopes.js';
 import { costGaugeFigures } from './reports/cost-gauges.js';
 import { allReports } from './reports/index.js';
 import { createReadRouting } from './reports/shared/read-routing.js';
@@ -298,6 +300,8 @@ interface DemoHistoryProgress {
 async function startCollecting(deps: CollectingDeps): Promise<void> {
   const { logger } = deps;
   try {
+    // Before any collection: each snapshot's rollups then carry the partitions team scopes read.
+    await ensurePartitionKeys(deps.database, configuredScopeKeys(deps.collectorDeps.config), logger);
     if (deps.simulator && deps.days > 0 && (await isEmpty(deps.database))) {
       logger.info({ days: deps.days }, 'empty database: backfilling demo history');
       deps.onBackfill({ done: 0, total: demoHistorySteps(deps.days) });

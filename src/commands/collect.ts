@@ -4,6 +4,8 @@ import { workAfterRun } from '../notify/after-run.js';
 import { connectCloud, runtimeConfig } from '../connect-cloud.js';
 import type { Logger } from '../logger.js';
 import { openMigratedDatabase, sessionOptions } from '../ops/startup.js';
+import { ensurePartitionKeys } from '../costing/derive/partition-keys.js';
+import { configuredScopeKeys } from '../auth/configured-scopes.js';
 import { abortOnSignal, signalExitCode } from './signals.js';
 
 /** Time after a stop signal for the run to stop (DEFAULT_STOP_TIMEOUT_MS) plus closing everything. */
@@ -39,6 +41,7 @@ async function collectUntilStopped(config: Config, logger: Logger, signal: Abort
     open: sessionOptions(config.databaseSessions, runnerSessionName(runnerId)),
   });
   try {
+    await ensurePartitionKeys(database, configuredScopeKeys(config), logger);
     const cloud = await connectCloud(config, logger, { database });
     try {
       if (cloud.simulator) process.stdout.write('No cloud credentials: collecting the built-in simulator (demo data).\n');

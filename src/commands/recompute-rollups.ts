@@ -3,6 +3,8 @@ import { recomputeRollups } from '../collect/recompute.js';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../logger.js';
 import { openMigratedDatabase, sessionOptions } from '../ops/startup.js';
+import { ensurePartitionKeys } from '../costing/derive/partition-keys.js';
+import { configuredScopeKeys } from '../auth/configured-scopes.js';
 
 /** Exit codes of `recompute-rollups` (also in docs/tags.md). */
 export const RECOMPUTE_EXIT = {
@@ -29,6 +31,8 @@ export async function recomputeRollupsCommand(config: Config, logger: Logger): P
       process.stderr.write(`A collection is running (run ${running[0]!.id}); try again when it has finished.\n`);
       return RECOMPUTE_EXIT.collectionRunning;
     }
+    // A scope key configured since the last start gets its partitions here too (and is then complete).
+    await ensurePartitionKeys(database, configuredScopeKeys(config), logger);
     let lastPercent = -1;
     const summary = await recomputeRollups(database, config, {
       lockTimeoutMs: config.databaseSessions.lockTimeoutMs,

@@ -4,7 +4,8 @@ import { UNTAGGED } from '../db/schema.js';
 import { gapCapsFor, type GapCapSettings } from './gap-caps.js';
 import type { CostFilter } from './current-costs.js';
 import type { PricedKind } from './pricing.js';
-import { queryRows, sql, type SQL } from '../db/statement.js';
+import { arrayParam, queryRows, sql, type SQL } from '../db/statement.js';
+import { dimensionRows, dimensionWithin, type DimensionRows } from './partitions.js';
 import { capsKey, checkDayRange, gpuSums, pieceWindow, piecesCte, windowTimeRange, type CostOverTimeOptions } from './time-pieces.js';
 
 /**
@@ -28,14 +29,34 @@ export function effectiveRollupsSql(
   const values = sql.raw(`r.currency, case when r.currency is not null then r.price_per_hour end as price_per_hour,
     case when r.currency is not null then r.price_per_month end as price_per_month, r.resource_count, r.unpriced_count,
     r.gpu_count, case when r.currency is not null then r.gpu_price_per_hour end as gpu_price_per_hour, r.gpu_unknown_count`);
+  const rows = dimensionRows(dimension);
+  const fallback = fallbackPairs(rows);
   return sql`select ${cols}, r.group_value, ${values}
     from cost_rollups r join ${snaps} sn on sn.id = r.snapshot_id
-    where r.dimension = ${dimension}::text and ${alsoWhere}
+    where ${dimensionMatch(rows, sql.raw('r.dimension'))} and ${alsoWhere}
     union all
     select ${cols}, ${UNTAGGED}::text, ${values}
-    from cost_rollups r join ${snaps} sn on sn.id = r.snapshot_id
-    where r.dimension = 'kind' and left(${dimension}::text, 4) = 'tag:' and ${alsoWhere}
-      and not exists (select 1 from cost_rollups x where x.snapshot_id = r.snapshot_id and x.dimension = ${dimension}::text)`;
+    from cost_rollups r join ${snaps} sn on sn.id = r.snapshot_id ${fallback.join}
+    where ${fallback.kindMatch(sql.raw('r.dimension'))} and ${rows.isTag}::boolean and ${alsoWhere}
+      and not exists (select 1 from cost_rollups x where x.snapshot_id = r.snapshot_id and x.dimension = ${fallback.dim})`;
+}
+
+/** SQL: `column` is one of the dimension's rows (within its partitions: costing/partitions.ts). */
+function dimensionMatch(rows: DimensionRows, column: SQL): SQL {
+  return rows.dims.length === 1 ? sql`${column} = ${rows.dims[0]}::text` : sql`${column} = any(${arrayParam(rows.dims)}::text[])`;
+}
+
+/**
+ * How the `(untagged)` rule pairs each partition's `kind` rows with its tag dimension: one pair as
+ * bound values (company-wide: the plan as before partitions), several as a joined list.
+ */
+function fallbackPairs(rows: DimensionRows): { join: SQL; kindMatch: (column: SQL) => SQL; dim: SQL } {
+  if (rows.dims.length === 1) return { join: sql``, kindMatch: (column) => sql`${column} = ${rows.kindDims[0]}::text`, dim: sql`${rows.dims[0]}::text` };
+  return {
+    join: sql`cross join unnest(${arrayParam(rows.kindDims)}::text[], ${arrayParam(rows.dims)}::text[]) as pd(kind_dim, dim)`,
+    kindMatch: (column) => sql`${column} = pd.kind_dim`,
+    dim: sql`pd.dim`,
+  };
 }
 
 /** A group's figures over some days, exact decimal text. */
@@ -143,7 +164,8 @@ export function costOverDaysSql(query: DailyCostQuery, bucket: CostBucket): SQL 
   const kind = query.kind ?? null;
   const projectId = query.projectId ?? null;
   const regionId = query.regionId ?? null;
-  const dim = sql`${query.dimension}::text`;
+  const rows = dimensionRows(query.dimension);
+  const fallback = fallbackPairs(rows);
   const untagged = sql`${UNTAGGED}::text`;
   const noScopeFilter = sql`${projectId}::int is null and ${regionId}::int is null`;
   const filter = (t: string) =>
@@ -187,13 +209,13 @@ export function costOverDaysSql(query: DailyCostQuery, bucket: CostBucket): SQL 
         select d.day, d.group_value, d.currency, case when d.currency is not null then d.price_seconds end as price_seconds, d.resource_seconds, d.unpriced_resource_seconds,
           d.gpu_seconds, case when d.currency is not null then d.gpu_price_seconds end as gpu_price_seconds, d.gpu_unknown_resource_seconds
         from cost_daily d
-        where d.dimension = ${dim} and d.day = u.day and ${filter('d')}
+        where ${dimensionMatch(rows, sql.raw('d.dimension'))} and d.day = u.day and ${filter('d')}
         union all
         select d.day, ${untagged}, d.currency, case when d.currency is not null then d.price_seconds end, d.resource_seconds, d.unpriced_resource_seconds,
           d.gpu_seconds, case when d.currency is not null then d.gpu_price_seconds end, d.gpu_unknown_resource_seconds
-        from cost_daily d
-        where d.dimension = 'kind' and left(${dim}, 4) = 'tag:' and d.day = u.day and ${filter('d')}
-          and not exists (select 1 from cost_daily x where x.day = d.day and x.dimension = ${dim} and x.kind = d.kind and x.scope_key = d.scope_key)
+        from cost_daily d ${fallback.join}
+        where ${fallback.kindMatch(sql.raw('d.dimension'))} and ${rows.isTag}::boolean and d.day = u.day and ${filter('d')}
+          and not exists (select 1 from cost_daily x where x.day = d.day and x.dimension = ${fallback.dim} and x.kind = d.kind and x.scope_key = d.scope_key)
       ) d
     ),
     -- The days of the range whose totals are not read. NOT IN keeps it a hashed filter on one
@@ -209,15 +231,15 @@ export function costOverDaysSql(query: DailyCostQuery, bucket: CostBucket): SQL 
       select t.day, t.group_value, t.currency, case when t.currency is not null then t.price_seconds end as price_seconds, t.resource_seconds, t.unpriced_resource_seconds,
         t.gpu_seconds, case when t.currency is not null then t.gpu_price_seconds end as gpu_price_seconds, t.gpu_unknown_resource_seconds
       from cost_daily_totals t
-      where t.dimension = ${dim} and t.day between ${w.fromDay}::date and ${w.toDay}::date and t.day not in (select day from not_summed)
+      where ${dimensionMatch(rows, sql.raw('t.dimension'))} and t.day between ${w.fromDay}::date and ${w.toDay}::date and t.day not in (select day from not_summed)
         and ${noScopeFilter} and (${kind}::text is null or t.kind = ${kind}::text)
       union all
       select t.day, ${untagged}, t.currency, case when t.currency is not null then t.price_seconds end, t.resource_seconds, t.unpriced_resource_seconds,
         t.gpu_seconds, case when t.currency is not null then t.gpu_price_seconds end, t.gpu_unknown_resource_seconds
-      from cost_daily_totals t
-      where t.dimension = 'kind' and left(${dim}, 4) = 'tag:' and t.day between ${w.fromDay}::date and ${w.toDay}::date and t.day not in (select day from not_summed)
+      from cost_daily_totals t ${fallback.join}
+      where ${fallback.kindMatch(sql.raw('t.dimension'))} and ${rows.isTag}::boolean and t.day between ${w.fromDay}::date and ${w.toDay}::date and t.day not in (select day from not_summed)
         and ${noScopeFilter} and (${kind}::text is null or t.kind = ${kind}::text)
-        and not exists (select 1 from cost_daily_totals x where x.dimension = ${dim} and x.day = t.day)
+        and not exists (select 1 from cost_daily_totals x where x.dimension = ${fallback.dim} and x.day = t.day)
     )
     select ${sql.raw(BUCKET_SQL[bucket])} as bucket, group_value, currency,
       ${sql.raw(dividedOnce('sum(price_seconds)'))}::text as cost, ${sql.raw(dividedOnce('sum(resource_seconds)'))}::text as resource_hours,
@@ -238,12 +260,12 @@ export function costOverDaysSql(query: DailyCostQuery, bucket: CostBucket): SQL 
 
 /** Daily cost rows for [fromDay, toDay] with the configured caps and the report's now. */
 export function dailyCostsFor(q: Queryable, config: GapCapSettings, now: Date, dimension: string, fromDay: string, toDay: string, filter: CostFilter = {}): Promise<DailyCostRow[]> {
-  return dailyCosts(q, { fromDay, toDay, dimension, now, maxGapHours: gapCapsFor(config), ...filter });
+  return dailyCosts(q, { fromDay, toDay, now, maxGapHours: gapCapsFor(config), kind: filter.kind, projectId: filter.projectId, regionId: filter.regionId, dimension: dimensionWithin(filter.scope, dimension) });
 }
 
 /** The query of bucketCostsFor: cost per group and currency over `range` with the configured caps. */
 export function bucketCostQuery(config: GapCapSettings, now: Date, dimension: string, range: { fromDay: string; toDay: string }, filter: CostFilter = {}): DailyCostQuery {
-  return { fromDay: range.fromDay, toDay: range.toDay, dimension, now, maxGapHours: gapCapsFor(config), kind: filter.kind, projectId: filter.projectId, regionId: filter.regionId };
+  return { fromDay: range.fromDay, toDay: range.toDay, dimension: dimensionWithin(filter.scope, dimension), now, maxGapHours: gapCapsFor(config), kind: filter.kind, projectId: filter.projectId, regionId: filter.regionId };
 }
 
 /** Cost per group and currency over [fromDay, toDay], summed per month or over the whole range in SQL. */

@@ -7,12 +7,16 @@ import { latestSnapshotsSql } from '../db/latest-snapshots.js';
 import { sqlLiteral } from '../db/sql-literal.js';
 import { queryRows, sql, type SQL } from '../db/statement.js';
 import { effectiveRollupsSql } from './cost-over-time.js';
+import { dimensionWithin } from './partitions.js';
+import type { TagScope } from '../db/access-scope-sql.js';
 import { FIXED_DIMENSIONS, PRICED_KINDS, type PricedKind } from './pricing.js';
 
 export interface CostFilter {
   kind?: PricedKind;
   projectId?: number;
   regionId?: number;
+  /** A team scope: only its resources (their cost partitions, costing/partitions.ts); absent or null: everything. */
+  scope?: TagScope | null;
 }
 
 export interface GroupCost {
@@ -47,7 +51,7 @@ export function latestEffectiveCte(dimension: string, filter: CostFilter): SQL {
   const regionId = filter.regionId ?? null;
   return sql`latest as (${LATEST_PRICED}),
     eff as (
-      select * from (${effectiveRollupsSql(sql.raw('latest'), dimension)}) e
+      select * from (${effectiveRollupsSql(sql.raw('latest'), dimensionWithin(filter.scope, dimension))}) e
       where (${kind}::text is null or e.kind = ${kind}::text) and (${projectId}::int is null or e.project_id = ${projectId}::int)
         and (${regionId}::int is null or e.region_id = ${regionId}::int)
     )`;

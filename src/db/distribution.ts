@@ -51,6 +51,7 @@ export const REFERENCE_TABLES: readonly string[] = [
   'cost_daily_totals_days',
   'anomaly_explanations',
   'current_instances_stamp',
+  'cost_partition_keys',
 ];
 
 /** Tables on the coordinator only: the web app's and the actions' own state, small and transactional. */

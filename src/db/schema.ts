@@ -606,6 +606,19 @@ export const costRollups = pgTable(
 );
 
 /**
+ * The tag keys whose values get cost partitions (costing/partitions.ts): the keys of the
+ * configured access scopes, recorded at start-up. `complete_from`: the start of the first day
+ * from which every priced snapshot has the key's partitions (days sealed before the key was
+ * recorded keep only company-wide figures: their detail is gone). NULL until the history kept
+ * when the key was recorded has been given its partitions.
+ */
+export const costPartitionKeys = pgTable('cost_partition_keys', {
+  key: text('key').primaryKey(),
+  recordedAt: timestamptz('recorded_at').notNull().defaultNow(),
+  completeFrom: timestamptz('complete_from'),
+});
+
+/**
  * Accumulated cost per UTC day, scope, kind and group. Computed from snapshots before they are
  * pruned, so long-range reports keep working after retention.
  */

@@ -19,6 +19,8 @@ import { judge, type Judgement } from './shared/anomaly-stats.js';
 import { dailyGaps, type DayGap } from '../costing/coverage.js';
 import { coveredText, periodCoverage, rangeCoverage } from './shared/coverage.js';
 import { defineReport } from './shared/define.js';
+import { scopedCostNotes, scopeOf } from './shared/access-scope.js';
+import { describeAccessScope } from '../auth/access-scope.js';
 import { addDays, dimensionLabel, kindLabel } from './shared/format.js';
 import { optionalSelect } from './shared/fields.js';
 import { invalidParameter } from './shared/params.js';
@@ -90,7 +92,7 @@ export async function scanAnomalies(ctx: ReportCtx, dimension: string, range: { 
   const windowFrom = addDays(range.fromDay, -settings.baselineDays);
   const [gaps, costs, first] = await Promise.all([
     dailyGaps(ctx.db, ctx.config, { fromDay: windowFrom, toDay }, settings.baselineDays),
-    dailyCostsFor(ctx.db, ctx.config, ctx.now, dimension, windowFrom, toDay),
+    dailyCostsFor(ctx.db, ctx.config, ctx.now, dimension, windowFrom, toDay, { scope: scopeOf(ctx) }),
     ctx.db.query<{ first_at: Date | null }>('select min(taken_at) as first_at from snapshots where complete and kind = any($1::text[])', [PRICED_KINDS]),
   ]);
   const firstAt = first[0]?.first_at ? new Date(first[0].first_at).getTime() : null;
@@ -173,6 +175,11 @@ export async function explainRow(ctx: ReportCtx, dimension: string, r: AnomalyRo
       explanation_lines: lines,
       lines: r.gaps.map((g) => ({ kind: g.kind, scope: g.scope_key, covered_hours: g.covered_hours })),
     };
+  }
+  const scope = scopeOf(ctx);
+  if (scope && !(dimension === scope.by && scope.values.includes(r.group!))) {
+    // The explanation reads the whole group's resources, other teams' included: a team sees its own group's only.
+    return { ...base, explanation: `Not explained within your access scope (${describeAccessScope(scope)}): group by ${scope.by} to see what changed in your team's resources.`, explanation_lines: [], lines: [], since: r.since };
   }
   const e = await explainDay(ctx.db, ctx.config, ctx.now, { day: r.day, dimension, group: r.group!, currency: r.currency! });
   const persists = `Nothing of the group changed in the snapshots that day: the ${r.kind} flagged since ${r.since} persists (flagged until the new level makes up half of the baseline).`;
@@ -260,6 +267,7 @@ export const anomaliesReport: Report<AnomaliesParams> = defineReport(
     description: 'Days whose spend of a team or project jumped or fell against its usual level, with what changed in the snapshots; data gaps shown apart.',
     section: 'cost',
     params: anomaliesParams,
+    scoped: true,
 
     async run(ctx, params, page) {
       const r = await resolve(ctx, params);
@@ -287,6 +295,7 @@ export const anomaliesReport: Report<AnomaliesParams> = defineReport(
         coverage,
         previousCoverage,
         notes: [
+          ...(await scopedCostNotes(ctx)),
           `The baseline days before the period (${previousCoverage.from.slice(0, 10)} to ${addDays(previousCoverage.to.slice(0, 10), -1)}) ${coveredText(previousCoverage)}; only the days snapshots cover in full count in a baseline, never an uncovered day as 0.`,
           `Each complete day (UTC, up to ${r.scan.lastCompleteDay}) of each group and currency is compared with the median of its previous ${s.baselineDays} complete days. ` +
             `It is flagged when the change exceeds ${s.madMultiplier} x 1.4826 x the median absolute deviation of those days, is at least ${minChanges} in the currency and at least ${s.minChangePercent}% of the median.`,

@@ -9,8 +9,10 @@ import { activeBudgets } from '../read-models/budgets.js';
 import { reportUrls } from '../present/urls.js';
 import { lastBudgetAlerts } from './alerts.js';
 import type { ChartSpec, Column, Row } from './report.js';
-import { budgetMonth, coversText, windowDays, type BudgetFigures, type BudgetMonth } from './shared/budget-figures.js';
+import { budgetMonth, budgetsInScope, coversText, windowDays, type BudgetFigures, type BudgetMonth } from './shared/budget-figures.js';
 import { defineReport } from './shared/define.js';
+import { scopeOf } from './shared/access-scope.js';
+import { describeAccessScope } from '../auth/access-scope.js';
 import { FORECAST_DAYS } from './shared/forecast.js';
 import { chartNumber, isoDay } from './shared/format.js';
 import { coverageNote, hasData, isPartial } from './shared/coverage.js';
@@ -108,7 +110,7 @@ function burnUp(f: BudgetFigures): ChartSpec {
 }
 
 async function resolve(ctx: ReportCtx, params: BudgetsParams): Promise<{ m: BudgetMonth; rows: Row[] }> {
-  const budgets = await activeBudgets(ctx.db, ctx.config.budgets);
+  const budgets = budgetsInScope(ctx, await activeBudgets(ctx.db, ctx.config.budgets));
   const [m, alerts] = await Promise.all([budgetMonth(ctx, budgets, params.period), lastBudgetAlerts(ctx.db, budgets.map((b) => b.id))]);
   return { m, rows: m.figures.map((f) => rowOf(f, m, alerts.get(f.budget.id))) };
 }
@@ -148,6 +150,7 @@ export const budgetsReport: Report<BudgetsParams> = defineReport({
       'Totals add up the budgets of each currency and period (a month, a quarter and a year are never added together); budgets that overlap (the total and a team) count the same spend in each.',
       'Last alert: the newest threshold alert of the budget and whether it arrived; the alert history lists them all.',
       ...(isPartial(m.coverage) ? [coverageNote(m.coverage)] : []),
+      ...(scopeOf(ctx) ? [`Only the budgets of your scope's own groups (${describeAccessScope(scopeOf(ctx)!)}) are shown: a budget over the total or over other groups holds other teams' spend.`] : []),
       ...(m.figures.length === 0 ? ['No budgets yet: add them to the configuration file (`budgets`) or, as an admin, with "New budget".'] : []),
     ];
     return {
@@ -187,4 +190,5 @@ export const budgetsReport: Report<BudgetsParams> = defineReport({
     if (params.period && !options.some((o) => o.value === params.period)) options.push({ value: params.period, label: params.period });
     return [{ name: 'period', label: 'Month', type: 'select', value: params.period ?? '', options }];
   },
+  scoped: true,
 });

@@ -24,6 +24,7 @@ import { runRateSummary, shareCharts } from './shared/summary.js';
 import { defineReport } from './shared/define.js';
 import { groupedSpendParamShape } from './shared/spend-params.js';
 import type { Report, ReportCtx } from './shared/types.js';
+import { scopedCostNotes, scopeOf } from './shared/access-scope.js';
 import { pricedKindSelect, scopeFilterFields } from './shared/fields.js';
 import { gpuCells, gpuColumns, gpuNotes } from './shared/gpu.js';
 
@@ -54,8 +55,8 @@ const ORDER: Record<CostSort, string> = {
   cost_per_gpu_hour: 'cost_per_gpu_hour',
 };
 
-function filterOf(params: CostParams): CostFilter {
-  return { kind: params.kind as PricedKind | undefined, projectId: params.project, regionId: params.region };
+function filterOf(ctx: ReportCtx, params: CostParams): CostFilter {
+  return { kind: params.kind as PricedKind | undefined, projectId: params.project, regionId: params.region, scope: scopeOf(ctx) };
 }
 
 function resolveDimension(ctx: ReportCtx, params: CostParams): string {
@@ -109,7 +110,7 @@ async function resolve(ctx: ReportCtx, params: CostParams): Promise<Resolved> {
     previousCovered,
     periodGroups(ctx, {
       dimension,
-      filter: filterOf(params),
+      filter: filterOf(ctx, params),
       range: { fromDay: period.fromDay, toDay: period.lastDay },
       previous: period.previous,
       currentKnown: covered.then(hasData),
@@ -122,7 +123,7 @@ async function resolve(ctx: ReportCtx, params: CostParams): Promise<Resolved> {
 
 async function fetchRows(ctx: ReportCtx, r: Resolved, params: CostParams, limit: number, offset: number): Promise<{ rows: Row[]; total: number }> {
   const [found, names] = await Promise.all([r.groups.page(orderOf(params), limit, offset), groupNames(ctx.db, r.dimension)]);
-  const filter = filterOf(params);
+  const filter = filterOf(ctx, params);
   const rows = found.rows.map((g) => ({
     group: g.group_value,
     ...(names ? { group_name: names(String(g.group_value)) } : {}),
@@ -166,7 +167,7 @@ export const costReport: Report<CostParams> = defineReport({
 
   async run(ctx, params, page) {
     const r = await resolve(ctx, params);
-    const filter = filterOf(params);
+    const filter = filterOf(ctx, params);
     const totalsNow = r.groups.totals();
     const [{ rows: all, total }, totals, currentTotals, groups, snapshots, chartNames] = await Promise.all([
       footedRows(ctx, r, params, totalsNow.then((t) => totalsRows(r.dimension, t))),
@@ -202,6 +203,7 @@ export const costReport: Report<CostParams> = defineReport({
       coverage: r.coverage,
       previousCoverage: r.previousCoverage,
       notes: [
+        ...(await scopedCostNotes(ctx)),
         comparisonNote(r.coverage, r.previousCoverage),
         ...(await unknownTagKeyNotes(ctx.db, r.dimension)),
         ...freshnessNotes(ctx.now, snapshots, 'priced resources (instances, GPU clusters, Kubernetes clusters)'),
@@ -235,4 +237,5 @@ export const costReport: Report<CostParams> = defineReport({
       ...(await scopeFilterFields(ctx.db, params)),
     ];
   },
+  scoped: true,
 }, { cached: true });

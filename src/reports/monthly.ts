@@ -24,6 +24,7 @@ import { freshnessNotes } from './shared/snapshots.js';
 import { bucketCostsFor, dividedOnce } from '../costing/cost-over-time.js';
 import { daysBetween, gapCapText } from './shared/time.js';
 import { defineReport } from './shared/define.js';
+import { scopedCostNotes, scopeOf } from './shared/access-scope.js';
 import { groupedSpendParamShape } from './shared/spend-params.js';
 import { allAllocationKeys, allocationByMonth, allocationKeys, allocationColumns, receiversWithoutRow, withAllocation } from './monthly-allocation.js';
 import { changePercentSql, gpuAggregatesSql } from '../costing/period-groups.js';
@@ -78,7 +79,7 @@ async function resolve(ctx: ReportCtx, params: MonthlyParams): Promise<Resolved>
   const fromMonth = asked.fromDay.slice(0, 7);
   const toMonth = asked.toDay.slice(0, 7);
   const period = resolvePeriod({ from: fromMonth, to: toMonth }, ctx.now);
-  const filter: CostFilter = { kind: params.kind as PricedKind | undefined, projectId: params.project, regionId: params.region };
+  const filter: CostFilter = { kind: params.kind as PricedKind | undefined, projectId: params.project, regionId: params.region, scope: scopeOf(ctx) };
   const months = monthsOf(period);
   const [coverage, cells, ...perMonth] = await Promise.all([
     periodCoverage(ctx, period),
@@ -303,6 +304,8 @@ export const monthlyReport: Report<MonthlyParams> = defineReport({
       columnCoverage: r.monthCoverage,
       previousCoverage: r.change.previousCoverage,
       notes: [
+        ...(await scopedCostNotes(ctx)),
+        ...(allocated && scopeOf(ctx) ? ['Shared costs are allocated among the groups of your scope only: an allocation from a group outside it is not shown.'] : []),
         ...(allocated?.notes ?? []),
         ...[monthsNote(r.months, r.monthCoverage)].filter((n): n is string => n !== null),
         changeNote(r),
@@ -341,4 +344,5 @@ export const monthlyReport: Report<MonthlyParams> = defineReport({
       optionalSelect('allocation', 'Shared costs', params.allocation, [['on', 'Allocated (chargeback)']], 'As spent'),
     ];
   },
+  scoped: true,
 }, { cached: true });

@@ -28,6 +28,7 @@ import { coveredChartRange, stackedDailyCharts, type DailyChartRange } from './o
 import { headlineOf, SPARKLINE_DAYS } from './overview-headline.js';
 import { defineReport } from './shared/define.js';
 import { FORECAST_DAYS, forecastDays, forecastHistoryNote, monthForecasts } from './shared/forecast.js';
+import { scopedCostNotes, scopeOf } from './shared/access-scope.js';
 import type { Report, ReportCtx } from './shared/types.js';
 
 export const overviewParams = z
@@ -164,14 +165,14 @@ function chartRange(ctx: ReportCtx, params: OverviewParams, period: ResolvedPeri
  */
 function kindDailyCosts(ctx: ReportCtx, chart: { fromDay: string }): Promise<DailyCostRow[]> {
   const from = [chart.fromDay, monthToDate(ctx.now).fromDay, forecastDays(ctx.now).fromDay, addDays(isoDay(ctx.now), -SPARKLINE_DAYS)].sort()[0]!;
-  return dailyCostsFor(ctx.db, ctx.config, ctx.now, 'kind', from, isoDay(ctx.now));
+  return dailyCostsFor(ctx.db, ctx.config, ctx.now, 'kind', from, isoDay(ctx.now), { scope: scopeOf(ctx) });
 }
 
 /** Unpriced resources by flavor (the `flavor` dimension's rows without a currency). */
 async function coverage(ctx: ReportCtx): Promise<Array<{ flavor: string; count: number }>> {
   const rows = await queryRows<{ group_value: string; n: number }>(
     ctx.db,
-    sql`with ${latestEffectiveCte('flavor', {})}
+    sql`with ${latestEffectiveCte('flavor', { scope: scopeOf(ctx) })}
      select group_value, sum(unpriced_count)::int as n from eff where currency is null group by group_value order by n desc, group_value`,
   );
   return rows.map((r) => ({ flavor: r.group_value, count: r.n }));
@@ -223,7 +224,7 @@ async function resolve(ctx: ReportCtx, params: OverviewParams): Promise<Resolved
     previousCovered,
     periodGroups(ctx, {
       dimension: dim,
-      filter: {},
+      filter: { scope: scopeOf(ctx) },
       range: { fromDay: period.fromDay, toDay: period.lastDay },
       previous: period.previous,
       currentKnown: covered.then(hasData),
@@ -302,8 +303,8 @@ export const overviewReport: Report<OverviewParams> = defineReport({
     const totalsNow = r.groups.totals();
     const [kindDays, groupDays, totals, groups, table, groupTotals, uncovered, allLatest, chartNames] = await Promise.all([
       days,
-      dailyCostsFor(ctx.db, ctx.config, ctx.now, r.dim, chartDays.fromDay, chartDays.toDay),
-      latestTotals(ctx.db),
+      dailyCostsFor(ctx.db, ctx.config, ctx.now, r.dim, chartDays.fromDay, chartDays.toDay, { scope: scopeOf(ctx) }),
+      latestTotals(ctx.db, { scope: scopeOf(ctx) }),
       r.groups.latest, // the run-rate per group, read once by periodGroups
       footedGroupRows(ctx, r, totalsNow.then((t) => totalsOf(r, t))),
       totalsNow,
@@ -319,6 +320,7 @@ export const overviewReport: Report<OverviewParams> = defineReport({
     const showPeriod = periodGiven(params) && r.period.label !== `month to date (${month.month})`;
     const monthCoverage = showPeriod ? await rangeCoverage(ctx, month) : r.coverage;
     const notes = [
+      ...(await scopedCostNotes(ctx)),
       ...(await unknownTagKeyNotes(ctx.db, r.dim)),
       ...freshnessNotes(ctx.now, priced, 'priced resources'),
       `Data age per scope: ${freshnessByScope(ctx.now, allLatest).join('; ') || 'no data yet'}.`,
@@ -382,4 +384,5 @@ export const overviewReport: Report<OverviewParams> = defineReport({
       ...(periodGiven(params) ? [] : [{ name: 'days', label: 'Days in the chart', type: 'number' as const, value: String(params.days ?? 30) }]),
     ];
   },
+  scoped: true,
 }, { cached: true });

@@ -21,6 +21,8 @@ import { daysBetween, gapCapText } from './shared/time.js';
 import { periodCoverage } from './shared/coverage.js';
 import { checkPeriodParams, periodField, periodGiven, periodParamShape, resolvePeriod } from './shared/period.js';
 import { defineReport } from './shared/define.js';
+import { scopedCostNotes, scopeOf } from './shared/access-scope.js';
+import { dimensionWithin } from '../costing/partitions.js';
 import type { Report, ReportCtx } from './shared/types.js';
 import { addDecimal } from '../read-models/decimal.js';
 import { otherLabel, topAndRest } from './shared/summary.js';
@@ -55,7 +57,7 @@ function resolve(ctx: ReportCtx, p: TrendParams) {
   const toDay = period.lastDay;
   const span = daysBetween(fromDay, toDay).length;
   const bucket = p.bucket ?? (span <= 14 ? 'hour' : 'day');
-  const filter: CostFilter = { kind: p.kind as PricedKind | undefined, projectId: p.project, regionId: p.region };
+  const filter: CostFilter = { kind: p.kind as PricedKind | undefined, projectId: p.project, regionId: p.region, scope: scopeOf(ctx) };
   return { dimension, fromDay, toDay, bucket, filter, period, span };
 }
 
@@ -82,7 +84,7 @@ async function runRateRows(ctx: ReportCtx, p: TrendParams, limit: number, offset
           and (${regionId}::int is null or region_id = ${regionId}::int)
       ),
       picked as (select * from ranked where rn = 1),
-      eff as (${effectiveRollupsSql(sql.raw('picked'), dimension, ['bucket'], inRange('r.taken_at'))}),
+      eff as (${effectiveRollupsSql(sql.raw('picked'), dimensionWithin(filter.scope, dimension), ['bucket'], inRange('r.taken_at'))}),
       g as (
         select e.bucket, e.group_value, e.currency, sum(e.price_per_hour) as price_per_hour, sum(e.price_per_month) as price_per_month,
           sum(e.resource_count)::int as resources, sum(e.unpriced_count)::int as unpriced
@@ -271,6 +273,7 @@ export const trendReport: Report<TrendParams> = defineReport({
       ...(params.measure === 'daily-cost' ? { totals: dailySums } : {}),
       coverage,
       notes: [
+        ...(await scopedCostNotes(ctx)),
         ...(await unknownTagKeyNotes(ctx.db, dimension)),
         ...freshnessNotes(ctx.now, snapshots, 'priced resources'),
         `Run-rate points: per scope, the last complete snapshot in each ${bucket}; a scope missing from a ${bucket} (failed collection) is missing from that point.`,
@@ -308,4 +311,5 @@ export const trendReport: Report<TrendParams> = defineReport({
       pricedKindSelect('kind', 'Resource kind', params.kind, 'All kinds'),
     ];
   },
+  scoped: true,
 }, { cached: true });

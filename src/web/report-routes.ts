@@ -61,12 +61,11 @@ export function reportRoutes(deps: ReportRoutesDeps): Router {
     return report;
   };
 
-  /** Where the navigation starts: the overview, or for a scoped user (who may not open it) the inventory (else the first report they may open). */
+  /** Where the navigation starts: the overview (a scoped user's shows their scope's figures), else the first report the user may open. */
   const landing = (res: Response): string | null => {
     const scope = scopeOfRequest(res);
-    if (!scope) return byName.has('overview') ? reportUrls('overview').html : null;
     const visible = visibleReports(deps.reports, scope);
-    const first = visible.find((r) => r.name === 'inventory') ?? visible[0];
+    const first = visible.find((r) => r.name === 'overview') ?? (scope ? visible[0] : undefined);
     return first ? reportUrls(first.name).html : null;
   };
 

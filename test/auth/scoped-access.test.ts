@@ -12,6 +12,8 @@ import type { CloudClient } from '../../src/cloud/client.js';
 import type { Config } from '../../src/config/index.js';
 import type { Database } from '../../src/db/connection.js';
 import { foldSnapshot } from '../../src/db/versions.js';
+import { configuredScopeKeys } from '../../src/auth/configured-scopes.js';
+import { ensurePartitionKeys } from '../../src/costing/derive/partition-keys.js';
 import type { SnapshotKind } from '../../src/db/schema.js';
 import { createLogger } from '../../src/logger.js';
 import { allReports } from '../../src/reports/index.js';
@@ -70,6 +72,8 @@ async function openWorld(database: { open(): Promise<Database> }, config: Config
   const [db, sim] = await Promise.all([database.open(), startTestSimulator()]);
   const client = clientOf(sim);
   await seedFromSimulator(db, sim, config);
+  // As the service does at start: the scopes' tag key gets its cost partitions (here for the history already there).
+  await ensurePartitionKeys(db, configuredScopeKeys(config), createLogger({ level: 'silent' }));
   return { db, sim, client, app: await startApp(db, config, client) };
 }
 
@@ -147,7 +151,7 @@ describe.each(testDatabases())('team-scoped access on $name', (database) => {
   it('mia finds no foreign resource or team in any report she opens, as HTML, JSON and CSV, even after adam filled the cache', async () => {
     const listed = JSON.parse((await mia.get('/api/reports')).body) as { reports: Array<{ name: string }> };
     const names = listed.reports.map((r) => r.name);
-    expect(names).toEqual(expect.arrayContaining(['inventory', 'idle', 'changes', 'focus', 'flavors']));
+    expect(names).toEqual(expect.arrayContaining(['overview', 'cost', 'monthly', 'budgets', 'anomalies', 'trend', 'inventory', 'idle', 'changes', 'focus', 'flavors']));
     const problems: string[] = [];
     for (const name of names) {
       for (const url of urlsOf(name)) {
@@ -191,7 +195,7 @@ describe.each(testDatabases())('team-scoped access on $name', (database) => {
   it('the reports mia may not open yet answer 403 and are not in her navigation', async () => {
     const listed = new Set((JSON.parse((await mia.get('/api/reports')).body) as { reports: Array<{ name: string }> }).reports.map((r) => r.name));
     const hidden = allReports().map((r) => r.name).filter((n) => !listed.has(n));
-    expect(hidden).toContain('overview');
+    expect(hidden).toEqual(expect.arrayContaining(['tag-hygiene', 'collection-health', 'audit', 'alerts']));
     for (const name of hidden) {
       const answer = await mia.get(`/api/reports/${name}`);
       expect(answer.status, name).toBe(403);
@@ -201,7 +205,7 @@ describe.each(testDatabases())('team-scoped access on $name', (database) => {
     expect(hidden).not.toContain('search');
     const start = await mia.get('/');
     expect(start.status).toBe(302);
-    expect(start.headers.location).toBe('/reports/inventory');
+    expect(start.headers.location).toBe('/reports/overview');
     const page = await mia.get('/reports/inventory');
     expect(page.body).toContain('sees team = ml');
     for (const name of hidden) expect(page.body).not.toContain(`href="/reports/${name}"`);
@@ -244,7 +248,11 @@ describe.each(testDatabases())('team-scoped access on $name', (database) => {
     expect(mlRunning.some((r) => scoped.attachment!.content.includes(r.id))).toBe(true);
     expect(foreignIn(scoped.attachment!.content, false)).toEqual([]);
     expect(foreignIn(everyone.attachment!.content, false).length).toBeGreaterThan(0);
-    await expect(renderDelivery({ db, config, reports: allReports() }, { ...delivery({ by: 'tag:team', key: 'team', values: ['ml'] }), report: 'cost', params: {} }, SIM_NOW)).rejects.toThrow(/cannot be delivered for a team scope/);
+    // Cost figures too, from the team's own resources.
+    const cost = await renderDelivery({ db, config, reports: allReports() }, { ...delivery({ by: 'tag:team', key: 'team', values: ['ml'] }), report: 'cost', params: { by: 'tag:team' } }, SIM_NOW);
+    expect(cost.attachment!.content).toContain('ml');
+    expect(cost.attachment!.content).not.toMatch(/^(web|data|cv|\(untagged\)),/m);
+    await expect(renderDelivery({ db, config, reports: allReports() }, { ...delivery({ by: 'tag:team', key: 'team', values: ['ml'] }), report: 'audit', params: {} }, SIM_NOW)).rejects.toThrow(/cannot be delivered for a team scope/);
   });
 
   it('a scoped operator may stop her own instance; another team\'s is refused with 403 and audited, nothing sent', async () => {
@@ -323,7 +331,25 @@ describe.skipIf(skipBrowserTests)('team-scoped access in headless Chromium', () 
     const tagCells = await page.locator('table tbody tr td.tags').allTextContents();
     expect(tagCells.length).toBe(ids.length);
     for (const text of tagCells) expect(text).toContain('teamml');
-    expect(await page.getByRole('link', { name: 'Overview' }).count()).toBe(0);
+    expect(await page.getByRole('link', { name: 'Tag hygiene' }).count()).toBe(0);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it("mia's first screen is the overview of her team's cost: every group in its table and chart is team ml", async () => {
+    const { page, problems } = await watchedPage(chromium);
+    await page.goto(`${app.url}/login`);
+    await page.getByLabel('User name').fill('mia');
+    await page.getByLabel('Password').fill(MIA_PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(/\/reports\/overview/);
+    await page.goto(`${app.url}/reports/overview?by=tag:team`);
+    const groups = await page.locator('table.report-table tbody tr td:first-child').allTextContents();
+    expect(groups.length).toBeGreaterThan(0);
+    for (const g of groups) expect(g.trim()).toBe('ml');
+    // Every team appears in the data: the page shows none but hers.
+    expect(new Set([...teams.values()].filter((t) => t !== null && t !== 'ml')).size).toBeGreaterThan(0);
+    await expect.poll(() => page.locator('body').textContent()).toContain('team = ml only (your access scope)');
     expect(problems).toEqual([]);
     await page.context().close();
   });
@@ -351,9 +377,10 @@ describe('auth.proxy.team_scopes in the configuration', () => {
     const problems: Array<{ path: string; message: string }> = [];
     const raw = (report: string) => ({ report, params: {}, schedule: '0 8 * * 1', notify: ['ops'], format: 'csv' as const, scope: { by: 'tag:Team', values: ['ml'] } });
     const config = testConfig();
-    const settings = deliverySettings([raw('inventory'), raw('cost')], [{ name: 'ops' }], allReports(), problems, config);
+    const settings = deliverySettings([raw('inventory'), raw('cost'), raw('audit')], [{ name: 'ops' }], allReports(), problems, config);
     expect(settings[0]!.scope).toEqual({ by: 'tag:team', key: 'team', values: ['ml'] });
-    expect(problems).toEqual([{ path: 'deliveries[1].scope', message: 'cannot be given for report "cost": it shows figures of every team and is not split by team' }]);
+    expect(settings[1]!.scope).toEqual({ by: 'tag:team', key: 'team', values: ['ml'] });
+    expect(problems).toEqual([{ path: 'deliveries[2].scope', message: 'cannot be given for report "audit": it shows figures of every team and is not split by team' }]);
   });
 
   it('refuses a bad entry with a clear message', () => {

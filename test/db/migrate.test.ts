@@ -18,6 +18,7 @@ const EXPECTED_TABLES = [
   'cost_daily_sealed_days',
   'cost_daily_totals',
   'cost_daily_totals_days',
+  'cost_partition_keys',
   'cost_rollups',
   'current_instances',
   'current_instances_stamp',

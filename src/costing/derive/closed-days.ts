@@ -4,6 +4,7 @@ import { UNTAGGED } from '../../db/schema.js';
 import { sqlLiteral as sqlText } from '../../db/sql-literal.js';
 import { inTransaction } from '../../db/transaction.js';
 import { PRICED_KINDS } from '../pricing.js';
+import { storedIsTagSql, storedPartitionSql } from '../partitions.js';
 import { executeStatement, sql } from '../../db/statement.js';
 import { capsKey, checkDayRange, reachSecs, gpuSums, pieceWindow, piecesCte, type CostOverTimeOptions } from '../time-pieces.js';
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -113,14 +114,13 @@ export async function writeDailyTotals(q: Queryable, days: readonly string[]): P
           gpu_seconds, gpu_price_seconds, gpu_unknown_resource_seconds
         from cost_daily where day = any($1::date[])
       ),
-      tag_dims as (select distinct day, dimension from d where dimension like 'tag:%'),
+      tag_dims as (select distinct day, dimension, ${storedPartitionSql('dimension')} || 'kind' as kind_dimension from d where ${storedIsTagSql('dimension')}),
       parts as (
         select day, kind, dimension, group_value, currency, price_seconds, resource_seconds, unpriced_resource_seconds, gpu_seconds, gpu_price_seconds, gpu_unknown_resource_seconds from d
         union all
         select k.day, k.kind, t.dimension, $2::text, k.currency, k.price_seconds, k.resource_seconds, k.unpriced_resource_seconds, k.gpu_seconds, k.gpu_price_seconds, k.gpu_unknown_resource_seconds
-        from d k join tag_dims t on t.day = k.day
-        where k.dimension = 'kind'
-          and not exists (select 1 from cost_daily x where x.day = k.day and x.dimension = t.dimension and x.kind = k.kind and x.scope_key = k.scope_key)
+        from d k join tag_dims t on t.day = k.day and k.dimension = t.kind_dimension
+        where not exists (select 1 from cost_daily x where x.day = k.day and x.dimension = t.dimension and x.kind = k.kind and x.scope_key = k.scope_key)
       )
       insert into cost_daily_totals (day, kind, dimension, group_value, currency, price_seconds, resource_seconds, unpriced_resource_seconds,
         gpu_seconds, gpu_price_seconds, gpu_unknown_resource_seconds)
@@ -170,9 +170,9 @@ export async function refreshCostDaily(
       tx,
       sql`with ${piecesCte(sql.raw('cost_daily_sealed_days'), w)},
       tag_dims as (
-        select distinct p.kind, p.scope_key, r.dimension
+        select distinct p.kind, p.scope_key, r.dimension, ${sql.raw(storedPartitionSql('r.dimension'))} || 'kind' as kind_dimension
         from pieces p join cost_rollups r on r.snapshot_id = p.id
-        where r.dimension like 'tag:%'
+        where ${sql.raw(storedIsTagSql('r.dimension'))}
       ),
       effective as (
         select p.kind, p.scope_key, p.project_id, p.region_id, p.day, p.secs,
@@ -183,7 +183,7 @@ export async function refreshCostDaily(
           t.dimension, ${UNTAGGED}::text, k.currency, k.price_per_hour, k.resource_count, k.unpriced_count, k.gpu_count, k.gpu_price_per_hour, k.gpu_unknown_count
         from pieces p
         join tag_dims t on t.kind = p.kind and t.scope_key = p.scope_key
-        join cost_rollups k on k.snapshot_id = p.id and k.dimension = 'kind'
+        join cost_rollups k on k.snapshot_id = p.id and k.dimension = t.kind_dimension
         where not exists (select 1 from cost_rollups x where x.snapshot_id = p.id and x.dimension = t.dimension)
       )
       insert into cost_daily (day, kind, scope_key, project_id, region_id, dimension, group_value, currency,

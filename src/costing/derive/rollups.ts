@@ -7,6 +7,8 @@ import { inTransaction } from '../../db/transaction.js';
 import { sameContentSql, versionedTable } from '../../db/versions.js';
 import { flavorSnapshotSql, NO_VALUE, PRICED_KINDS, pricedResourcesSql, STATE_RUNNING, STATE_STOPPED, TAG_DIMENSION_PREFIX, type PricedKind } from '../pricing.js';
 import { CAP_TOLERANCE_SECS } from '../gap-caps.js';
+import { partitionPrefixSql } from '../partitions.js';
+import { partitionKeys } from './partition-keys.js';
 /**
  * Writes cost_rollups rows for one complete priced snapshot (kind instance, cluster or k8s_price),
  * using the latest complete flavor snapshot of the same scope taken at or before it. Idempotent
@@ -27,7 +29,8 @@ export async function computeCostRollups(q: Queryable, snapshotId: number): Prom
     // The planner hashes grouping sets only when it expects the hash tables to fit in work_mem,
     // and it expects one group per resource (it cannot know how many share a tag set): with the
     // default 4 MB it sorts every resource row instead, several times slower.
-    await withLocalSettings(tx, { work_mem: '64MB' }, () => tx.execute(rollupInsertSql(kind as PricedKind), [snapshotId, UNTAGGED]));
+    const keys = await partitionKeys(tx);
+    await withLocalSettings(tx, { work_mem: '64MB' }, () => tx.execute(rollupInsertSql(kind as PricedKind, keys), [snapshotId, UNTAGGED]));
     await reopenDaysAffectedBy(tx, snapshotId);
   });
 }
@@ -113,58 +116,75 @@ async function reopenDaysAffectedBy(tx: Queryable, snapshotId: number): Promise<
  * per (currency, tag set), usually a few thousand rows out of 100,000, from which the tag
  * dimensions are summed. A tag key's `(untagged)` group is the snapshot's total minus what
  * carries the key, per currency (exact: numeric subtraction).
+ *
+ * With partition keys (costing/partitions.ts), the same rows again per value of each key: the
+ * fixed dimensions from one more grouping set per key (the fixed columns and the key's value,
+ * `pv<i>`), the tag dimensions from the tag sets holding the key. Every step below groups by the
+ * partition `p`, '' for the company-wide rows.
  */
-function rollupInsertSql(kind: PricedKind): string {
+function rollupInsertSql(kind: PricedKind, keys: readonly string[]): string {
   const state = `case when c.running then ${sqlText(STATE_RUNNING)} else ${sqlText(STATE_STOPPED)} end`;
+  const sums = 'sum(c.h) as h, sum(c.m) as m, sum(c.n)::int as n, sum(c.gn)::int as gn, sum(c.gh) as gh, sum(c.gu)::int as gu';
+  const fixedColumns = 'r.currency, r.running, r.project_id, r.region_id, r.kind, r.flavor';
+  const values = keys.map((key, i) => `, r.tags ->> ${sqlText(key)} as pv${i}`).join('');
+  const valueSets = keys.map((_, i) => `, (${fixedColumns}, r.pv${i})`).join('');
+  const valueMarks = keys.map((_, i) => `, grouping(r.pv${i}) = 0 as in_p${i}, r.pv${i}`).join('');
+  const companyFixed = keys.map((_, i) => ` and grouping(r.pv${i}) = 1`).join('');
+  const partFixed = keys.length === 0
+    ? `select ''::text as p, c.* from sets c where false`
+    : keys.map((key, i) => `select ${partitionPrefixSql(sqlText(key), `c.pv${i}`)} as p, c.* from sets c where c.in_p${i} and c.pv${i} is not null`).join(' union all ');
+  const partTags = keys.length === 0
+    ? `select ''::text as p, c.* from sets c where false`
+    : `select ${partitionPrefixSql('k.key', '(c.tags ->> k.key)')} as p, c.* from sets c cross join unnest(array[${keys.map(sqlText).join(', ')}]::text[]) as k(key) where c.tag_set and (c.tags ->> k.key) is not null`;
   return `with s as materialized (
     select id, kind, scope_key, project_id, region_id, taken_at, run_id from snapshots where id = $1
   ),
   sets as materialized (
-    select grouping(r.tags) = 1 as fixed_set, r.currency, r.running, r.project_id, r.region_id, r.kind, r.flavor, r.tags,
+    select grouping(r.tags) = 1${companyFixed} as fixed_set, grouping(r.flavor) = 1 as tag_set${valueMarks},
+      r.currency, r.running, r.project_id, r.region_id, r.kind, r.flavor, r.tags,
       coalesce(sum(r.price_per_hour), 0) as h, coalesce(sum(r.price_per_month), 0) as m, count(*)::int as n,
       coalesce(sum(r.gpus * r.quantity), 0)::int as gn, coalesce(sum(r.price_per_hour) filter (where r.gpus > 0), 0) as gh,
       (count(*) filter (where r.gpus is null and r.quantity > 0))::int as gu
-    from (${pricedResourcesSql('s', [kind])}) r
-    group by grouping sets ((r.currency, r.running, r.project_id, r.region_id, r.kind, r.flavor), (r.currency, r.tags))
+    from (select r.*${values} from (${pricedResourcesSql('s', [kind])}) r) r
+    group by grouping sets ((${fixedColumns}), (r.currency, r.tags)${valueSets})
   ),
+  by_fixed as (select ''::text as p, c.* from sets c where c.fixed_set union all ${partFixed}),
+  by_tags as (select ''::text as p, c.* from sets c where c.tag_set union all ${partTags}),
   fixed as (
-    select d.dimension, d.group_value, c.currency, sum(c.h) as h, sum(c.m) as m, sum(c.n)::int as n, sum(c.gn)::int as gn, sum(c.gh) as gh, sum(c.gu)::int as gu
-    from sets c cross join lateral (values
+    select c.p || d.dimension as dimension, d.group_value, c.currency, ${sums}
+    from by_fixed c cross join lateral (values
       ('project', coalesce(c.project_id::text, ${sqlText(NO_VALUE)})),
       ('region', coalesce(c.region_id::text, ${sqlText(NO_VALUE)})),
       ('kind', c.kind),
       ('flavor', c.flavor),
       ('state', ${state})
     ) as d(dimension, group_value)
-    where c.fixed_set
-    group by d.dimension, d.group_value, c.currency
+    group by c.p, d.dimension, d.group_value, c.currency
   ),
   tagged as materialized (
-    select ${sqlText(TAG_DIMENSION_PREFIX)} || t.key as dimension, t.value as group_value, c.currency,
-      sum(c.h) as h, sum(c.m) as m, sum(c.n)::int as n, sum(c.gn)::int as gn, sum(c.gh) as gh, sum(c.gu)::int as gu
-    from sets c cross join lateral jsonb_each_text(c.tags) as t(key, value)
-    where not c.fixed_set
-    group by t.key, t.value, c.currency
+    select c.p, c.p || ${sqlText(TAG_DIMENSION_PREFIX)} || t.key as dimension, t.value as group_value, c.currency, ${sums}
+    from by_tags c cross join lateral jsonb_each_text(c.tags) as t(key, value)
+    group by c.p, t.key, t.value, c.currency
   ),
-  totals as (select currency, sum(h) as h, sum(m) as m, sum(n)::int as n, sum(gn)::int as gn, sum(gh) as gh, sum(gu)::int as gu from sets where fixed_set group by currency),
-  with_key as (
-    select dimension, currency, sum(h) as h, sum(m) as m, sum(n)::int as n, sum(gn)::int as gn, sum(gh) as gh, sum(gu)::int as gu
-    from tagged group by dimension, currency
-  ),
+  totals as (select c.p, c.currency, ${sums} from by_fixed c group by c.p, c.currency),
+  with_key as (select c.p, c.dimension, c.currency, ${sums} from tagged c group by c.p, c.dimension, c.currency),
   untagged as (
     select k.dimension, $2::text as group_value, t.currency,
       t.h - coalesce(w.h, 0) as h, t.m - coalesce(w.m, 0) as m, t.n - coalesce(w.n, 0) as n,
       t.gn - coalesce(w.gn, 0) as gn, t.gh - coalesce(w.gh, 0) as gh, t.gu - coalesce(w.gu, 0) as gu
-    from (select distinct dimension from tagged) k
-    cross join totals t
+    from (select distinct p, dimension from tagged) k
+    join totals t on t.p = k.p
     left join with_key w on w.dimension = k.dimension and w.currency is not distinct from t.currency
     where t.n - coalesce(w.n, 0) > 0
   ),
-  g as (select * from fixed union all select * from tagged union all select * from untagged)
+  g as (
+    select * from fixed
+    union all select dimension, group_value, currency, h, m, n, gn, gh, gu from tagged
+    union all select * from untagged
+  )
   insert into cost_rollups (snapshot_id, taken_at, kind, scope_key, project_id, region_id, dimension, group_value, currency,
     price_per_hour, price_per_month, resource_count, unpriced_count, gpu_count, gpu_price_per_hour, gpu_unknown_count)
   select s.id, s.taken_at, s.kind, s.scope_key, s.project_id, s.region_id, g.dimension, g.group_value, g.currency,
     g.h, g.m, g.n, case when g.currency is null then g.n else 0 end, g.gn, g.gh, g.gu
   from g cross join s`;
 }
-

@@ -113,6 +113,17 @@ async function windowOf(ctx: ReportCtx, period: BudgetPeriod, month: string): Pr
   return { period, label, resolved, coverage, ended, historyNote: ended ? null : forecastHistoryNote(ctx.now, coverage) };
 }
 
+/**
+ * The budgets a user sees: every one without a scope; with one, the budgets of one of the scope's
+ * own groups (by its tag key, a value it holds), whose spend is its resources' alone. A budget over
+ * the total, a project or another team holds other teams' spend, so it is not shown.
+ */
+export function budgetsInScope<B extends Pick<Budget, 'by' | 'value'>>(ctx: Pick<ReportCtx, 'config' | 'scope'>, budgets: readonly B[]): B[] {
+  const scope = ctx.scope;
+  if (!scope) return [...budgets];
+  return budgets.filter((b) => b.by !== null && dimensionOf(b.by, ctx.config) === scope.by && b.value !== null && scope.values.includes(b.value));
+}
+
 /** The cost model's dimension of a budget; the total reads `kind` (every priced resource is in one of its groups). */
 export function budgetDimension(ctx: Pick<ReportCtx, 'config'>, budget: Pick<Budget, 'by'>): string {
   return budget.by === null ? 'kind' : (dimensionOf(budget.by, ctx.config) ?? budget.by);
