@@ -29,8 +29,12 @@ export function partitionPrefix(key: string, value: string): string {
 
 /** The dimension as a reader takes it: within the scope's partitions, or as is without a scope. */
 export function dimensionWithin(scope: TagScope | null | undefined, dimension: string): string {
-  if (!scope) return dimension;
-  return scope.values.map((v) => partitionPrefix(scope.key, v)).join('') + dimension;
+  return partitionPrefixes(scope).join('') + dimension;
+}
+
+/** The partition prefixes of a scope: `['']` (the company-wide rows) without one. */
+export function partitionPrefixes(scope: TagScope | null | undefined): string[] {
+  return scope ? scope.values.map((v) => partitionPrefix(scope.key, v)) : [''];
 }
 
 /** What a reader matches in the rollup rows for a dimension (as dimensionWithin gives it). */

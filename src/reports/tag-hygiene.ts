@@ -14,6 +14,8 @@ import { dirParam, sortParam } from './shared/params.js';
 import { latestSnapshots, latestSnapshotsSql } from '../db/latest-snapshots.js';
 import { freshnessNotes } from './shared/snapshots.js';
 import { defineReport } from './shared/define.js';
+import { scopedCostNotes, scopeOf } from './shared/access-scope.js';
+import { partitionPrefixes } from '../costing/partitions.js';
 import type { Report, ReportCtx } from './shared/types.js';
 
 const SORTS = ['key', 'resources', 'lacking', 'lacking_share', 'variant_groups'] as const;
@@ -63,15 +65,20 @@ async function keyFacts(ctx: ReportCtx): Promise<{ keys: KeyFacts[]; currencies:
     resources: number;
     lacking_share: string | null;
   }>(
+    // The company-wide rows (prefix ''), or a scoped user's partitions (costing/partitions.ts), summed.
     `with latest as (${latestSnapshotsSql('$1')}),
-      keys as (select distinct r.dimension from cost_rollups r join latest l on l.id = r.snapshot_id where r.dimension like 'tag:%'),
+      prefixes as (select unnest($3::text[]) as prefix),
+      keys as (
+        select distinct substr(r.dimension, length(p.prefix) + 1) as dimension
+        from cost_rollups r join latest l on l.id = r.snapshot_id join prefixes p on r.dimension like p.prefix || 'tag:%'
+      ),
       eff as (
-        select r.dimension, r.group_value, r.currency, r.price_per_hour, r.resource_count
-        from keys k join cost_rollups r on r.dimension = k.dimension join latest l on l.id = r.snapshot_id
+        select k.dimension, r.group_value, r.currency, r.price_per_hour, r.resource_count
+        from keys k cross join prefixes p join cost_rollups r on r.dimension = p.prefix || k.dimension join latest l on l.id = r.snapshot_id
         union all
         select k.dimension, $2::text, r.currency, r.price_per_hour, r.resource_count
-        from keys k cross join latest l join cost_rollups r on r.snapshot_id = l.id and r.dimension = 'kind'
-        where not exists (select 1 from cost_rollups x where x.snapshot_id = l.id and x.dimension = k.dimension)
+        from keys k cross join prefixes p cross join latest l join cost_rollups r on r.snapshot_id = l.id and r.dimension = p.prefix || 'kind'
+        where not exists (select 1 from cost_rollups x where x.snapshot_id = l.id and x.dimension = p.prefix || k.dimension)
       ),
       g as (
         select dimension, group_value, currency, sum(price_per_hour) as price_per_hour, sum(resource_count)::int as resources
@@ -80,7 +87,7 @@ async function keyFacts(ctx: ReportCtx): Promise<{ keys: KeyFacts[]; currencies:
       select g.*, case when g.group_value = $2 and g.currency is not null
           then round(100 * g.price_per_hour / nullif(sum(g.price_per_hour) over (partition by g.dimension, g.currency), 0), 2) end as lacking_share
       from g order by dimension, group_value, currency nulls last`,
-    [PRICED_KINDS, UNTAGGED],
+    [PRICED_KINDS, UNTAGGED, partitionPrefixes(scopeOf(ctx))],
   );
   const byKey = new Map<string, KeyFacts>();
   const currencies = new Set<string>();
@@ -231,6 +238,7 @@ export const tagHygieneReport: Report<TagHygieneParams> = defineReport({
       rows: rows.slice(page.offset, page.offset + page.limit),
       totalRows: rows.length,
       notes: [
+        ...(await scopedCostNotes(ctx)),
         ...freshnessNotes(ctx.now, snapshots, 'priced resources'),
         'Counts include every instance, GPU cluster and Kubernetes cluster (running or not); run-rates only the running ones. Kubernetes clusters carry no tags.',
         'Values look alike when they are equal ignoring case, whitespace, punctuation and symbols.',
@@ -244,4 +252,5 @@ export const tagHygieneReport: Report<TagHygieneParams> = defineReport({
     const { keys, currencies } = await keyFacts(ctx);
     return { columns: columnsFor(currencies), rows: listRows(toRows(keys, currencies, params)) };
   },
+  scoped: true,
 }, { cached: true });

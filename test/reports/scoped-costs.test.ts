@@ -20,6 +20,7 @@ import { costReport } from '../../src/reports/cost.js';
 import { monthlyReport } from '../../src/reports/monthly.js';
 import { overviewReport } from '../../src/reports/overview.js';
 import type { Row } from '../../src/reports/report.js';
+import { tagHygieneReport } from '../../src/reports/tag-hygiene.js';
 import { trendReport } from '../../src/reports/trend.js';
 import { testDatabases } from '../helpers/databases.js';
 import { NOW, seedKnownDataset } from './fixture.js';
@@ -160,6 +161,19 @@ describe.each(testDatabases())('team-scoped cost figures on $name', (database) =
     expect(await scopedFigures(db, scope('ml'))).toEqual(live);
     const [key] = await db.query<{ complete_from: string }>(`select complete_from::text from cost_partition_keys where key = 'team'`);
     expect(key!.complete_from).toBe('-infinity');
+  });
+
+  it("tag hygiene counts the scope's resources only: every one carries the scope's key, with its one value", async () => {
+    db = await open(true);
+    const everyone = await run(tagHygieneReport, ctxOf(db, null), {});
+    const mine = await run(tagHygieneReport, ctxOf(db, scope('ml')), {});
+    const team = (o: { rows: Row[] }) => o.rows.find((r) => r.key === 'team')!;
+    expect(team(everyone).lacking).toBeGreaterThan(0);
+    expect(team(everyone).values).toBeGreaterThan(1);
+    expect(team(mine)).toMatchObject({ lacking: 0, values: 1 });
+    expect(team(mine).resources).toBeLessThan(team(everyone).resources as number);
+    // Every key counts the same resources: the scope's.
+    for (const row of mine.rows) expect(row.resources, String(row.key)).toBe(team(mine).resources);
   });
 
   it('shows a scoped user only the budgets of their own groups, with the same figures as everyone sees', async () => {
