@@ -144,6 +144,7 @@ export const budgetsReport: Report<BudgetsParams> = defineReport({
         ? `${m.month} has ended: its forecast is its spend.`
         : `Forecast for the period end: spend to date + the mean cost of the last ${FORECAST_DAYS} complete days (before today) for each day left in the budget's period, as on the overview.` +
           (m.historyNote ? ` Not given: it ${m.historyNote}.` : ''),
+      ...(m.gapNote && !m.ended ? [m.gapNote] : []),
       ...(m.figures.some((f) => f.budget.period !== 'month') ? [`A quarterly or yearly budget shows its quarter or year that holds ${m.month}, to date.`] : []),
       'Status: over when the spend reached the amount; at risk when the forecast reaches it; otherwise on track.',
       `Spend is estimated from snapshots: each snapshot's run-rate is assumed to hold until the next one, ${gapCapText(ctx.config)} are capped, not extrapolated. Only spend in a budget's currency counts toward it.`,

@@ -16,14 +16,21 @@ export const SPARKLINE_DAYS = 30;
 /**
  * Cost per day of one currency over the covered days among the last `days` complete days (from
  * `kindDays`, which start at least that far back), oldest first: not today (not over yet), not a
- * day without data, and not the day collection began on unless it began at 00:00 UTC (a part of
- * a day would read as a drop in spend).
+ * day without data or not fully collected (`incomplete`), and not the day collection began on
+ * unless it began at 00:00 UTC (a part of a day would read as a drop in spend).
  */
-export function sparkline(kindDays: readonly DailyCostRow[], currency: string, today: string, firstSnapshotAt: string | null, days = SPARKLINE_DAYS): HeadlineKpi['sparkline'] {
+export function sparkline(
+  kindDays: readonly DailyCostRow[],
+  currency: string,
+  today: string,
+  firstSnapshotAt: string | null,
+  incomplete: ReadonlySet<string> = new Set(),
+  days = SPARKLINE_DAYS,
+): HeadlineKpi['sparkline'] {
   const partFirst = firstSnapshotAt !== null && !firstSnapshotAt.endsWith('T00:00:00.000Z') ? firstSnapshotAt.slice(0, 10) : null;
   const perDay = new Map<string, number>();
   const first = addDays(today, -days);
-  for (const r of kindDays) if (r.currency === currency && r.day >= first && r.day < today && r.day !== partFirst) perDay.set(r.day, (perDay.get(r.day) ?? 0) + (chartNumber(r.cost) ?? 0));
+  for (const r of kindDays) if (r.currency === currency && r.day >= first && r.day < today && r.day !== partFirst && !incomplete.has(r.day)) perDay.set(r.day, (perDay.get(r.day) ?? 0) + (chartNumber(r.cost) ?? 0));
   return [...perDay]
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([day, cost]) => ({ day, cost }));
@@ -36,6 +43,8 @@ export interface HeadlineInput {
   /** The month so far: the projection's coverage. */
   month: string;
   monthCoverage: Coverage;
+  /** Days of the sparkline not fully collected: left out of it, like days without data. */
+  incompleteDays: ReadonlySet<string>;
   /** Per currency: spend, previous spend and change (periodGroups totals). */
   totals: readonly Row[];
   /** Per currency: the run-rate and the run-rate projection. */
@@ -65,7 +74,7 @@ export function headlineOf(input: HeadlineInput): Headline {
         month: input.month,
         projected_month: monthKnown ? f.projected_month : null,
         projection_coverage: { covered_hours: input.monthCoverage.covered_hours, period_hours: input.monthCoverage.period_hours },
-        sparkline: sparkline(input.kindDays, f.currency, input.today, input.coverage.first_snapshot_at),
+        sparkline: sparkline(input.kindDays, f.currency, input.today, input.coverage.first_snapshot_at, input.incompleteDays),
       };
     });
   return {

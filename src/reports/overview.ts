@@ -27,7 +27,7 @@ import { gapCapText, monthToDate } from './shared/time.js';
 import { coveredChartRange, stackedDailyCharts, type DailyChartRange } from './overview-daily.js';
 import { headlineOf, SPARKLINE_DAYS } from './overview-headline.js';
 import { defineReport } from './shared/define.js';
-import { FORECAST_DAYS, forecastDays, forecastHistoryNote, monthForecasts } from './shared/forecast.js';
+import { FORECAST_DAYS, forecastDays, forecastGapNote, forecastHistoryNote, incompleteDays, monthForecasts } from './shared/forecast.js';
 import { scopedCostNotes, scopeOf } from './shared/access-scope.js';
 import type { Report, ReportCtx } from './shared/types.js';
 
@@ -59,6 +59,8 @@ interface CurrencyFigures extends CurrencyTotal {
   forecast_high: string | null;
   /** Mean cost of the complete days the forecast is made from. */
   forecast_daily_mean: string | null;
+  /** How many of the last FORECAST_DAYS complete days the forecast averages (the fully collected ones). */
+  forecast_days: number;
 }
 
 /**
@@ -66,11 +68,11 @@ interface CurrencyFigures extends CurrencyTotal {
  * currency, summed in SQL: projected = MTD + rate/h x hours left. `kindDays` = the cost per day of
  * the `kind` dimension over at least the month so far and the forecast's days.
  */
-async function currencyFigures(ctx: ReportCtx, totals: readonly CurrencyTotal[], kindDays: readonly DailyCostRow[], historyEnough: boolean): Promise<CurrencyFigures[]> {
+async function currencyFigures(ctx: ReportCtx, totals: readonly CurrencyTotal[], kindDays: readonly DailyCostRow[], historyEnough: boolean, gapDays: ReadonlySet<string>): Promise<CurrencyFigures[]> {
   const month = monthToDate(ctx.now);
-  const none = { forecast: null, forecast_low: null, forecast_high: null, forecast_daily_mean: null };
+  const none = { forecast: null, forecast_low: null, forecast_high: null, forecast_daily_mean: null, forecast_days: 0 };
   const priced = totals.filter((t): t is CurrencyTotal & { currency: string } => t.currency !== null);
-  const forecasts = await monthForecasts(ctx.db, kindDays, { now: ctx.now, historyEnough, currencies: priced.map((t) => t.currency) });
+  const forecasts = await monthForecasts(ctx.db, kindDays, { now: ctx.now, historyEnough, currencies: priced.map((t) => t.currency), gapDays });
   if (forecasts.length === 0) return totals.filter((t) => t.currency === null).map((t) => ({ ...t, month_to_date: '0', projected_month: '0', ...none }));
   const projected = await ctx.db.query<{ currency: string; projected_month: string }>(
     `select f.currency, ${dividedOnce('f.mtd_seconds + coalesce(r.per_hour, 0) * $5::numeric')} as projected_month
@@ -92,6 +94,7 @@ async function currencyFigures(ctx: ReportCtx, totals: readonly CurrencyTotal[],
     forecast_low: r.forecast_low,
     forecast_high: r.forecast_high,
     forecast_daily_mean: r.forecast_daily_mean,
+    forecast_days: r.forecast_days,
   }));
   const unpriced = byCurrency.get(null);
   if (unpriced) figures.push({ ...unpriced, month_to_date: '0', projected_month: '0', ...none });
@@ -143,7 +146,7 @@ function summaryOf(
       hint:
         f.forecast === null
           ? (historyNote ?? 'not enough history')
-          : `month to date + the mean of the last ${FORECAST_DAYS} complete days x the days left; range ${bandText(f.forecast_low)} to ${bandText(f.forecast_high)} (their cheapest and dearest day)`,
+          : `month to date + the mean of ${f.forecast_days === FORECAST_DAYS ? `the last ${FORECAST_DAYS}` : `${f.forecast_days} fully collected days of the last ${FORECAST_DAYS}`} complete days x the days left; range ${bandText(f.forecast_low)} to ${bandText(f.forecast_high)} (their cheapest and dearest day)`,
     });
   }
   items.push({ label: 'Resources', value: figures.reduce((n, f) => n + f.resource_count, 0), kind: 'int', hint: 'instances, GPU clusters and Kubernetes clusters, running or stopped' });
@@ -313,7 +316,10 @@ export const overviewReport: Report<OverviewParams> = defineReport({
       groupLabels(ctx.db, r.dim),
     ]);
     const missingHistory = forecastHistoryNote(ctx.now, r.coverage);
-    const figures = await currencyFigures(ctx, totals, kindDays, missingHistory === null);
+    // Days not fully collected, over the sparkline's days (which hold the forecast's): left out of both.
+    const gapDays = await incompleteDays(ctx.db, ctx.config, { fromDay: addDays(isoDay(ctx.now), -SPARKLINE_DAYS), toDay: addDays(isoDay(ctx.now), -1) });
+    const figures = await currencyFigures(ctx, totals, kindDays, missingHistory === null, gapDays);
+    const gapNote = forecastGapNote(ctx.now, gapDays);
     const daily = stackedDailyCharts(chartDays, groupDays, r.dim, chartNames);
     const priced = allLatest.filter((s) => (PRICED_KINDS as readonly string[]).includes(s.kind));
     const unpricedTotal = uncovered.reduce((n, c) => n + c.count, 0);
@@ -330,6 +336,7 @@ export const overviewReport: Report<OverviewParams> = defineReport({
       `Spend, month to date and cost per day are estimates: each snapshot's run-rate is assumed to hold until the next one, ${gapCapText(ctx.config)} are capped, not extrapolated.`,
       `Two projections of ${month.month}: the run-rate method adds the current run-rate until month end to the month to date; the daily-history forecast adds the mean cost of the last ${FORECAST_DAYS} complete days (before today) for each day left, with a range from the cheapest and the dearest of those days.` +
         (missingHistory ? ` The forecast is not given: it ${missingHistory}.` : ''),
+      ...(gapNote ? [gapNote] : []),
       'Only running resources cost (status ACTIVE). Amounts in different currencies are never added together.',
     ];
     return {
@@ -352,6 +359,7 @@ export const overviewReport: Report<OverviewParams> = defineReport({
         totals: groupTotals,
         figures,
         kindDays,
+        incompleteDays: gapDays,
         today: isoDay(ctx.now),
       }),
       charts: [...daily, ...shareCharts('top', `Top groups by ${dimensionLabel(r.dim)}`, groups, chartNames, (g) => costReportHref(r.dim, g, periodLink(params)))],

@@ -14,7 +14,7 @@ import type { BudgetPeriod } from '../../config/index.js';
 import type { Coverage } from '../report.js';
 import { periodCoverage } from './coverage.js';
 import { dimensionOf } from './costs.js';
-import { forecastDays, forecastHistoryNote, monthForecasts } from './forecast.js';
+import { forecastDays, forecastGapDays, forecastGapNote, forecastHistoryNote, monthForecasts } from './forecast.js';
 import { addDays, dimensionLabel, isoDay } from './format.js';
 import { resolvePeriod, type ResolvedPeriod } from './period.js';
 import { latestSnapshotsSql } from '../../db/latest-snapshots.js';
@@ -65,6 +65,8 @@ export interface BudgetMonth {
   ended: boolean;
   /** Why there is no forecast (too little history), or null. */
   historyNote: string | null;
+  /** Which days of the forecast's window were left out (not fully collected), or null. */
+  gapNote: string | null;
   figures: BudgetFigures[];
 }
 
@@ -93,16 +95,18 @@ export async function budgetMonth(ctx: ReportCtx, budgets: readonly Budget[], mo
     const span = spans.get(dim);
     spans.set(dim, span ? { fromDay: [span.fromDay, fromDay].sort()[0]!, lastDay: [span.lastDay, w.lastDay].sort()[1]! } : { fromDay, lastDay: w.lastDay });
   }
+  // Only the fully collected days of its window count in a forecast (none at all once every period has ended).
+  const gapDays = [...windows.values()].some((w) => !w.ended && w.historyNote === null) ? await forecastGapDays(ctx.db, ctx.config, ctx.now) : new Set<string>();
   const dimensions = new Map<string, DailyCostRow[]>();
   await Promise.all([...spans].map(async ([dim, span]) => dimensions.set(dim, await dailyCostsFor(ctx.db, ctx.config, ctx.now, dim, span.fromDay, span.lastDay))));
   const figures: BudgetFigures[] = [];
   for (const budget of budgets) {
     const dimension = budgetDimension(ctx, budget);
     const rows = (dimensions.get(dimension) ?? []).filter((r) => r.currency === budget.currency && (budget.by === null || r.group_value === budget.value));
-    figures.push(await figuresOf(ctx, budget, dimension, rows, windows.get(budget.period)!));
+    figures.push(await figuresOf(ctx, budget, dimension, rows, windows.get(budget.period)!, gapDays));
   }
   const m = windows.get('month')!;
-  return { month: monthLabel, period: m.resolved, coverage: m.coverage, ended: m.ended, historyNote: m.historyNote, figures };
+  return { month: monthLabel, period: m.resolved, coverage: m.coverage, ended: m.ended, historyNote: m.historyNote, gapNote: forecastGapNote(ctx.now, gapDays), figures };
 }
 
 async function windowOf(ctx: ReportCtx, period: BudgetPeriod, month: string): Promise<BudgetWindow> {
@@ -129,7 +133,7 @@ export function budgetDimension(ctx: Pick<ReportCtx, 'config'>, budget: Pick<Bud
   return budget.by === null ? 'kind' : (dimensionOf(budget.by, ctx.config) ?? budget.by);
 }
 
-async function figuresOf(ctx: ReportCtx, budget: Budget, dimension: string, rows: DailyCostRow[], window: BudgetWindow): Promise<BudgetFigures> {
+async function figuresOf(ctx: ReportCtx, budget: Budget, dimension: string, rows: DailyCostRow[], window: BudgetWindow, gapDays: ReadonlySet<string>): Promise<BudgetFigures> {
   const { resolved: period, ended } = window;
   const inMonth = rows.filter((r) => r.day >= period.fromDay && r.day <= period.lastDay);
   let forecast: string | null;
@@ -137,7 +141,7 @@ async function figuresOf(ctx: ReportCtx, budget: Budget, dimension: string, rows
     forecast = null; // the period's spend, filled in below
   } else {
     const endsAt = new Date(Date.parse(`${addDays(period.toDay, 1)}T00:00:00Z`));
-    const [f] = await monthForecasts(ctx.db, rows, { now: ctx.now, historyEnough: window.historyNote === null, currencies: [budget.currency], window: { fromDay: period.fromDay, endsAt } });
+    const [f] = await monthForecasts(ctx.db, rows, { now: ctx.now, historyEnough: window.historyNote === null, currencies: [budget.currency], window: { fromDay: period.fromDay, endsAt }, gapDays });
     forecast = f?.forecast ?? null;
   }
   // Per day, its running sum, the period's spend, percentages and status: one statement on numeric.

@@ -10,6 +10,8 @@ import type { Queryable } from '../../db/connection.js';
 import { arrayParam, queryRows, sql } from '../../db/statement.js';
 import type { Coverage } from '../report.js';
 import { addDays, isoDay } from './format.js';
+import { dailyGaps } from '../../costing/coverage.js';
+import type { GapCapSettings } from '../../costing/gap-caps.js';
 import { monthToDate, periodToDate } from './time.js';
 
 /** Complete days the daily-history forecast averages. */
@@ -40,6 +42,8 @@ export interface MonthForecast {
   forecast_high: string | null;
   /** Mean cost of the complete days the forecast is made from. */
   forecast_daily_mean: string | null;
+  /** How many of the FORECAST_DAYS days it is made from: the fully collected ones (0: no forecast). */
+  forecast_days: number;
 }
 
 export interface ForecastOptions {
@@ -52,6 +56,32 @@ export interface ForecastOptions {
   currencies?: readonly string[];
   /** Another period than the current month: its first day and its end (exclusive). */
   window?: { fromDay: string; endsAt: Date };
+  /** Days of the forecast's window not fully collected (forecastGapDays): left out of the mean, never counted as 0. */
+  gapDays?: ReadonlySet<string>;
+}
+
+/**
+ * The days of the forecast's window that snapshots do not cover in full (a failed collection, a
+ * gap longer than the cap): their cost is partial, so the forecast leaves them out of its mean.
+ */
+export function forecastGapDays(q: Queryable, settings: GapCapSettings, now: Date): Promise<Set<string>> {
+  return incompleteDays(q, settings, forecastDays(now));
+}
+
+/** The days of `range` that snapshots do not cover in full (costing/coverage.ts dailyGaps, the anomalies' rule). */
+export async function incompleteDays(q: Queryable, settings: GapCapSettings, range: { fromDay: string; toDay: string }): Promise<Set<string>> {
+  return new Set((await dailyGaps(q, settings, range, FORECAST_DAYS)).map((g) => g.day));
+}
+
+/** "made from 5 of the last 7 complete days: 2025-03-04, 2025-03-06 were not fully collected", or null when every day counts. */
+export function forecastGapNote(now: Date, gapDays: ReadonlySet<string>): string | null {
+  const window = forecastDays(now);
+  const days = [...gapDays].filter((d) => d >= window.fromDay && d <= window.toDay).sort();
+  if (days.length === 0) return null;
+  const used = FORECAST_DAYS - days.length;
+  return used === 0
+    ? `No forecast: none of the last ${FORECAST_DAYS} complete days was fully collected (${days.join(', ')}).`
+    : `The forecast is made from ${used} of the last ${FORECAST_DAYS} complete days: ${days.join(', ')} ${days.length === 1 ? 'was' : 'were'} not fully collected, so ${days.length === 1 ? 'it is' : 'they are'} left out, not counted as 0.`;
 }
 
 /**
@@ -63,11 +93,14 @@ export async function monthForecasts(q: Queryable, days: readonly DailyCostRow[]
   const recent = forecastDays(opts.now);
   const rows = days.filter((d) => d.currency !== null && d.price_seconds !== null && (opts.group === undefined || d.group_value === opts.group));
   const inMonth = rows.filter((d) => d.day >= month.fromDay && d.day <= month.toDay);
-  const history = opts.historyEnough ? rows.filter((d) => d.day >= recent.fromDay && d.day <= recent.toDay) : [];
+  const gaps = opts.gapDays ?? new Set<string>();
+  const history = opts.historyEnough ? rows.filter((d) => d.day >= recent.fromDay && d.day <= recent.toDay && !gaps.has(d.day)) : [];
+  const usedDays = FORECAST_DAYS - [...gaps].filter((d) => d >= recent.fromDay && d <= recent.toDay).length;
   const currencies = [...new Set([...(opts.currencies ?? []), ...inMonth.map((d) => d.currency!)])].sort();
   if (currencies.length === 0) return [];
   const secondsLeft = sql`${month.secondsLeft}::numeric`;
-  const enough = sql`${opts.historyEnough}::boolean`;
+  const enough = sql`${opts.historyEnough && usedDays > 0}::boolean`;
+  const used = sql`${Math.max(usedDays, 1)}::int`;
   return queryRows<MonthForecast & Record<string, unknown>>(
     q,
     sql`with mtd_seconds as (
@@ -82,14 +115,15 @@ export async function monthForecasts(q: Queryable, days: readonly DailyCostRow[]
             group by currency, day
           ),
           hist as (
-            select currency, sum(cost) / ${FORECAST_DAYS}::int as mean, min(cost) as low, max(cost) as high, count(*) as n
+            select currency, sum(cost) / ${used} as mean, min(cost) as low, max(cost) as high, count(*) as n
             from per_day group by currency
           )
      select c.currency, trim_scale(coalesce(m.cost, 0)) as month_to_date, trim_scale(coalesce(m.secs, 0)) as month_to_date_seconds,
        case when ${enough} then trim_scale(round(coalesce(h.mean, 0), 10)) end as forecast_daily_mean,
+       case when ${enough} then ${used} else 0 end as forecast_days,
        case when ${enough} then trim_scale(round(coalesce(m.cost, 0) + coalesce(h.mean, 0) * ${secondsLeft} / 86400, 10)) end as forecast,
        -- A day of the window without any cost of this currency cost 0 in it.
-       case when ${enough} then trim_scale(round(coalesce(m.cost, 0) + (case when coalesce(h.n, 0) < ${FORECAST_DAYS}::int then least(coalesce(h.low, 0), 0) else h.low end) * ${secondsLeft} / 86400, 10)) end as forecast_low,
+       case when ${enough} then trim_scale(round(coalesce(m.cost, 0) + (case when coalesce(h.n, 0) < ${used} then least(coalesce(h.low, 0), 0) else h.low end) * ${secondsLeft} / 86400, 10)) end as forecast_low,
        case when ${enough} then trim_scale(round(coalesce(m.cost, 0) + coalesce(h.high, 0) * ${secondsLeft} / 86400, 10)) end as forecast_high
      from unnest(${arrayParam(currencies)}::text[]) as c(currency) left join mtd m using (currency) left join hist h using (currency)
      order by c.currency`,
