@@ -123,7 +123,8 @@ export async function layoutView(deps: LayoutDeps, req: Request, res: Response, 
   const auth = deps.auth ? deps.auth(req) : null;
   if (auth?.banner) banners.push({ kind: 'local', text: auth.banner });
   if (deps.demo) banners.push({ kind: 'demo', text: 'Demo data from the built-in simulator: these are not your cloud’s resources or costs.' });
-  const status = await readStatus(deps, res.locals.log);
+  // Both reads at once: every page waits for them.
+  const [status, savedViews] = await Promise.all([readStatus(deps, res.locals.log), readSavedViews(deps, req, res)]);
   let dataAsOf: string | null = null;
   let running = false;
   let dataState: LayoutView['dataState'] = 'unknown';
@@ -144,7 +145,6 @@ export async function layoutView(deps: LayoutDeps, req: Request, res: Response, 
     for (const failure of status.failing ?? []) banners.push({ kind: 'error', text: failingText(failure, status.lastGoodAt !== null) });
     if (status.running && status.lastGoodAt && !status.preparingDemo) banners.push({ kind: 'info', text: 'A collection is running; figures update when it finishes.' });
   }
-  const savedViews = await readSavedViews(deps, req, res);
   const onReportPage = currentReport !== null && req.method === 'GET' && req.path.startsWith('/reports/');
   return {
     nav: navigation(visibleReports(deps.reports, scopeOfRequest(res)), currentReport),
