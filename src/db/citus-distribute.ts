@@ -72,36 +72,47 @@ export async function distributeTables(
 ): Promise<DistributeSummary> {
   const version = await citusVersion(db);
   if (!version) throw new Error('distributeTables needs the citus extension (check citusVersion first)');
-  return db.withAdvisoryLock('cloudtally:distribute', async (session) => {
-    // The staged-rows trigger on snapshots (migration 0017) is refused without this.
+  const run = await db.withAdvisoryLock('cloudtally:distribute', async (session) => {
+    // The staged-rows trigger on snapshots (migration 0017) is refused without this; the session
+    // goes back to the pool afterwards, so the setting is reset there.
     await session.query(`set citus.enable_unsafe_triggers = on`);
-    const catalog = await readCatalog(session);
-    const unplaced = catalog.filter((t) => placementOf(t.table) === null).map((t) => t.table);
-    if (unplaced.length > 0) {
-      throw new PlacementError(`tables without a placement in src/db/distribution.ts: ${unplaced.join(', ')}; place them there first, nothing was changed`);
+    try {
+      return await placeAll(session, version, options.onTable);
+    } finally {
+      await session.query(`reset citus.enable_unsafe_triggers`);
     }
-    const outcomes: TableOutcome[] = [];
-    const report = (outcome: TableOutcome) => {
-      outcomes.push(outcome);
-      options.onTable?.(outcome);
-    };
-    const byName = new Map(catalog.map((t) => [t.table, t]));
-    const order = await placementOrder(session, catalog.map((t) => t.table));
-    for (const table of order) {
-      const current = byName.get(table)!;
-      const placement = placementOf(table)!;
-      if (placement === 'local') report({ table, placement, action: 'left local' });
-      else if (placement === 'reference') report(await placeReference(session, current));
-      else report(await placeDistributed(session, current, byName));
-    }
-    const sequences = await fixIdentitySequences(session, order.filter((t) => placementOf(t) !== 'local'));
-    return {
-      citusVersion: version,
-      tables: outcomes,
-      sequences,
-      changed: sequences.length > 0 || outcomes.some((o) => o.action === 'distributed'),
-    };
   });
+  if (!run.acquired) throw new Error('distribute: the advisory lock cloudtally:distribute was not acquired');
+  return run.value;
+}
+
+async function placeAll(session: Queryable, version: string, onTable?: (outcome: TableOutcome) => void): Promise<DistributeSummary> {
+  const catalog = await readCatalog(session);
+  const unplaced = catalog.filter((t) => placementOf(t.table) === null).map((t) => t.table);
+  if (unplaced.length > 0) {
+    throw new PlacementError(`tables without a placement in src/db/distribution.ts: ${unplaced.join(', ')}; place them there first, nothing was changed`);
+  }
+  const outcomes: TableOutcome[] = [];
+  const report = (outcome: TableOutcome) => {
+    outcomes.push(outcome);
+    onTable?.(outcome);
+  };
+  const byName = new Map(catalog.map((t) => [t.table, t]));
+  const order = await placementOrder(session, catalog.map((t) => t.table));
+  for (const table of order) {
+    const current = byName.get(table)!;
+    const placement = placementOf(table)!;
+    if (placement === 'local') report({ table, placement, action: 'left local' });
+    else if (placement === 'reference') report(await placeReference(session, current));
+    else report(await placeDistributed(session, current, byName));
+  }
+  const sequences = await fixIdentitySequences(session, order.filter((t) => placementOf(t) !== 'local'));
+  return {
+    citusVersion: version,
+    tables: outcomes,
+    sequences,
+    changed: sequences.length > 0 || outcomes.some((o) => o.action === 'distributed'),
+  };
 }
 
 async function placeReference(session: Queryable, current: CatalogTable): Promise<TableOutcome> {
