@@ -80,7 +80,7 @@ describe.skipIf(!CITUS_URL)('distribute on a Citus coordinator (skipped: set TES
   describe('a fresh database', () => {
     const db = freshCitusDatabase();
 
-    it('applies the migrations and places every table as planned, and a second run changes nothing', async () => {
+    it('applies the migrations, places every table as planned, changes nothing the second time, places a table left out and refuses an unplanned one', async () => {
       const first = await distribute(db.url);
       expect(first.stderr).not.toMatch(/error/i);
       expect(first.code).toBe(0);
@@ -95,7 +95,22 @@ describe.skipIf(!CITUS_URL)('distribute on a Citus coordinator (skipped: set TES
       expect(second.code).toBe(0);
       expect(second.stdout).toContain('Nothing to change');
       expect(await placements(db.url)).toEqual(after);
-    }, 180_000);
+
+      // A table placed by the plan but not on Citus (as after a release adds one) is placed by the next run alone.
+      await query(db.url, `select undistribute_table('current_instances_stamp')`);
+      const third = await distribute(db.url);
+      expect(third.code).toBe(0);
+      expect(third.stdout).toContain('Placed 1 tables');
+      expectPlacedAsPlanned(await placements(db.url));
+
+      // A table the plan does not place stops the command before it changes anything.
+      await query(db.url, `create table unplaced_probe (id int primary key)`);
+      await query(db.url, `select undistribute_table('current_instances_stamp')`);
+      const refused = await distribute(db.url);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain('tables without a placement in src/db/distribution.ts: unplaced_probe');
+      expect((await placements(db.url)).find((p) => p.table === 'current_instances_stamp')).toBeUndefined();
+    }, 240_000);
   });
 
   describe('a database that already holds a collection', () => {
