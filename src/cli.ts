@@ -8,6 +8,7 @@
  *   simulate   the cloud API simulator alone
  *   migrate    apply database migrations and exit
  *   recompute-rollups   re-apply the current tag rules to kept snapshots and their cost rollups
+ *   distribute   place the tables on a Citus coordinator (docs/scaling.md)
  *   hash-password   read a password on stdin, print its hash for the "users" of the config file
  */
 import { parseArgs } from 'node:util';
@@ -28,6 +29,9 @@ Commands:
              re-apply the configured tag rules (tag_aliases, tag_value_aliases, cases) to the
              kept snapshots' tags and cost rollups (exit 0 ok, 1 some snapshots failed: run it
              again, 75 a collection is running)
+  distribute apply the migrations on a Citus coordinator (DATABASE_URL) and place every table
+             as src/db/distribution.ts says; a second run changes nothing (exit 0 ok, 1 a table
+             could not be placed, 2 not a Citus coordinator: nothing changed)
 
 Exit codes of start-up problems: 78 configuration, 69 database unreachable, 70 migrations failed,
 73 PORT cannot be bound, 75 the PGlite data folder is used by another process.
@@ -43,6 +47,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   simulate: async () => (await import('./commands/simulate.js')).simulate,
   migrate: async () => (await import('./commands/migrate.js')).migrate,
   'recompute-rollups': async () => (await import('./commands/recompute-rollups.js')).recomputeRollupsCommand,
+  distribute: async () => (await import('./commands/distribute.js')).distribute,
 };
 
 async function main(argv: string[]): Promise<void> {

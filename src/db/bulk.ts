@@ -20,6 +20,7 @@
 import { getTableColumns, is, SQL, type InferInsertModel } from 'drizzle-orm';
 import { getTableConfig, PgDialect, type PgColumn, type PgTable } from 'drizzle-orm/pg-core';
 import type { Queryable } from './connection.js';
+import { quoteIdent } from './sql-literal.js';
 
 export interface BulkInsertOptions<T extends PgTable> {
   /** Columns to insert (TS keys). Default: every key present (not undefined) in any row. */
@@ -521,6 +522,3 @@ export function arrayLiteral(elements: readonly (string | null)[]): string {
   return `{${parts.join(',')}}`;
 }
 
-function quoteIdent(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
-}

@@ -1,9 +1,9 @@
 /**
  * How each table would be placed on Citus (distributed Postgres), the engine for deployments that
- * outgrow one primary (docs/scaling.md). Nothing here runs on Citus today: this is the plan the
- * schema is kept ready for, and test/db/distribution.test.ts checks the catalog against it (every
- * table placed; each primary key and unique constraint of a distributed table includes its
- * distribution column; no foreign key between a distributed and a local table).
+ * outgrow one primary (docs/scaling.md). `npm run cli -- distribute` (src/db/citus-distribute.ts)
+ * places the tables on a Citus coordinator as written here; test/db/distribution.test.ts checks the
+ * catalog against it (every table placed; each primary key and unique constraint of a distributed
+ * table includes its distribution column; no foreign key between a distributed and a local table).
  */
 
 /** Tables sharded by a column; tables with the same column type are colocated. */

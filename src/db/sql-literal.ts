@@ -45,3 +45,8 @@ export function inlineParams(sql: string, values: readonly unknown[]): string {
     return sqlLiteral(values[index]);
   });
 }
+
+/** A double-quoted SQL identifier (`"` doubled), for names that cannot be bound as parameters. */
+export function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}

@@ -1,0 +1,66 @@
+/**
+ * Databases on the Citus cluster named by TEST_CITUS_URL (a coordinator, e.g. the one
+ * scripts/citus-cluster.sh starts). Citus keeps its metadata per database, so each fresh database
+ * is created on every node (citus.enable_create_database_propagation, Citus 12.1+), gets the
+ * extension on every node, and the coordinator's own node list: the workers of the maintenance
+ * database's pg_dist_node.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+
+export const CITUS_URL = process.env.TEST_CITUS_URL;
+
+export interface CitusDatabase {
+  url: string;
+  name: string;
+  drop(): Promise<void>;
+}
+
+async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url, options: '-c client_min_messages=warning' });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+function withDatabase(url: string, name: string, host?: string, port?: number): string {
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  if (host) u.hostname = host;
+  if (port) u.port = String(port);
+  return u.toString();
+}
+
+export async function createCitusDatabase(baseUrl: string, prefix = 'ct_citus_test_'): Promise<CitusDatabase> {
+  const name = `${prefix}${Date.now()}_${randomBytes(3).toString('hex')}`;
+  const workers = await withClient(baseUrl, async (client) => {
+    await client.query(`set citus.enable_create_database_propagation = on`);
+    await client.query(`create database ${name}`);
+    const rows = await client.query<{ host: string; port: number }>(
+      `select nodename as host, nodeport as port from pg_dist_node where groupid <> 0 and noderole = 'primary' order by nodeid`,
+    );
+    return rows.rows;
+  });
+  for (const w of workers) {
+    await withClient(withDatabase(baseUrl, name, w.host, w.port), (client) => client.query(`create extension if not exists citus`));
+  }
+  const url = withDatabase(baseUrl, name);
+  const coordinator = new URL(baseUrl);
+  await withClient(url, async (client) => {
+    await client.query(`create extension if not exists citus`);
+    await client.query(`select citus_set_coordinator_host($1, $2)`, [coordinator.hostname, Number(coordinator.port || 5432)]);
+    for (const w of workers) await client.query(`select citus_add_node($1, $2)`, [w.host, w.port]);
+  });
+  return {
+    url,
+    name,
+    drop: () =>
+      withClient(baseUrl, async (client) => {
+        await client.query(`set citus.enable_create_database_propagation = on`);
+        await client.query(`drop database if exists ${name} with (force)`);
+      }),
+  };
+}
