@@ -214,7 +214,7 @@ function collectorProgram(runtime: ChildRuntime): string {
   const module = (path: string) => moduleUrl(runtime, path);
   return `
     const { createCloudClient } = await import(${module('cloud/index')});
-    const { loadConfig, scopesFromManifest } = await import(${module('config')});
+    const { loadConfig, scopesFromManifest } = await import(${module('config/index')});
     const { openDatabase } = await import(${module('db/connection')});
     const { silentLogger } = await import(${module('logger')});
     const { runCollection } = await import(${module('collect/index')});
