@@ -7,15 +7,21 @@ import pg from 'pg';
 
 const CLOCK_TICKS = 100;
 
-/** User + system CPU seconds of one process, or null when it cannot be read (gone, or not on this machine). */
-export function cpuSecondsOf(pid: number): number | null {
+/** User and system CPU seconds of one process (all its threads), or null when they cannot be read (gone, or not on this machine). */
+export function cpuSplitOf(pid: number): { user: number; system: number } | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+    return { user: Number(fields[11]) / CLOCK_TICKS, system: Number(fields[12]) / CLOCK_TICKS };
   } catch {
     return null;
   }
+}
+
+/** User + system CPU seconds of one process, or null when they cannot be read. */
+export function cpuSecondsOf(pid: number): number | null {
+  const split = cpuSplitOf(pid);
+  return split === null ? null : split.user + split.system;
 }
 
 /** How often the list of backends is refreshed: a backend that ends between two refreshes loses at most this much of its CPU. */

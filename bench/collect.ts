@@ -38,7 +38,7 @@ import { getTableColumns } from 'drizzle-orm';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFromStdin, to as copyToStdout } from 'pg-copy-streams';
-import { cpuSecondsOf, DatabaseBackendsCpu } from './backend-cpu.js';
+import { cpuSecondsOf, cpuSplitOf, DatabaseBackendsCpu } from './backend-cpu.js';
 import { benchDatabaseName, onServer, withDatabase } from './database.js';
 import { childRuntime, moduleUrl, ROOT, type ChildRuntime, type Runtime } from './runtime.js';
 import { COLLECTOR_NAMES, loadConfig, scopesFromManifest } from '../src/config/index.js';
@@ -109,6 +109,8 @@ function parseArgs(args: string[]): Options {
 
 interface CpuMark {
   collector: number | null;
+  /** Of which in the kernel (system time: sockets, page faults). */
+  collectorSystem: number | null;
   simulator: number | null;
   /** The bench database's own backends (DatabaseBackendsCpu), since the collection started. */
   postgres: number;
@@ -121,7 +123,13 @@ interface CpuSources {
 }
 
 function cpuMark(sources: CpuSources): CpuMark {
-  return { collector: cpuSecondsOf(sources.collector), simulator: cpuSecondsOf(sources.simulator), postgres: sources.backends.seconds() };
+  const collector = cpuSplitOf(sources.collector);
+  return {
+    collector: collector === null ? null : collector.user + collector.system,
+    collectorSystem: collector?.system ?? null,
+    simulator: cpuSecondsOf(sources.simulator),
+    postgres: sources.backends.seconds(),
+  };
 }
 
 const cpuDelta = (from: number | null, to: number | null, digits: number) => (from !== null && to !== null ? (to - from).toFixed(digits) : 'n/a');
@@ -129,18 +137,19 @@ const cpuDelta = (from: number | null, to: number | null, digits: number) => (fr
 /** CPU seconds of the collecting process, the simulator and the bench database's Postgres backends during one collection. */
 interface CpuSpent {
   collector: number | null;
+  collectorSystem: number | null;
   simulator: number | null;
   postgres: number;
 }
 
 function cpuSpent(from: CpuMark, to: CpuMark): CpuSpent {
   const minus = (a: number | null, b: number | null) => (a !== null && b !== null ? b - a : null);
-  return { collector: minus(from.collector, to.collector), simulator: minus(from.simulator, to.simulator), postgres: to.postgres - from.postgres };
+  return { collector: minus(from.collector, to.collector), collectorSystem: minus(from.collectorSystem, to.collectorSystem), simulator: minus(from.simulator, to.simulator), postgres: to.postgres - from.postgres };
 }
 
 function cpuLine(cpu: CpuSpent, wallMs: number): string {
   const s = (v: number | null) => (v === null ? 'n/a' : v.toFixed(2));
-  return `  CPU: cloudtally ${s(cpu.collector)} s, simulator ${s(cpu.simulator)} s, Postgres (this database's backends) ${s(cpu.postgres)} s, in ${secs(wallMs)} of wall time on ${availableParallelism()} cores`;
+  return `  CPU: cloudtally ${s(cpu.collector)} s (system ${s(cpu.collectorSystem)} s), simulator ${s(cpu.simulator)} s, Postgres (this database's backends) ${s(cpu.postgres)} s, in ${secs(wallMs)} of wall time on ${availableParallelism()} cores`;
 }
 
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
