@@ -30,7 +30,7 @@ RUN mkdir -p data
 FROM node:${NODE_VERSION}-bookworm-slim AS runtime
 # A 32 MB young generation (V8's default is 16 MB): a collection parses and writes hundreds of MB of
 # short-lived objects, and scavenging them was a third of its CPU (see README, Performance).
-ENV NODE_ENV=production PORT=3000 HOST=0.0.0.0 NODE_OPTIONS="--enable-source-maps --max-semi-space-size=32"
+ENV NODE_ENV=production PORT=3000 HOST=0.0.0.0 NODE_OPTIONS="--enable-source-maps --max-semi-space-size=64"
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --no-audit --no-fund

@@ -1,5 +1,5 @@
 /**
- * `npm run bench collect [-- --size 100000] [--no-ports] [--keep] [--cpu-profile FILE] [--timeline] [--trace-gc] [--runtime dist|tsx]`
+ * `npm run bench collect [-- --size 100000 | --sizes 10000,30000] [--no-ports] [--keep] [--cpu-profile FILE] [--timeline] [--trace-gc] [--runtime dist|tsx]`
  *
  * Collects the simulator at `size` instances (clusters, keypairs, Kubernetes clusters and storage
  * keys in proportion, as the simulator scales them) into a fresh database on the local Postgres
@@ -7,9 +7,14 @@
  * and prints:
  *   - wall time and rows/s per collector, the whole collection without ports, and the ports run;
  *   - CPU seconds of the collecting process, the simulator and Postgres during each collection
- *     (where the time goes on a 2-core machine; Postgres counts every database, so keep the
- *     machine quiet); `--timeline` prints them per half second, `--cpu-profile FILE` writes a V8
- *     profile of the collecting process, `--trace-gc` sums its garbage collections;
+ *     (where the time goes on a 2-core machine; Postgres: the client backends of the bench's own
+ *     database, see backend-cpu.ts); `--timeline` prints them per half second, `--cpu-profile FILE`
+ *     writes a V8 profile of the collecting process (FILE for the collection without ports,
+ *     FILE-ports for the ports; the size is added to the name with --sizes), `--trace-gc` sums its
+ *     garbage collections;
+ *   - with `--sizes A,B` (each size a whole benchmark in turn), the CPU of the collecting process
+ *     per further 10,000 instances, ports included: the slope between the smallest and largest
+ *     size (target <= 1.2 CPU s);
  *   - peak RSS of the collecting process. Each collection runs in a child process started as the
  *     image runs cloudtally (compiled dist/, the Dockerfile's NODE_OPTIONS; `--runtime tsx`: the
  *     sources as `npm start` runs them), so the harness and the simulator (its own child process,
@@ -25,7 +30,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createReadStream, createWriteStream, readdirSync, readFileSync } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,6 +38,7 @@ import { getTableColumns } from 'drizzle-orm';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFromStdin, to as copyToStdout } from 'pg-copy-streams';
+import { cpuSecondsOf, cpuSplitOf, DatabaseBackendsCpu } from './backend-cpu.js';
 import { benchDatabaseName, onServer, withDatabase } from './database.js';
 import { childRuntime, moduleUrl, ROOT, type ChildRuntime, type Runtime } from './runtime.js';
 import { COLLECTOR_NAMES, loadConfig, scopesFromManifest } from '../src/config/index.js';
@@ -50,7 +56,8 @@ const INGEST_PAGE = 1_700;
 const INGEST_IN_FLIGHT = 2;
 
 interface Options {
-  size: number;
+  /** Instance counts, one whole benchmark each (`--size N` or `--sizes A,B`); with two or more, the CPU slope per 10,000 is printed. */
+  sizes: number[];
   serverUrl: string;
   ports: boolean;
   keep: boolean;
@@ -67,7 +74,7 @@ interface Options {
 
 function parseArgs(args: string[]): Options {
   const options: Options = {
-    size: 100_000,
+    sizes: [100_000],
     // Bench scripts are entry points like the CLI; the lead's bench/run.ts documents this variable.
     serverUrl: process.env['BENCH_DATABASE_URL'] ?? DEFAULT_SERVER,
     ports: true,
@@ -79,7 +86,8 @@ function parseArgs(args: string[]): Options {
   };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
-    if (arg === '--size') options.size = Number(args[++i]);
+    if (arg === '--size') options.sizes = [Number(args[++i])];
+    else if (arg === '--sizes') options.sizes = (args[++i] ?? '').split(',').map(Number);
     else if (arg === '--database-url') options.serverUrl = args[++i] ?? options.serverUrl;
     else if (arg === '--no-ports') options.ports = false;
     else if (arg === '--keep') options.keep = true;
@@ -87,9 +95,11 @@ function parseArgs(args: string[]): Options {
     else if (arg === '--timeline') options.timeline = true;
     else if (arg === '--runtime') options.runtime = args[++i] as Runtime;
     else if (arg === '--trace-gc') options.traceGc = true;
-    else throw new Error(`bench collect: unknown argument ${arg} (known: --size N, --database-url URL, --no-ports, --keep, --cpu-profile FILE, --timeline, --trace-gc, --runtime dist|tsx)`);
+    else throw new Error(`bench collect: unknown argument ${arg} (known: --size N, --sizes A,B, --database-url URL, --no-ports, --keep, --cpu-profile FILE, --timeline, --trace-gc, --runtime dist|tsx)`);
   }
-  if (!Number.isInteger(options.size) || options.size < 1) throw new Error('bench collect: --size must be a positive integer');
+  if (options.sizes.length === 0 || !options.sizes.every((n) => Number.isInteger(n) && n >= 1)) {
+    throw new Error('bench collect: --size must be a positive integer, --sizes a comma-separated list of them');
+  }
   if (options.runtime !== 'dist' && options.runtime !== 'tsx') throw new Error('bench collect: --runtime must be dist or tsx');
   return options;
 }
@@ -97,48 +107,49 @@ function parseArgs(args: string[]): Options {
 // ---------------------------------------------------------------------------------------------
 // CPU time per process (Linux /proc), to show where a collection's time goes on a small machine.
 
-const CLOCK_TICKS = 100;
-
-/** User + system CPU seconds of one process, or null when it cannot be read. */
-function cpuSecondsOf(pid: number): number | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-  } catch {
-    return null;
-  }
-}
-
-/** CPU seconds of every postgres process on this machine (all databases: keep the machine quiet). */
-function postgresCpuSeconds(): number {
-  let total = 0;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== 'postgres') continue;
-    } catch {
-      continue;
-    }
-    total += cpuSecondsOf(Number(entry)) ?? 0;
-  }
-  return total;
-}
-
 interface CpuMark {
   collector: number | null;
+  /** Of which in the kernel (system time: sockets, page faults). */
+  collectorSystem: number | null;
   simulator: number | null;
+  /** The bench database's own backends (DatabaseBackendsCpu), since the collection started. */
   postgres: number;
 }
 
-function cpuMark(pids: { collector: number; simulator: number }): CpuMark {
-  return { collector: cpuSecondsOf(pids.collector), simulator: cpuSecondsOf(pids.simulator), postgres: postgresCpuSeconds() };
+interface CpuSources {
+  collector: number;
+  simulator: number;
+  backends: DatabaseBackendsCpu;
+}
+
+function cpuMark(sources: CpuSources): CpuMark {
+  const collector = cpuSplitOf(sources.collector);
+  return {
+    collector: collector === null ? null : collector.user + collector.system,
+    collectorSystem: collector?.system ?? null,
+    simulator: cpuSecondsOf(sources.simulator),
+    postgres: sources.backends.seconds(),
+  };
 }
 
 const cpuDelta = (from: number | null, to: number | null, digits: number) => (from !== null && to !== null ? (to - from).toFixed(digits) : 'n/a');
 
-function cpuLine(from: CpuMark, to: CpuMark, wallMs: number): string {
-  return `  CPU: cloudtally ${cpuDelta(from.collector, to.collector, 1)} s, simulator ${cpuDelta(from.simulator, to.simulator, 1)} s, Postgres ${cpuDelta(from.postgres, to.postgres, 1)} s, in ${secs(wallMs)} of wall time on ${availableParallelism()} cores`;
+/** CPU seconds of the collecting process, the simulator and the bench database's Postgres backends during one collection. */
+interface CpuSpent {
+  collector: number | null;
+  collectorSystem: number | null;
+  simulator: number | null;
+  postgres: number;
+}
+
+function cpuSpent(from: CpuMark, to: CpuMark): CpuSpent {
+  const minus = (a: number | null, b: number | null) => (a !== null && b !== null ? b - a : null);
+  return { collector: minus(from.collector, to.collector), collectorSystem: minus(from.collectorSystem, to.collectorSystem), simulator: minus(from.simulator, to.simulator), postgres: to.postgres - from.postgres };
+}
+
+function cpuLine(cpu: CpuSpent, wallMs: number): string {
+  const s = (v: number | null) => (v === null ? 'n/a' : v.toFixed(2));
+  return `  CPU: cloudtally ${s(cpu.collector)} s (system ${s(cpu.collectorSystem)} s), simulator ${s(cpu.simulator)} s, Postgres (this database's backends) ${s(cpu.postgres)} s, in ${secs(wallMs)} of wall time on ${availableParallelism()} cores`;
 }
 
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
@@ -152,7 +163,7 @@ class CpuTimeline {
   private last: CpuMark;
   private readonly timer: NodeJS.Timeout;
 
-  constructor(private readonly pids: { collector: number; simulator: number }) {
+  constructor(private readonly pids: CpuSources) {
     this.last = cpuMark(pids);
     this.timer = setInterval(() => this.sample(), 500);
   }
@@ -189,7 +200,7 @@ interface CollectorInput {
 interface ChildCollection {
   summary: RunSummary;
   wallMs: number;
-  cpu: string;
+  cpu: CpuSpent;
   timeline: string[];
   /** Before the collection, at its peak RSS (sampled every 50 ms), and the kernel's high-water mark. */
   before: NodeJS.MemoryUsage;
@@ -214,7 +225,7 @@ function collectorProgram(runtime: ChildRuntime): string {
   const module = (path: string) => moduleUrl(runtime, path);
   return `
     const { createCloudClient } = await import(${module('cloud/index')});
-    const { loadConfig, scopesFromManifest } = await import(${module('config')});
+    const { loadConfig, scopesFromManifest } = await import(${module('config/index')});
     const { openDatabase } = await import(${module('db/connection')});
     const { silentLogger } = await import(${module('logger')});
     const { runCollection } = await import(${module('collect/index')});
@@ -252,11 +263,18 @@ function collectorProgram(runtime: ChildRuntime): string {
   `;
 }
 
+/** Where a collection's CPU is counted: the simulator's process and the bench database's backends. */
+interface Measured {
+  simulatorPid: number;
+  serverUrl: string;
+  dbName: string;
+}
+
 /** Runs one collection in a child process; CPU of every process is measured between its start and done events. */
 async function collectInChild(
   runtime: ChildRuntime,
   input: CollectorInput,
-  simulatorPid: number,
+  measured: Measured,
   withTimeline: boolean,
   traceGc = false,
 ): Promise<ChildCollection> {
@@ -267,30 +285,40 @@ async function collectInChild(
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
-  const pids = { collector: child.pid!, simulator: simulatorPid };
+  const sources: CpuSources = {
+    collector: child.pid!,
+    simulator: measured.simulatorPid,
+    backends: new DatabaseBackendsCpu(measured.serverUrl, measured.dbName),
+  };
   let started: { at: number; cpu: CpuMark; timeline: CpuTimeline | null } | null = null;
   let result: ChildCollection | null = null;
   const gcLines: string[] = [];
   let buffered = '';
-  for await (const chunk of child.stdout!) {
-    buffered += String(chunk);
-    for (let newline = buffered.indexOf('\n'); newline >= 0; newline = buffered.indexOf('\n')) {
-      const line = buffered.slice(0, newline);
-      buffered = buffered.slice(newline + 1);
-      if (!line.startsWith('{"event"')) {
-        gcLines.push(line); // --trace-gc output
-        continue;
-      }
-      const message = JSON.parse(line) as { event: string } & Record<string, unknown>;
-      if (message.event === 'start') {
-        started = { at: performance.now(), cpu: cpuMark(pids), timeline: withTimeline ? new CpuTimeline(pids) : null };
-      } else if (message.event === 'done' && started) {
-        const wallMs = performance.now() - started.at;
-        const cpu = cpuLine(started.cpu, cpuMark(pids), wallMs);
-        const done = message as unknown as Pick<ChildCollection, 'summary' | 'before' | 'atPeak' | 'maxRss'>;
-        result = { ...done, wallMs, cpu, timeline: started.timeline?.stop() ?? [], gcLines };
+  try {
+    for await (const chunk of child.stdout!) {
+      buffered += String(chunk);
+      for (let newline = buffered.indexOf('\n'); newline >= 0; newline = buffered.indexOf('\n')) {
+        const line = buffered.slice(0, newline);
+        buffered = buffered.slice(newline + 1);
+        if (!line.startsWith('{"event"')) {
+          gcLines.push(line); // --trace-gc output
+          continue;
+        }
+        const message = JSON.parse(line) as { event: string } & Record<string, unknown>;
+        if (message.event === 'start') {
+          await sources.backends.start();
+          started = { at: performance.now(), cpu: cpuMark(sources), timeline: withTimeline ? new CpuTimeline(sources) : null };
+        } else if (message.event === 'done' && started) {
+          const wallMs = performance.now() - started.at;
+          const end = cpuMark(sources);
+          end.postgres = await sources.backends.stop();
+          const done = message as unknown as Pick<ChildCollection, 'summary' | 'before' | 'atPeak' | 'maxRss'>;
+          result = { ...done, wallMs, cpu: cpuSpent(started.cpu, end), timeline: started.timeline?.stop() ?? [], gcLines };
+        }
       }
     }
+  } finally {
+    if (!result) await sources.backends.stop().catch(() => undefined);
   }
   const [code, signal] = await exited;
   if (!result || code !== 0) throw new Error(`bench collect: the collecting process ended (code ${code}, signal ${signal}) ${result ? '' : 'without a result'}`);
@@ -425,18 +453,64 @@ async function measureCopy(url: string, runId: number): Promise<{ rows: number; 
   }
 }
 
+/** FILE, or FILE with `-<size>` and the suffix before its extension (`p.cpuprofile` -> `p-30000-ports.cpuprofile`). */
+function profileFile(file: string, size: number | null, suffix: string): string {
+  const tail = `${size === null ? '' : `-${size}`}${suffix}`;
+  const dot = file.lastIndexOf('.');
+  return dot > file.lastIndexOf('/') ? `${file.slice(0, dot)}${tail}${file.slice(dot)}` : `${file}${tail}`;
+}
+
 export async function main(args: string[]): Promise<void> {
   const options = parseArgs(args);
   const out = (line = '') => process.stdout.write(`${line}\n`);
+  const runtime = childRuntime(options.runtime);
+  const spent: Array<{ size: number; cpu: CollectionCpu }> = [];
+  for (const size of options.sizes) {
+    if (spent.length > 0) out();
+    spent.push({ size, cpu: await benchSize(options, size, runtime, out) });
+  }
+  for (const line of slopeLines(spent, options.ports)) out(line);
+}
+
+/** CPU seconds of one size's collections (without ports, then the ports run when asked). */
+interface CollectionCpu {
+  collector: number | null;
+  postgres: number;
+}
+
+const CPU_PER_10K_TARGET = 1.2;
+
+/**
+ * The CPU of the collecting process per 10,000 instances: the slope between the smallest and the
+ * largest size (what each further 10,000 instances cost, the process's fixed costs left out).
+ */
+function slopeLines(spent: ReadonlyArray<{ size: number; cpu: CollectionCpu }>, ports: boolean): string[] {
+  if (spent.length < 2) return [];
+  const sorted = [...spent].sort((a, b) => a.size - b.size);
+  const low = sorted[0]!;
+  const high = sorted[sorted.length - 1]!;
+  const what = ports ? 'with ports' : 'without ports';
+  const lines = ['', `CPU seconds of the whole collection (${what}) per size:`];
+  for (const { size, cpu } of sorted) {
+    lines.push(`  ${size.toLocaleString('en-US').padStart(9)} instances: collecting process ${cpu.collector?.toFixed(2) ?? 'n/a'} s, Postgres (the bench database's backends) ${cpu.postgres.toFixed(2)} s`);
+  }
+  if (high.size === low.size || low.cpu.collector === null || high.cpu.collector === null) return lines;
+  const per10k = (a: number, b: number) => ((b - a) * 10_000) / (high.size - low.size);
+  lines.push(
+    `slope ${low.size.toLocaleString('en-US')} -> ${high.size.toLocaleString('en-US')}: collecting process ${per10k(low.cpu.collector, high.cpu.collector).toFixed(2)} CPU s per 10,000 instances (target <= ${CPU_PER_10K_TARGET}${ports ? '' : ', which counts the ports'}), Postgres ${per10k(low.cpu.postgres, high.cpu.postgres).toFixed(2)} CPU s per 10,000`,
+  );
+  return lines;
+}
+
+async function benchSize(options: Options, size: number, runtime: ChildRuntime, out: (line?: string) => void): Promise<CollectionCpu> {
   const dbName = benchDatabaseName('collect');
   const url = withDatabase(options.serverUrl, dbName);
-  out(`collect benchmark: ${options.size.toLocaleString('en-US')} instances -> Postgres database ${dbName}`);
+  out(`collect benchmark: ${size.toLocaleString('en-US')} instances -> Postgres database ${dbName}`);
 
   const t0 = performance.now();
-  const sim = await startChildSimulator(options.size);
+  const sim = await startChildSimulator(size);
   out(`simulator (child process ${sim.child.pid}) ready in ${secs(performance.now() - t0)}`);
 
-  const runtime = childRuntime(options.runtime);
   await onServer(options.serverUrl, (c) => c.query(`CREATE DATABASE ${dbName}`));
   let db: Database | null = null;
   try {
@@ -448,34 +522,40 @@ export async function main(args: string[]): Promise<void> {
     out(`${manifest.scopes.length} scopes, ${groups} security groups, client concurrency ${maxConcurrency}`);
     out(`collecting process: node ${runtime.execArgv.join(' ')} (${options.runtime === 'dist' ? 'compiled dist/, as the image runs it' : 'sources through tsx, as npm start runs them'})`);
     const input = { url, simUrl: sim.url, apiKey: sim.apiKey, manifest: sim.manifest, cpuProfile: null };
+    const measured: Measured = { simulatorPid: sim.child.pid!, serverUrl: options.serverUrl, dbName };
+    const profile = (suffix: string) => (options.cpuProfile === null ? null : profileFile(options.cpuProfile, options.sizes.length > 1 ? size : null, suffix));
 
     const withoutPorts = COLLECTOR_NAMES.filter((n) => n !== 'ports');
     const first = await collectInChild(
       runtime,
-      { ...input, collectors: withoutPorts, cpuProfile: options.cpuProfile },
-      sim.child.pid!,
+      { ...input, collectors: withoutPorts, cpuProfile: profile('') },
+      measured,
       options.timeline,
       options.traceGc,
     );
     const inventory = first.summary;
     out(`RSS before the collection: ${mb(first.before.rss)} (V8 heap used ${mb(first.before.heapUsed)})`);
     for (const line of first.timeline) out(line);
-    if (options.cpuProfile) out(`CPU profile of the collection without ports: ${options.cpuProfile}`);
+    if (options.cpuProfile) out(`CPU profile of the collection without ports: ${profile('')}`);
     out();
     out(`collection without ports: ${inventory.status}, ${secs(first.wallMs)} (target < 10 s), peak RSS ${mb(first.maxRss)}`);
     const at = first.atPeak;
     out(`  at the peak: V8 heap ${mb(at.heapTotal)} (used ${mb(at.heapUsed)}, mostly garbage not yet collected), external ${mb(at.external)}`);
     for (const line of collectorTable(inventory)) out(line);
-    out(first.cpu);
+    out(cpuLine(first.cpu, first.wallMs));
     if (options.traceGc) out(gcSummary(first.gcLines));
 
     let peakRss = first.maxRss;
+    const cpu: CollectionCpu = { collector: first.cpu.collector, postgres: first.cpu.postgres };
     if (options.ports) {
-      const ports = await collectInChild(runtime, { ...input, collectors: ['ports'] }, sim.child.pid!, false);
+      const ports = await collectInChild(runtime, { ...input, collectors: ['ports'], cpuProfile: profile('-ports') }, measured, false);
       peakRss = Math.max(peakRss, ports.maxRss);
       out(`ports: ${ports.summary.status}, ${secs(ports.wallMs)}, peak RSS ${mb(ports.maxRss)}`);
       for (const line of collectorTable(ports.summary)) out(line);
-      out(ports.cpu);
+      out(cpuLine(ports.cpu, ports.wallMs));
+      if (options.cpuProfile) out(`CPU profile of the ports: ${profile('-ports')}`);
+      cpu.collector = cpu.collector !== null && ports.cpu.collector !== null ? cpu.collector + ports.cpu.collector : null;
+      cpu.postgres += ports.cpu.postgres;
       out(`collection with ports: ${secs(first.wallMs + ports.wallMs)} (target < 60 s)`);
     }
     out(`peak RSS of the collecting process: ${mb(peakRss)} (target < 400 MB)`);
@@ -496,6 +576,7 @@ export async function main(args: string[]): Promise<void> {
     out(`  snapshot ingest, COPY per page (2 at once) ${secs(ingest.insertMs).padStart(9)} ${perSecond(ingest.rows, ingest.insertMs).padStart(10)} rows/s  = ${(insertRate / copyRate).toFixed(2)} x COPY (target >= 0.5)`);
     out(`  + finalising transaction (presence, rollups) ${secs(ingest.finaliseMs)}: ${perSecond(ingest.rows, ingest.insertMs + ingest.finaliseMs)} rows/s = ${(fullRate / copyRate).toFixed(2)} x COPY`);
     out(`  instances collector end to end (HTTP + parse + write, concurrent) ${perSecond(instanceCollector.rows, instanceCollector.durationMs)} rows/s = ${(endToEnd / copyRate).toFixed(2)} x COPY`);
+    return cpu;
   } finally {
     sim.child.kill('SIGTERM');
     await db?.close();

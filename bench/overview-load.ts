@@ -39,7 +39,7 @@ const parseOptions = (args: string[]) =>
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 /** How the benchmark's children run TypeScript: as `npm run bench` runs the benchmark itself. */
-const NODE_ARGS = ['--max-semi-space-size=32', '--import', 'tsx'];
+const NODE_ARGS = ['--max-semi-space-size=64', '--import', 'tsx'];
 
 /** The web app in a child process, listening; it ends when its stdin is closed. */
 async function startServer(url: string): Promise<{ base: string; child: ChildProcess }> {

@@ -35,7 +35,7 @@ export function childRuntime(runtime: Runtime): ChildRuntime {
     return { execArgv: imageNodeOptions(), root: join(ROOT, 'dist'), ext: '.js' };
   }
   // As `npm start` runs it (package.json's start script).
-  return { execArgv: ['--max-semi-space-size=32', '--import', 'tsx'], root: join(ROOT, 'src'), ext: '.ts' };
+  return { execArgv: ['--max-semi-space-size=64', '--import', 'tsx'], root: join(ROOT, 'src'), ext: '.ts' };
 }
 
 /** A module of the runtime as a URL literal for a child's `import()`. */

@@ -13,6 +13,7 @@ import {
 } from './errors.js';
 import { endpointOf, fillPath, queryString, splitBaseUrl, type QueryValue, type Route } from './paths.js';
 import { redactSecretsInPlace } from './raw.js';
+import { readResponse } from './read-response.js';
 import { Limiter } from '../limiter.js';
 
 /** A pino-compatible logger (only these four methods are used). */
@@ -81,52 +82,6 @@ type AttemptResult =
   /** `bodyBytes`: what had arrived of the body when time ran out (null: no answer yet). */
   | { kind: 'timeout'; bodyBytes: number | null }
   | { kind: 'network'; code: string; detail: string; cause: unknown };
-
-type BodyRead = { complete: true; text: string } | { complete: false; head: string };
-
-/**
- * Reads a body until its end or until more than `limit` bytes came (or a Content-Length says
- * they will): then it stops, destroys the body (the connection is not reused) and keeps only
- * the first `headBytes`, for an excerpt. `onBytes` is told the count as chunks arrive.
- */
-async function readBody(
-  body: Dispatcher.ResponseData['body'],
-  contentLength: string | string[] | undefined,
-  limit: number,
-  headBytes: number,
-  onBytes: (bytes: number) => void,
-): Promise<BodyRead> {
-  const declared = typeof contentLength === 'string' && /^\d+$/.test(contentLength) ? Number(contentLength) : null;
-  const stopAfter = declared !== null && declared > limit ? headBytes : limit;
-  const chunks: Buffer[] = [];
-  let bytes = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    chunks.push(chunk);
-    bytes += chunk.length;
-    onBytes(bytes);
-    if (bytes > stopAfter) {
-      body.destroy();
-      return { complete: false, head: utf8(chunks, headBytes) };
-    }
-  }
-  if (stopAfter !== limit) return { complete: false, head: utf8(chunks, headBytes) };
-  return { complete: true, text: utf8(chunks, bytes) };
-}
-
-/** The first `bytes` of the chunks as UTF-8 text, without a byte order mark (as undici's text()). */
-function utf8(chunks: readonly Buffer[], bytes: number): string {
-  const taken: Buffer[] = [];
-  let length = 0;
-  for (const chunk of chunks) {
-    if (length >= bytes) break;
-    const part = length + chunk.length > bytes ? chunk.subarray(0, bytes - length) : chunk;
-    taken.push(part);
-    length += part.length;
-  }
-  const buffer = taken.length === 1 ? taken[0]! : Buffer.concat(taken, length);
-  const start = buffer.length >= 3 && buffer[0] === 0xef && buffer[1] === 0xbb && buffer[2] === 0xbf ? 3 : 0;
-  return buffer.toString('utf8', start);
-}
 
 /** Failures that prove the request never reached the server, so even a create may be sent again. */
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'EAI_AGAIN']);
@@ -281,49 +236,34 @@ export class Transport {
 
   private async attemptOnce(route: Route, fullPath: string, bodyText: string | undefined, page: boolean): Promise<AttemptResult> {
     const { timeoutMs, maxPageBytes, maxRecordBytes } = this.options;
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, timeoutMs);
     const headers: Record<string, string> = {
       authorization: this.secret.authorization,
       accept: 'application/json',
       'user-agent': 'cloudtally',
     };
     if (bodyText !== undefined) headers['content-type'] = 'application/json';
-    let bodyBytes: number | null = null;
-    try {
-      const response = await this.dispatcher.request({
-        origin: this.origin,
-        path: fullPath,
-        method: route.method,
-        headers,
-        body: bodyText ?? null,
-        signal: controller.signal,
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-      });
-      // The timer above still runs: it bounds the body's reading too (a trickle that never ends).
-      const status = response.statusCode;
-      const [limitBytes, limitName] = page && isSuccess(status) ? [maxPageBytes, 'client.max_page_bytes'] : [maxRecordBytes, 'client.max_record_bytes'];
-      bodyBytes = 0;
-      // The head must hold what excerpt() looks at in characters of up to 4 bytes, a key included, to scrub it.
-      const headBytes = 4 * (EXCERPT_LENGTH * 2 + this.secret.key.length);
-      const read = await readBody(response.body, response.headers['content-length'], limitBytes, headBytes, (n) => (bodyBytes = n));
-      if (read.complete) return { kind: 'response', status, headers: response.headers, text: read.text };
-      // An error answer is judged by its status; its start is all an error message quotes.
-      if (!isSuccess(status)) return { kind: 'response', status, headers: response.headers, text: read.head };
-      return { kind: 'too_large', status, limitBytes, limitName, head: read.head };
-    } catch (err) {
-      const code = errorCode(err);
-      if (timedOut || TIMEOUT_CODES.has(code)) return { kind: 'timeout', bodyBytes };
-      const message = err instanceof Error ? err.message : String(err);
-      return { kind: 'network', code, detail: this.scrub(oneLine(message)).slice(0, EXCERPT_LENGTH), cause: err };
-    } finally {
-      clearTimeout(timer);
+    const exchange = await readResponse(
+      this.dispatcher,
+      { origin: this.origin, path: fullPath, method: route.method, headers, body: bodyText ?? null, headersTimeout: timeoutMs, bodyTimeout: timeoutMs },
+      {
+        timeoutMs,
+        limitOf: (status) => (page && isSuccess(status) ? maxPageBytes : maxRecordBytes),
+        // The head must hold what excerpt() looks at in characters of up to 4 bytes, a key included, to scrub it.
+        headBytes: 4 * (EXCERPT_LENGTH * 2 + this.secret.key.length),
+      },
+    );
+    if (exchange.kind === 'timeout') return exchange;
+    if (exchange.kind === 'error') {
+      const code = errorCode(exchange.error);
+      if (TIMEOUT_CODES.has(code)) return { kind: 'timeout', bodyBytes: exchange.bodyBytes };
+      return { kind: 'network', code, detail: this.scrub(oneLine(exchange.error.message)).slice(0, EXCERPT_LENGTH), cause: exchange.error };
     }
+    const { status, body } = exchange;
+    if (body.complete) return { kind: 'response', status, headers: exchange.headers, text: body.text };
+    // An error answer is judged by its status; its start is all an error message quotes.
+    if (!isSuccess(status)) return { kind: 'response', status, headers: exchange.headers, text: body.head };
+    const [limitBytes, limitName] = page ? [maxPageBytes, 'client.max_page_bytes'] : [maxRecordBytes, 'client.max_record_bytes'];
+    return { kind: 'too_large', status, limitBytes, limitName, head: body.head };
   }
 
   private decode<T>(call: Call<T>, id: RequestIdentity, status: number, text: string): T {

@@ -74,13 +74,24 @@ export function encodeSegment(value: string | number): string {
   return encoded === '.' || encoded === '..' ? encoded.replace(/\./g, '%2E') : encoded;
 }
 
+/** A template split at its placeholders: literal text at even indexes, parameter names at odd ones. */
+const templateParts = new Map<string, readonly string[]>();
+
 /** Fills a template's placeholders with encoded segments; throws when one is missing. */
 export function fillPath(template: string, params: Readonly<Record<string, string | number>> = {}): string {
-  return template.replace(/\{([a-z_]+)\}/g, (_, name: string) => {
+  let parts = templateParts.get(template);
+  if (!parts) {
+    parts = template.split(/\{([a-z_]+)\}/);
+    templateParts.set(template, parts);
+  }
+  let path = parts[0]!;
+  for (let i = 1; i < parts.length; i += 2) {
+    const name = parts[i]!;
     const value = params[name];
     if (value === undefined) throw new Error(`path parameter ${name} missing for ${template}`);
-    return encodeSegment(value);
-  });
+    path += encodeSegment(value) + parts[i + 1]!;
+  }
+  return path;
 }
 
 export type QueryValue = string | number | boolean | null | undefined;

@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import { fieldProblems, type FieldProblem } from './schemas/index.js';
 import { CloudValidationError } from './errors.js';
 import { endpointOf, type Route } from './paths.js';
+import { compiled } from './compiled.js';
 
 /**
  * Checks every part of a request (path, query, body) against the shared request schemas and
@@ -22,7 +23,7 @@ export class InputCheck {
 
   /** Returns the parsed value; when invalid, records the problems (fields prefixed with `prefix`). */
   check<S extends z.ZodType>(prefix: string, schema: S, value: unknown): z.output<S> {
-    const parsed = schema.safeParse(value);
+    const parsed = compiled(schema).safeParse(value);
     if (parsed.success) return parsed.data;
     this.problems.push(...fieldProblems(parsed.error, prefix));
     return undefined as z.output<S>; // never used: done() throws first
