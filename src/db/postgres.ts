@@ -52,6 +52,15 @@ const pgRawTypes = {
   },
 };
 
+/** A Citus coordinator: the citus extension is created in this database. */
+const CITUS_PROBE = `select exists (select 1 from pg_extension where extname = 'citus') as citus`;
+/**
+ * Set on every session of a Citus database, never on plain Postgres: the fold joins a snapshot's
+ * staged rows (distributed by snapshot_id) to version rows (distributed by scope_key), which
+ * Citus plans only as a repartition join.
+ */
+const CITUS_SESSION_SETTINGS = 'set citus.enable_repartition_joins = on';
+
 export async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<Database> {
   const target = describeDatabaseTarget(url);
   const applicationName = options.applicationName ?? 'cloudtally';
@@ -86,11 +95,24 @@ export async function openPostgres(url: string, options: OpenDatabaseOptions): P
     ((err: Error) => process.emitWarning(`idle Postgres connection to ${target} failed: ${err.message}`));
   pool.on('error', onPoolError);
 
+  let citus: boolean;
   try {
-    await pool.query('select 1');
+    const probe = await pool.connect();
+    try {
+      citus = (await probe.query<{ citus: boolean }>(CITUS_PROBE)).rows[0]!.citus;
+      if (citus) await probe.query(CITUS_SESSION_SETTINGS);
+    } finally {
+      probe.release();
+    }
   } catch (err) {
     await pool.end().catch(() => undefined); // the connection error below is the one that matters
     throw new Error(`cannot connect to Postgres at ${target}: ${(err as Error).message}`, { cause: err });
+  }
+  if (citus) {
+    // Queued on the new connection before anything the pool's caller sends on it.
+    pool.on('connect', (client) => {
+      client.query(CITUS_SESSION_SETTINGS).catch((err: Error) => onPoolError(new Error(`cannot set the Citus session settings on ${target}: ${err.message}`, { cause: err })));
+    });
   }
 
   /**
