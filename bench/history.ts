@@ -17,6 +17,7 @@ import { BENCH_SERVER, parseBenchOptions } from './options.js';
 import { performance } from 'node:perf_hooks';
 import { openSnapshot } from '../src/collect/snapshot-writer.js';
 import { prepareBulkCopy } from '../src/db/bulk.js';
+import { deleteSnapshots } from '../src/db/delete-snapshots.js';
 import { openDatabase, type Database, type Queryable } from '../src/db/connection.js';
 import { migrateDatabase } from '../src/db/migrate.js';
 import { instances } from '../src/db/schema.js';
@@ -268,7 +269,7 @@ async function timePlainCopy(db: Database, o: Options): Promise<number> {
  */
 async function buildMonth(db: Database, o: Options): Promise<void> {
   const hours = o.days * 24;
-  await db.execute(`delete from snapshots where kind = 'instance'`);
+  await db.transaction((tx) => deleteSnapshots(tx, `s.kind = 'instance'`));
   await db.execute('truncate instances_versions');
   await db.execute(
     `insert into snapshots (run_id, kind, scope_key, project_id, region_id, taken_at, complete, row_count, versioned)

@@ -13,6 +13,8 @@
  */
 import type { Queryable } from '../db/connection.js';
 import type { PresenceKind, SnapshotKind } from '../db/schema.js';
+import { sqlLiteral } from '../db/sql-literal.js';
+import { snapshotRowsSql, versionedTable } from '../db/versions.js';
 
 interface PresenceSource {
   kind: PresenceKind;
@@ -70,9 +72,11 @@ export async function updatePresence(tx: Queryable, snapshot: PresenceSnapshot):
       continue;
     }
     // The resources seen (not carried) in the snapshot whose id is the parameter `snapshotParam`.
+    const table = versionedTable(source.table);
     const seenIn = (snapshotParam: string) =>
-      `SELECT ${source.id} AS rid, ${source.name} AS nm FROM ${source.table}
-        WHERE snapshot_id = ${snapshotParam}${source.carried ? ` AND NOT (${source.carried})` : ''}`;
+      `SELECT rid, nm FROM (${snapshotRowsSql(table, `${source.id} AS rid, ${source.name} AS nm${source.carried ? `, ${source.carried} AS carried` : ''}`, snapshotParam)}) r${
+        source.carried ? ' WHERE NOT carried' : ''
+      }`;
     if (scope && latest) {
       // Seen in the scope's previous latest snapshot but not (or only carried over) in this one:
       // the last seen becomes explicit (the gone marking below then applies as to any other row).
@@ -84,13 +88,16 @@ export async function updatePresence(tx: Queryable, snapshot: PresenceSnapshot):
       );
     }
     // The last seen known (explicit, or the scope's seen_at) is advanced when this one is not older.
-    const advances = (p: string) => `$3 >= coalesce(${p}.last_seen_at, $6::timestamptz, '-infinity'::timestamptz)`;
+    const advances = (p: string, at = '$3', seen = '$6::timestamptz') => `${at} >= coalesce(${p}.last_seen_at, ${seen}, '-infinity'::timestamptz)`;
+    // The DO UPDATE clause takes its values as literals: Citus sends it to the workers on its own,
+    // with the statement's parameters it does not use left untyped ("could not determine data type").
+    const updates = advances('p', `${sqlLiteral(snapshot.takenAt)}::timestamptz`, `${sqlLiteral(scope?.seen_at ?? null)}::timestamptz`);
     const lastSeen = `CASE WHEN $5::boolean THEN NULL ELSE $3::timestamptz END`;
     const lastSnapshot = `CASE WHEN $5::boolean THEN NULL ELSE $4::int END`;
     await tx.execute(
       `INSERT INTO resource_presence AS p
          (kind, scope_key, resource_id, name, first_seen_at, last_seen_at, gone_at, first_snapshot_id, last_snapshot_id)
-       SELECT $1, $2, s.rid, s.nm, $3, ${lastSeen}, NULL, $4, ${lastSnapshot}
+       SELECT $1::text, $2::text, s.rid, s.nm, $3::timestamptz, ${lastSeen}, NULL, $4::int, ${lastSnapshot}
          FROM (SELECT DISTINCT ON (rid) rid, nm FROM (${seenIn('$4')}) r WHERE rid IS NOT NULL ORDER BY rid) s
         WHERE NOT EXISTS (
           SELECT 1 FROM resource_presence q
@@ -100,10 +107,10 @@ export async function updatePresence(tx: Queryable, snapshot: PresenceSnapshot):
        ON CONFLICT (kind, scope_key, resource_id) DO UPDATE SET
          first_seen_at = LEAST(p.first_seen_at, EXCLUDED.first_seen_at),
          first_snapshot_id = CASE WHEN EXCLUDED.first_seen_at < p.first_seen_at THEN EXCLUDED.first_snapshot_id ELSE p.first_snapshot_id END,
-         last_seen_at = CASE WHEN ${advances('p')} THEN EXCLUDED.last_seen_at ELSE p.last_seen_at END,
-         last_snapshot_id = CASE WHEN ${advances('p')} THEN EXCLUDED.last_snapshot_id ELSE p.last_snapshot_id END,
-         name = CASE WHEN ${advances('p')} THEN EXCLUDED.name ELSE p.name END,
-         gone_at = CASE WHEN ${advances('p')} THEN NULL ELSE p.gone_at END`,
+         last_seen_at = CASE WHEN ${updates} THEN EXCLUDED.last_seen_at ELSE p.last_seen_at END,
+         last_snapshot_id = CASE WHEN ${updates} THEN EXCLUDED.last_snapshot_id ELSE p.last_snapshot_id END,
+         name = CASE WHEN ${updates} THEN EXCLUDED.name ELSE p.name END,
+         gone_at = CASE WHEN ${updates} THEN NULL ELSE p.gone_at END`,
       [...params, latest, scope?.seen_at ?? null],
     );
     // Rows with an explicit last seen before this snapshot and not in it (carried rows excepted).
@@ -112,7 +119,7 @@ export async function updatePresence(tx: Queryable, snapshot: PresenceSnapshot):
         WHERE kind = $1 AND scope_key = $2 AND gone_at IS NULL AND last_seen_at < $3${
           source.carried
             ? `
-          AND NOT EXISTS (SELECT 1 FROM ${source.table} c WHERE c.snapshot_id = $4 AND (${source.carried}) AND c.${source.id} = p.resource_id)`
+          AND NOT EXISTS (SELECT 1 FROM (${snapshotRowsSql(table, `${source.id} AS rid, ${source.carried} AS carried`, '$4')}) c WHERE c.carried AND c.rid = p.resource_id)`
             : ''
         }`,
       source.carried ? params : params.slice(0, 3),

@@ -18,6 +18,7 @@ import { refreshCostDaily, writeDailyTotals } from '../costing/derive/closed-day
 import { gapCapsFor, type GapCaps } from '../costing/gap-caps.js';
 import type { Database, Queryable } from '../db/connection.js';
 import { isLockTimeout } from '../db/errors.js';
+import { deleteSnapshots } from '../db/delete-snapshots.js';
 import { withLockTimeout } from '../db/local-settings.js';
 import { deleteOrphanStagedRows, pruneVersions } from '../db/versions.js';
 import { CollectionStoppedError } from './errors.js';
@@ -73,7 +74,7 @@ export async function pruneHistory(
   for (let i = 0; i < candidates.length; i += batchSize) {
     if (opts.signal?.aborted) throw new CollectionStoppedError('pruning stopped (service shutting down)');
     const ids = candidates.slice(i, i + batchSize).map((c) => c.id);
-    snapshotsDeleted += (await step((tx) => tx.execute('DELETE FROM snapshots WHERE id = ANY($1::int[])', [ids]))).rowCount;
+    snapshotsDeleted += await step((tx) => deleteSnapshots(tx, 's.id = ANY($1::int[])', [ids]));
   }
 
   // Versions no remaining snapshot sees (a deleted snapshot's versions stay while a kept one needs them).

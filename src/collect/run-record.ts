@@ -26,6 +26,7 @@
 import { createHash } from 'node:crypto';
 import type { Database, HeldLock, Queryable } from '../db/connection.js';
 import { isLockTimeout } from '../db/errors.js';
+import { deleteSnapshots } from '../db/delete-snapshots.js';
 import { withLockTimeout } from '../db/local-settings.js';
 import type { RunError, RunStatus, RunTrigger } from '../db/schema.js';
 import { countSessions, terminateSessions } from '../db/sessions.js';
@@ -174,7 +175,7 @@ export async function finishRun(
   return db.transaction(async (tx) => {
     const [run] = await tx.query<{ status: RunStatus }>('SELECT status FROM collection_runs WHERE id = $1 FOR UPDATE', [runId]);
     if (!run || run.status !== 'running') return { status: run?.status ?? 'failed', endedElsewhere: true };
-    await tx.execute('DELETE FROM snapshots WHERE run_id = $1 AND NOT complete', [runId]);
+    await deleteSnapshots(tx, 's.run_id = $1 AND NOT s.complete', [runId]);
     await tx.execute(
       `UPDATE collection_runs SET status = $2, finished_at = $3, counts = $4::jsonb, errors = $5::jsonb WHERE id = $1`,
       [runId, result.status, result.finishedAt, JSON.stringify(result.counts), JSON.stringify(result.errors)],
@@ -192,7 +193,7 @@ export async function failRun(db: Database, runId: number, message: string): Pro
         WHERE id = $1 AND status = 'running'`,
       [runId, JSON.stringify([error])],
     );
-    await tx.execute('DELETE FROM snapshots WHERE run_id = $1 AND NOT complete', [runId]);
+    await deleteSnapshots(tx, 's.run_id = $1 AND NOT s.complete', [runId]);
     return updated.rowCount === 1;
   });
 }
@@ -262,11 +263,7 @@ async function endDeadRunsLocked(db: Database, rules: DeadRunRules): Promise<num
   }
   try {
     await withLockTimeout(db, rules.lockTimeoutMs, (tx) =>
-      tx.execute(
-        `DELETE FROM snapshots s
-          WHERE NOT s.complete
-            AND NOT EXISTS (SELECT 1 FROM collection_runs r WHERE r.id = s.run_id AND r.status = 'running')`,
-      ),
+      deleteSnapshots(tx, `NOT s.complete AND NOT EXISTS (SELECT 1 FROM collection_runs r WHERE r.id = s.run_id AND r.status = 'running')`),
     );
   } catch (err) {
     if (!isLockTimeout(err)) throw err;
@@ -293,7 +290,7 @@ async function endDeadRun(db: Database, run: RunningRow, verdict: Verdict, rules
           [run.id],
         );
         if (marked.rowCount !== 1) return false;
-        const deleted = (await tx.execute('DELETE FROM snapshots WHERE run_id = $1 AND NOT complete', [run.id])).rowCount;
+        const deleted = await deleteSnapshots(tx, 's.run_id = $1 AND NOT s.complete', [run.id]);
         const error: RunError = { collector: '*', scope: '*', endpoint: '', status: null, message: deadRunMessage(run, verdict, rules, terminated, deleted) };
         await tx.execute('UPDATE collection_runs SET errors = errors || $2::jsonb WHERE id = $1', [run.id, JSON.stringify([error])]);
         return true;

@@ -15,6 +15,7 @@ import type { InferInsertModel } from 'drizzle-orm';
 import type { PgTable } from 'drizzle-orm/pg-core';
 import { prepareBulkCopy, prepareBulkInsert, runBulkWrite, type PreparedBulkWrite } from '../db/bulk.js';
 import type { Database, Queryable } from '../db/connection.js';
+import { deleteSnapshots } from '../db/delete-snapshots.js';
 import { writeCostRollups } from '../costing/derive/rollups.js';
 import { PRICED_KINDS as COST_KINDS } from '../costing/pricing.js';
 import type { SnapshotKind } from '../db/schema.js';
@@ -174,7 +175,7 @@ export class SnapshotWriter {
   async discard(): Promise<void> {
     if (this.state !== 'open') return;
     this.state = 'discarded';
-    await this.db.execute('DELETE FROM snapshots WHERE id = $1 AND NOT complete', [this.id]);
+    await this.db.transaction((tx) => deleteSnapshots(tx, 's.id = $1 AND NOT s.complete', [this.id]));
     // Pages written after the snapshot was deleted by someone else (its run marked dead).
     await deleteOrphanStagedRows(this.db, this.id);
   }

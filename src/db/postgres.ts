@@ -52,42 +52,62 @@ const pgRawTypes = {
   },
 };
 
+/** A Citus coordinator: the citus extension is created in this database. */
+const CITUS_PROBE = `select exists (select 1 from pg_extension where extname = 'citus') as citus`;
+/**
+ * Startup parameters of every session of a Citus database, never of plain Postgres: the fold
+ * joins a snapshot's staged rows (distributed by snapshot_id) to version rows (distributed by
+ * scope_key), which Citus plans only as a repartition join.
+ */
+const CITUS_SESSION_OPTIONS = ['-c citus.enable_repartition_joins=on'];
+
 export async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<Database> {
   const target = describeDatabaseTarget(url);
   const applicationName = options.applicationName ?? 'cloudtally';
   const idleInTransactionMs = options.idleInTransactionTimeoutMs ?? DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS;
   const keepAliveSeconds = options.keepAliveSeconds ?? DEFAULT_KEEPALIVE_SECONDS;
-  const pool = new pg.Pool({
-    connectionString: url,
-    max: options.poolSize ?? 10,
-    application_name: applicationName,
-    keepAlive: true,
-    keepAliveInitialDelayMillis: keepAliveSeconds * 1000,
-    // Startup parameters, so they hold before the first statement of every connection. (An
-    // `options` parameter inside DATABASE_URL takes precedence over these.) JIT off: Postgres
-    // compiles any plan whose estimated cost passes jit_above_cost, and report and rollup plans
-    // over 100,000-row snapshots pass it (the planner also over-estimates set-returning functions
-    // such as jsonb_each_text); compiling them costs 100 ms to seconds where running them takes ms.
-    // A session that stops talking (a frozen process, a lost network) must not hold its locks
-    // for ever: an open transaction left idle is ended by the server, and the server's own
-    // keepalives notice a silent peer (its default waits 2 hours).
-    options: [
-      '-c TimeZone=UTC',
-      '-c jit=off',
-      `-c idle_in_transaction_session_timeout=${idleInTransactionMs}`,
-      `-c tcp_keepalives_idle=${keepAliveSeconds}`,
-      `-c tcp_keepalives_interval=${keepAliveSeconds}`,
-      '-c tcp_keepalives_count=3',
-      `-c tcp_user_timeout=${keepAliveSeconds * 4 * 1000}`,
-    ].join(' '),
-  });
   const onPoolError =
     options.onPoolError ??
     ((err: Error) => process.emitWarning(`idle Postgres connection to ${target} failed: ${err.message}`));
-  pool.on('error', onPoolError);
+  const makePool = (extraOptions: readonly string[]) => {
+    const made = new pg.Pool({
+      connectionString: url,
+      max: options.poolSize ?? 10,
+      application_name: applicationName,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: keepAliveSeconds * 1000,
+      // Startup parameters, so they hold before the first statement of every connection. (An
+      // `options` parameter inside DATABASE_URL takes precedence over these.) JIT off: Postgres
+      // compiles any plan whose estimated cost passes jit_above_cost, and report and rollup plans
+      // over 100,000-row snapshots pass it (the planner also over-estimates set-returning functions
+      // such as jsonb_each_text); compiling them costs 100 ms to seconds where running them takes ms.
+      // A session that stops talking (a frozen process, a lost network) must not hold its locks
+      // for ever: an open transaction left idle is ended by the server, and the server's own
+      // keepalives notice a silent peer (its default waits 2 hours).
+      options: [
+        '-c TimeZone=UTC',
+        '-c jit=off',
+        `-c idle_in_transaction_session_timeout=${idleInTransactionMs}`,
+        `-c tcp_keepalives_idle=${keepAliveSeconds}`,
+        `-c tcp_keepalives_interval=${keepAliveSeconds}`,
+        '-c tcp_keepalives_count=3',
+        `-c tcp_user_timeout=${keepAliveSeconds * 4 * 1000}`,
+        ...extraOptions,
+      ].join(' '),
+    });
+    made.on('error', onPoolError);
+    return made;
+  };
 
+  let pool = makePool([]);
   try {
-    await pool.query('select 1');
+    const [probe] = (await pool.query<{ citus: boolean }>(CITUS_PROBE)).rows;
+    // Found once at open; the pool is opened again with the Citus settings on every session.
+    if (probe!.citus) {
+      await pool.end();
+      pool = makePool(CITUS_SESSION_OPTIONS);
+      await pool.query('select 1');
+    }
   } catch (err) {
     await pool.end().catch(() => undefined); // the connection error below is the one that matters
     throw new Error(`cannot connect to Postgres at ${target}: ${(err as Error).message}`, { cause: err });

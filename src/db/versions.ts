@@ -85,6 +85,20 @@ export function versionedTable(name: string): VersionedTable {
   return table;
 }
 
+/**
+ * SQL: `select` (an SQL list over the table's columns, unqualified) of the rows of the snapshot
+ * whose id is `snapshotParam`, the rows its view gives for that snapshot_id, read from the versions
+ * and staged tables directly. Citus cannot plan the view (a lateral join across two colocation
+ * groups) but plans this: each side joins a reference-table subquery of the one snapshot.
+ */
+export function snapshotRowsSql(table: VersionedTable, select: string, snapshotParam: string): string {
+  return `SELECT ${select} FROM "${table.versions}" v,
+      (SELECT scope_key AS s_scope, taken_at AS s_at FROM snapshots WHERE id = ${snapshotParam} AND versioned AND kind = '${table.kind}') s
+     WHERE v.scope_key = s.s_scope AND ${versionCurrentAt('v', 's.s_at')}
+    UNION ALL
+    SELECT ${select} FROM "${table.staged}" t, (SELECT id AS s_id FROM snapshots WHERE id = ${snapshotParam}) s WHERE t.snapshot_id = s.s_id`;
+}
+
 /** SQL: version `v` was current at the instant `at` (an SQL expression). */
 export function versionCurrentAt(v: string, at: string): string {
   return `${v}.valid_from <= ${at} and coalesce(${v}.valid_to, ${OPEN}) > ${at}`;

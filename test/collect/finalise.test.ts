@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSnapshot, type SnapshotWriter } from '../../src/collect/snapshot-writer.js';
 import { pruneHistory } from '../../src/collect/retention.js';
 import type { Database } from '../../src/db/connection.js';
+import { deleteSnapshots } from '../../src/db/delete-snapshots.js';
 import { computeCostRollups, writeCostRollups } from '../../src/costing/derive/rollups.js';
 import { gpuFlavors, instancePorts, instances, type SnapshotKind } from '../../src/db/schema.js';
 import { silentLogger } from '../../src/logger.js';
@@ -199,7 +200,7 @@ describe.each(testDatabases())('finalising snapshots ($name)', ({ open }) => {
       const writer = await openSnapshot(db, { runId: null, kind: 'instance', scopeKey: 'p1-r9', projectId: 1, regionId: 1, takenAt: at(1) });
       await writer.insert(instances, [{ snapshotId: writer.id, instanceId: 'i1', raw: {} }]);
       expect(await stagedCount(writer.id)).toBe(1);
-      await db.execute('DELETE FROM snapshots WHERE id = $1', [writer.id]);
+      expect(await db.transaction((tx) => deleteSnapshots(tx, 's.id = $1', [writer.id]))).toBe(1);
       expect(await stagedCount(writer.id)).toBe(0);
     });
 

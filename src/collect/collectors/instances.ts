@@ -52,8 +52,11 @@ export const instancesCollector: Collector = {
     for (let i = 0; i < shared.length; i += MERGE_CHUNK) {
       const chunk = shared.slice(i, i + MERGE_CHUNK);
       await writer.execute(
-        `UPDATE ${getTableName(instances)} AS i SET security_group_ids = u.groups::text[]
-           FROM unnest($2::text[], $3::text[]) AS u(id, groups)
+        // The text-to-array cast happens in the CTE: Citus refuses STABLE functions (the cast)
+        // over columns in an UPDATE's own expressions.
+        `WITH u AS MATERIALIZED (SELECT id, groups::text[] AS groups FROM unnest($2::text[], $3::text[]) AS u(id, groups))
+         UPDATE ${getTableName(instances)} AS i SET security_group_ids = u.groups
+           FROM u
           WHERE i.snapshot_id = $1 AND i.instance_id = u.id`,
         // Sorted: the pages finish in any order, and an instance's groups are a set; an order that
         // followed the pages would read as a change between two collections of the same company.
