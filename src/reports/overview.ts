@@ -27,7 +27,7 @@ import { gapCapText, monthToDate } from './shared/time.js';
 import { coveredChartRange, stackedDailyCharts, type DailyChartRange } from './overview-daily.js';
 import { headlineOf, SPARKLINE_DAYS } from './overview-headline.js';
 import { defineReport } from './shared/define.js';
-import { FORECAST_DAYS, forecastDays, forecastGapNote, forecastHistoryNote, incompleteDays, monthForecasts } from './shared/forecast.js';
+import { daysWithoutData, FORECAST_DAYS, forecastDays, forecastGapNote, forecastHistoryNote, incompleteDays, monthForecasts } from './shared/forecast.js';
 import { scopedCostNotes, scopeOf } from './shared/access-scope.js';
 import type { Report, ReportCtx } from './shared/types.js';
 
@@ -318,6 +318,7 @@ export const overviewReport: Report<OverviewParams> = defineReport({
     const missingHistory = forecastHistoryNote(ctx.now, r.coverage);
     // Days not fully collected, over the sparkline's days (which hold the forecast's): left out of both.
     const gapDays = await incompleteDays(ctx.db, ctx.config, { fromDay: addDays(isoDay(ctx.now), -SPARKLINE_DAYS), toDay: addDays(isoDay(ctx.now), -1) });
+    if (missingHistory === null) for (const day of daysWithoutData(kindDays, forecastDays(ctx.now))) gapDays.add(day);
     const figures = await currencyFigures(ctx, totals, kindDays, missingHistory === null, gapDays);
     const gapNote = forecastGapNote(ctx.now, gapDays);
     const daily = stackedDailyCharts(chartDays, groupDays, r.dim, chartNames);

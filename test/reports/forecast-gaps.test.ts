@@ -10,11 +10,13 @@
  * half day in the mean would give 540 + 390 / 7 x 21.5 = 1737.85...
  * USD (j1, 72/day, stopped on 03-05): the same 6 days, 5 x 72 + 0 = 360, mean 60; month to date
  * 8 x 72 (03-01 .. 03-09 less 03-05) + 12 h x 3 = 612; 612 + 60 x 21.5 = 1902.
+ * After collection stopped (no snapshot after 03-07), the days without any data are left out alike.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import type { Database } from '../../src/db/connection.js';
 import { budgetsReport } from '../../src/reports/budgets.js';
+import { deleteSnapshots } from '../../src/db/delete-snapshots.js';
 import { overviewReport } from '../../src/reports/overview.js';
 import { testDatabases } from '../helpers/databases.js';
 import { run, summaryValue } from './helpers.js';
@@ -66,6 +68,22 @@ describe.each(testDatabases())('the forecast over days a collection missed, on $
     expect(Number(eur.forecast)).toBe(1830);
     expect(eur.status).toBe('at risk');
     expect(budgets.notes.join(' ')).toContain('2025-03-06 was not fully collected');
+  });
+
+  it('leaves out the days after collection stopped (nothing covers them), not counting them as 0', async () => {
+    // The last collection of every scope on 03-07 00:00: 03-08 and 03-09 have no data at all.
+    // EUR: month to date 7 x 60 = 420; mean of 03-03 .. 03-07 = 60: 420 + 60 x 21.5 = 1710 (as 0s: 1341.43).
+    // USD: 03-03 .. 03-07 = 72 + 72 + 0 + 72 + 72 = 288, mean 57.6; month to date 6 x 72 = 432: 432 + 57.6 x 21.5 = 1670.4.
+    db = await database.open();
+    await seedPeriods(db);
+    await db.transaction((tx) => deleteSnapshots(tx, `s.taken_at >= '2025-03-08T00:00:00Z'`));
+    const overview = await run(overviewReport, { db, config: config(), now: PERIODS_NOW }, {});
+    expect(Number(summaryValue(overview, 'Month to date 2025-03 (EUR)'))).toBe(420);
+    expect(Number(summaryValue(overview, 'Projected 2025-03, daily history (EUR)'))).toBe(1710);
+    expect(Number(summaryValue(overview, 'Projected 2025-03, daily history (USD)'))).toBe(1670.4);
+    expect(overview.notes.join(' ')).toContain('made from 5 of the last 7 complete days: 2025-03-08, 2025-03-09 were not fully collected');
+    const budgets = await run(budgetsReport, { db, config: config(), now: PERIODS_NOW }, {});
+    expect(Number(budgets.rows.find((r) => r.budget === 'EUR total')!.forecast)).toBe(1710);
   });
 
   it('uses all 7 days, and says nothing, when every day was collected', async () => {

@@ -14,7 +14,7 @@ import type { BudgetPeriod } from '../../config/index.js';
 import type { Coverage } from '../report.js';
 import { periodCoverage } from './coverage.js';
 import { dimensionOf } from './costs.js';
-import { forecastDays, forecastGapDays, forecastGapNote, forecastHistoryNote, monthForecasts } from './forecast.js';
+import { daysWithoutData, forecastDays, forecastGapDays, forecastGapNote, forecastHistoryNote, monthForecasts } from './forecast.js';
 import { addDays, dimensionLabel, isoDay } from './format.js';
 import { resolvePeriod, type ResolvedPeriod } from './period.js';
 import { latestSnapshotsSql } from '../../db/latest-snapshots.js';
@@ -99,6 +99,12 @@ export async function budgetMonth(ctx: ReportCtx, budgets: readonly Budget[], mo
   const gapDays = [...windows.values()].some((w) => !w.ended && w.historyNote === null) ? await forecastGapDays(ctx.db, ctx.config, ctx.now) : new Set<string>();
   const dimensions = new Map<string, DailyCostRow[]>();
   await Promise.all([...spans].map(async ([dim, span]) => dimensions.set(dim, await dailyCostsFor(ctx.db, ctx.config, ctx.now, dim, span.fromDay, span.lastDay))));
+  // A day of the forecast's window without any row of a budget's dimension had no data at all (collection stopped).
+  const window = forecastDays(ctx.now);
+  for (const [dim, rows] of dimensions) {
+    const span = spans.get(dim)!;
+    if (span.fromDay <= window.fromDay && span.lastDay >= window.toDay) for (const day of daysWithoutData(rows, window)) gapDays.add(day);
+  }
   const figures: BudgetFigures[] = [];
   for (const budget of budgets) {
     const dimension = budgetDimension(ctx, budget);

@@ -56,7 +56,7 @@ export interface ForecastOptions {
   currencies?: readonly string[];
   /** Another period than the current month: its first day and its end (exclusive). */
   window?: { fromDay: string; endsAt: Date };
-  /** Days of the forecast's window not fully collected (forecastGapDays): left out of the mean, never counted as 0. */
+  /** Days of the forecast's window not fully collected (forecastGapDays, daysWithoutData): left out of the mean, never counted as 0. */
   gapDays?: ReadonlySet<string>;
 }
 
@@ -66,6 +66,18 @@ export interface ForecastOptions {
  */
 export function forecastGapDays(q: Queryable, settings: GapCapSettings, now: Date): Promise<Set<string>> {
   return incompleteDays(q, settings, forecastDays(now));
+}
+
+/**
+ * The days of `range` for which `days` (a dimension's cost per day, every group: each priced
+ * resource is in one of them, stopped ones at 0) has no row at all: no snapshot covers any of it,
+ * e.g. after collection stopped (which dailyGaps does not flag: nothing was expected after it).
+ */
+export function daysWithoutData(days: readonly DailyCostRow[], range: { fromDay: string; toDay: string }): Set<string> {
+  const seen = new Set(days.map((d) => d.day));
+  const out = new Set<string>();
+  for (let day = range.fromDay; day <= range.toDay; day = addDays(day, 1)) if (!seen.has(day)) out.add(day);
+  return out;
 }
 
 /** The days of `range` that snapshots do not cover in full (costing/coverage.ts dailyGaps, the anomalies' rule). */
