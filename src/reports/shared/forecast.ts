@@ -12,7 +12,7 @@ import type { Coverage } from '../report.js';
 import { addDays, isoDay } from './format.js';
 import { dailyGaps } from '../../costing/coverage.js';
 import type { GapCapSettings } from '../../costing/gap-caps.js';
-import { monthToDate, periodToDate } from './time.js';
+import { daysBetween, monthToDate, periodToDate } from './time.js';
 
 /** Complete days the daily-history forecast averages. */
 export const FORECAST_DAYS = 7;
@@ -75,9 +75,7 @@ export function forecastGapDays(q: Queryable, settings: GapCapSettings, now: Dat
  */
 export function daysWithoutData(days: readonly DailyCostRow[], range: { fromDay: string; toDay: string }): Set<string> {
   const seen = new Set(days.map((d) => d.day));
-  const out = new Set<string>();
-  for (let day = range.fromDay; day <= range.toDay; day = addDays(day, 1)) if (!seen.has(day)) out.add(day);
-  return out;
+  return new Set(daysBetween(range.fromDay, range.toDay).filter((day) => !seen.has(day)));
 }
 
 /** The days of `range` that snapshots do not cover in full (costing/coverage.ts dailyGaps, the anomalies' rule). */
