@@ -328,14 +328,14 @@ async function collectInChild(
 // ---------------------------------------------------------------------------------------------
 // The simulator in a child process.
 
-interface ChildSimulator {
+export interface ChildSimulator {
   url: string;
   apiKey: string;
   manifest: unknown;
   child: ChildProcess;
 }
 
-async function startChildSimulator(size: number): Promise<ChildSimulator> {
+export async function startChildSimulator(size: number): Promise<ChildSimulator> {
   const entry = join(ROOT, 'src/simulator/index.ts');
   const code = `
     import { startSimulator } from ${JSON.stringify(entry)};

@@ -10,6 +10,7 @@ const BENCHMARKS: Record<string, () => Promise<{ main(args: string[]): Promise<v
   anomalies: () => import('./anomalies.js'),
   history: () => import('./history.js'),
   'overview-load': () => import('./overview-load.js'),
+  citus: () => import('./citus.js'),
 };
 
 async function run(argv: string[]): Promise<void> {
