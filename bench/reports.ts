@@ -234,7 +234,7 @@ async function startChildServer(url: string, now: Date): Promise<ChildServer> {
   const runtime = childRuntime('dist');
   const m = (path: string) => moduleUrl(runtime, path);
   const program = `
-    const { loadConfig } = await import(${m('config')});
+    const { loadConfig } = await import(${m('config/index')});
     const { openDatabase } = await import(${m('db/connection')});
     const { silentLogger } = await import(${m('logger')});
     const { allReports } = await import(${m('reports/index')});
