@@ -36,8 +36,51 @@ export interface PeriodGroups {
   page(order: string, limit: number, offset: number): Promise<{ rows: Array<Record<string, unknown>>; total: number }>;
   /** Per currency over every group: money summed in SQL, `group` = "Total". */
   totals(): Promise<Array<Record<string, unknown>>>;
+  /**
+   * Every row in `order` and the totals, from one statement (the groups are computed once instead
+   * of once for the rows and again for the totals); page(order, all, 0) and totals() then answer
+   * from it.
+   */
+  everyRow(order: string): Promise<EveryRow>;
   /** The current run-rate per group and currency, read once for page, totals and charts. */
   latest: GroupCost[];
+}
+
+export interface EveryRow {
+  rows: Array<Record<string, unknown>>;
+  total: number;
+  totals: Array<Record<string, unknown>>;
+}
+
+/** The columns of a totals row (totalsSql), in order. */
+const TOTAL_COLUMNS = ['currency', 'cost', 'previous_cost', 'change_percent', 'price_per_hour', 'price_per_month', 'resources', 'unpriced', 'gpu_hours', 'cost_per_gpu_hour', 'gpu_unknown_hours'] as const;
+
+/**
+ * Every group row (rowsSql, in `order`) and the totals rows (totalsSql, by currency) of one
+ * `joined` in one statement: the two sets side by side in a full join on false, the totals'
+ * columns renamed ("total:<name>") so that `order`, written over the rows' columns, stays unambiguous.
+ */
+async function readEveryRow(db: Queryable, joined: SQL, rowsSql: SQL, totalsSql: SQL, order: string): Promise<Omit<EveryRow, 'totals'> & { totals: Array<Record<string, unknown>> }> {
+  const renamed = TOTAL_COLUMNS.map((c) => `"total:${c}"`).join(', ');
+  const both = await queryRows<Record<string, unknown>>(
+    db,
+    sql`with ${joined}, listed as (${rowsSql}), summed(${sql.raw(renamed)}) as (${totalsSql})
+      select listed.*, summed.* from listed full join summed on false
+      order by ${sql.raw(order)}, "total:currency"`,
+  );
+  const rows: Array<Record<string, unknown>> = [];
+  const totals: Array<Record<string, unknown>> = [];
+  for (const row of both) {
+    // A group row has its count of rows (total_rows); a totals row has none of the rows' columns.
+    if (row.total_rows !== null && row.total_rows !== undefined) {
+      const listedRow: Record<string, unknown> = {};
+      for (const [key, value] of Object.entries(row)) if (!key.startsWith('total:')) listedRow[key] = value;
+      rows.push(listedRow);
+    } else {
+      totals.push(Object.fromEntries(TOTAL_COLUMNS.map((c) => [c, row[`total:${c}`]])));
+    }
+  }
+  return { rows, total: Number(rows[0]?.total_rows ?? 0), totals };
 }
 
 /**
@@ -103,34 +146,43 @@ export async function periodGroups(ctx: { db: Queryable; config: GapCapSettings;
   ]);
   const known: Known = { current, previous, comparable: comparable && current && previous };
   const joined = joinedCte(ctx.config, ctx.now, input, known);
+  const rowsSql = sql.raw(`select *, ${change(known, 'cost', 'previous_cost')}::float8 as change_percent,
+      case when currency is not null then round(100 * price_per_hour / nullif(sum(price_per_hour) over (partition by currency), 0), 2) end as share,
+      trim_scale(round(gpu_cost / nullif(gpu_hours, 0), 6))::text as cost_per_gpu_hour,
+      count(*) over ()::int as total_rows
+    from joined`);
+  const totalsSql = sql.raw(`select currency, ${dividedOnce('sum(cost_seconds)')} as cost, ${dividedOnce('sum(previous_seconds)')} as previous_cost,
+      ${change(known, 'sum(cost_seconds)', 'sum(previous_seconds)')}::float8 as change_percent,
+      trim_scale(sum(price_per_hour)) as price_per_hour, trim_scale(sum(price_per_month)) as price_per_month,
+      sum(resources)::int as resources, sum(unpriced)::int as unpriced, ${gpuAggregatesSql()}
+    from joined where currency is not null
+    group by currency`);
+  const totalRows = (rows: Array<Record<string, unknown>>) => rows.map((r) => ({ group: 'Total', ...r, share: r.currency === null ? null : '100.00' }));
+  const everyRowByOrder = new Map<string, Promise<EveryRow>>();
+  const everyRow = (order: string): Promise<EveryRow> => {
+    let read = everyRowByOrder.get(order);
+    if (!read) {
+      read = readEveryRow(ctx.db, joined, rowsSql, totalsSql, order).then((r) => ({ ...r, totals: totalRows(r.totals) }));
+      everyRowByOrder.set(order, read);
+    }
+    return read;
+  };
   return {
     latest,
+    everyRow,
     async page(order, limit, offset) {
-      const rows = await queryRows<Record<string, unknown>>(
-        ctx.db,
-        sql`with ${joined}
-         select *, ${sql.raw(change(known, 'cost', 'previous_cost'))}::float8 as change_percent,
-           case when currency is not null then round(100 * price_per_hour / nullif(sum(price_per_hour) over (partition by currency), 0), 2) end as share,
-           trim_scale(round(gpu_cost / nullif(gpu_hours, 0), 6))::text as cost_per_gpu_hour,
-           count(*) over ()::int as total_rows
-         from joined
-         order by ${sql.raw(order)}
-         limit ${limit} offset ${offset}`,
-      );
+      if (offset === 0 && limit >= Number.MAX_SAFE_INTEGER) {
+        const { rows, total } = await everyRow(order);
+        return { rows, total };
+      }
+      const rows = await queryRows<Record<string, unknown>>(ctx.db, sql`with ${joined} ${rowsSql} order by ${sql.raw(order)} limit ${limit} offset ${offset}`);
       return { rows, total: Number(rows[0]?.total_rows ?? 0) };
     },
     async totals() {
-      const rows = await queryRows<Record<string, unknown>>(
-        ctx.db,
-        sql`with ${joined}
-         select currency, ${sql.raw(dividedOnce('sum(cost_seconds)'))} as cost, ${sql.raw(dividedOnce('sum(previous_seconds)'))} as previous_cost,
-           ${sql.raw(change(known, 'sum(cost_seconds)', 'sum(previous_seconds)'))}::float8 as change_percent,
-           trim_scale(sum(price_per_hour)) as price_per_hour, trim_scale(sum(price_per_month)) as price_per_month,
-           sum(resources)::int as resources, sum(unpriced)::int as unpriced, ${sql.raw(gpuAggregatesSql())}
-         from joined where currency is not null
-         group by currency order by currency`,
-      );
-      return rows.map((r) => ({ group: 'Total', ...r, share: r.currency === null ? null : '100.00' }));
+      // Already read with every row (everyRow): the same figures, from the same statement.
+      const started = everyRowByOrder.values().next();
+      if (!started.done) return (await started.value).totals;
+      return totalRows(await queryRows<Record<string, unknown>>(ctx.db, sql`with ${joined} ${totalsSql} order by currency`));
     },
   };
 }

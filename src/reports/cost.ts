@@ -168,7 +168,8 @@ export const costReport: Report<CostParams> = defineReport({
   async run(ctx, params, page) {
     const r = await resolve(ctx, params);
     const filter = filterOf(ctx, params);
-    const totalsNow = r.groups.totals();
+    // Every group row and the totals in one statement (footedRows reads the rows from it).
+    const totalsNow = r.groups.everyRow(orderOf(params)).then((all) => all.totals);
     const [{ rows: all, total }, totals, currentTotals, groups, snapshots, chartNames] = await Promise.all([
       footedRows(ctx, r, params, totalsNow.then((t) => totalsRows(r.dimension, t))),
       totalsNow,

@@ -243,9 +243,12 @@ function periodLink(params: OverviewParams): { period?: string; from?: string; t
   return { period: params.period, from: params.from, to: params.to };
 }
 
+/** The order of the top groups: by currency, the largest run-rate first. */
+const GROUP_ORDER = 'currency asc nulls last, price_per_hour desc, cost desc, group_value';
+
 /** Top groups of the chosen grouping: run-rate, share and spend in the period per currency. */
 async function groupRows(ctx: ReportCtx, r: Resolved): Promise<{ rows: Row[]; total: number }> {
-  const [found, names] = await Promise.all([r.groups.page('currency asc nulls last, price_per_hour desc, cost desc, group_value', Number.MAX_SAFE_INTEGER, 0), groupNames(ctx.db, r.dim)]);
+  const [found, names] = await Promise.all([r.groups.page(GROUP_ORDER, Number.MAX_SAFE_INTEGER, 0), groupNames(ctx.db, r.dim)]);
   // A group seen only in the previous period (read for the headline's change) is no top group.
   const listed = found.rows.filter((g) => g.current_group !== false);
   const rows = listed.map((g) => ({
@@ -303,7 +306,8 @@ export const overviewReport: Report<OverviewParams> = defineReport({
     const days = kindDailyCosts(ctx, wholeChart);
     const [r] = await Promise.all([resolve(ctx, params), days]);
     const chartDays = coveredChartRange(wholeChart, r.coverage.first_snapshot_at?.slice(0, 10) ?? null);
-    const totalsNow = r.groups.totals();
+    // Every group row and the totals in one statement (groupRows reads the rows from it).
+    const totalsNow = r.groups.everyRow(GROUP_ORDER).then((all) => all.totals);
     const [kindDays, groupDays, totals, groups, table, groupTotals, uncovered, allLatest, chartNames] = await Promise.all([
       days,
       dailyCostsFor(ctx.db, ctx.config, ctx.now, r.dim, chartDays.fromDay, chartDays.toDay, { scope: scopeOf(ctx) }),
