@@ -112,16 +112,45 @@ export const PRICED_RESOURCE_COLUMNS = [
 export function pricedResourcesSql(
   snaps: string,
   kinds: readonly PricedKind[] = PRICED_KINDS,
-  /** Only the instances listed in this relation (scope_key, instance_id), each read by its key. */
-  opts: { instanceIds?: string } = {},
+  opts: {
+    /** Only the instances listed in this relation (scope_key, instance_id), each read by its key. */
+    instanceIds?: string;
+    /** `snaps` is one snapshot whose rows (and catalogue) are these relations instead of the views: see SnapshotSources. */
+    sources?: SnapshotSources;
+  } = {},
 ): string {
   const branches: string[] = [];
-  if (kinds.includes('instance')) branches.push(instanceBranch(snaps, opts.instanceIds));
-  if (kinds.includes('cluster')) branches.push(clusterBranch(snaps));
-  if (kinds.includes('k8s_price')) branches.push(k8sBranch(snaps));
+  if (kinds.includes('instance')) branches.push(instanceBranch(snaps, opts.instanceIds, opts.sources));
+  if (kinds.includes('cluster')) branches.push(clusterBranch(snaps, opts.sources));
+  if (kinds.includes('k8s_price')) branches.push(k8sBranch(snaps, opts.sources));
   if (branches.length === 0) throw new Error('pricedResourcesSql: no kinds');
   return branches.join('\nunion all\n');
 }
+
+/**
+ * The rows of ONE snapshot as relations written by code (CTE names, see rollups.ts), each with its
+ * snapshot_id and the columns of SOURCE_COLUMNS, and its flavor catalogue as a relation of one row
+ * (flavors_by_name, flavors_by_id: flavorCatalogueSelectSql over the pricing flavor snapshot's
+ * rows). With them pricedResourcesSql joins no view and correlates nothing with a distributed
+ * table, which Citus cannot plan (a view's lateral join across two colocation groups); on
+ * Postgres the CTEs are inlined, the same plan as through the views.
+ */
+export interface SnapshotSources {
+  instances: string;
+  gpu_clusters: string;
+  gpu_cluster_servers: string;
+  k8s_cluster_prices: string;
+  catalogue: string;
+}
+
+/** The columns pricedResourcesSql reads of each view's rows (besides snapshot_id), and of the flavors for the catalogue. */
+export const SOURCE_COLUMNS = {
+  instances: ['instance_id', 'name', 'project_id', 'region_id', 'region', 'status', 'vm_state', 'flavor_name', 'flavor_id', 'tags', 'tags_original', 'created_at', 'ssh_key_name'],
+  gpu_clusters: ['cluster_id', 'cluster_name', 'project_id', 'region_id', 'region', 'cluster_status', 'flavor_name', 'tags', 'tags_original', 'created_at', 'ssh_key_name'],
+  gpu_cluster_servers: ['cluster_id', 'status', 'vm_state'],
+  k8s_cluster_prices: ['cluster_name', 'project_id', 'region_id', 'tags', 'tags_original', 'currency_code', 'price_per_hour', 'price_per_month'],
+  gpu_flavors: ['flavor_id', 'flavor_name', 'currency_code', 'price_per_hour', 'price_per_month', 'hardware'],
+} as const;
 
 interface PriceInputs {
   currency: string;
@@ -203,7 +232,8 @@ function flavorPrices(quantity: string, alsoKnownWhen?: string): string {
  * loop (seconds per join at 100,000 instances instead of milliseconds). Numbers keep their exact
  * numeric value through jsonb. OFFSET 0 computes all this once per snapshot, not per resource.
  */
-function snapshotsWithFlavors(snaps: string, kind: PricedKind): string {
+function snapshotsWithFlavors(snaps: string, kind: PricedKind, sources?: SnapshotSources): string {
+  if (sources) return `(select s.*, fm.flavors_by_name, fm.flavors_by_id from ${snaps} s cross join ${sources.catalogue} fm where s.kind = '${kind}')`;
   return `(select s.*, fm.flavors_by_name, fm.flavors_by_id
     from (select s0.*, ${flavorSnapshotSql('s0')} as flavor_snapshot_id from ${snaps} s0 where s0.kind = '${kind}' offset 0) s
     ${flavorCatalogueSql('fm', 's.flavor_snapshot_id')}
@@ -216,15 +246,24 @@ function snapshotsWithFlavors(snaps: string, kind: PricedKind): string {
  * flavorLookupSql.
  */
 export function flavorCatalogueSql(alias: string, snapshotExpr: string): string {
+  return `left join lateral (${flavorCatalogueSelectSql('gpu_flavors', `g.snapshot_id = ${snapshotExpr}`)}) ${alias} on true`;
+}
+
+/**
+ * SQL (a SELECT of one row: flavors_by_name, flavors_by_id) of the catalogue of the flavor rows
+ * `g` of relation `flavors` (where `where`, if given); with `groupBy` (a column of the rows), one
+ * row per value of it, that column first.
+ */
+export function flavorCatalogueSelectSql(flavors: string, where?: string, groupBy?: string): string {
   const fields = normalisedFlavorFields('g');
   const entry = `jsonb_build_object(${Object.entries(fields)
     .map(([name, expr]) => `'${name}', ${expr}`)
     .join(', ')}, 'flavor_name', g.flavor_name)`;
-  return `left join lateral (
-      select jsonb_object_agg(g.flavor_name, e.entry order by g.flavor_id desc) filter (where g.flavor_name is not null) as flavors_by_name,
+  return `select ${groupBy ? `g.${groupBy}, ` : ''}jsonb_object_agg(g.flavor_name, e.entry order by g.flavor_id desc) filter (where g.flavor_name is not null) as flavors_by_name,
              jsonb_object_agg(g.flavor_id::text, e.entry) filter (where g.flavor_id is not null) as flavors_by_id
-        from gpu_flavors g cross join lateral (select ${entry} as entry) e
-       where g.snapshot_id = ${snapshotExpr}) ${alias} on true`;
+        from ${flavors} g cross join lateral (select ${entry} as entry) e${where ? `
+       where ${where}` : ''}${groupBy ? `
+       group by g.${groupBy}` : ''}`;
 }
 
 /**
@@ -246,7 +285,7 @@ function flavorEntry(alias: string, entry: string): string {
       from (select ${entry} as j) e where e.j is not null) ${alias} on true`;
 }
 
-function instanceBranch(snaps: string, ids?: string): string {
+function instanceBranch(snaps: string, ids?: string, sources?: SnapshotSources): string {
   const running = runningSql('i.status', 'i.vm_state');
   return `select i.snapshot_id, s.taken_at, 'instance'::text as kind, s.scope_key, i.instance_id as resource_id, i.name,
     coalesce(i.project_id, s.project_id) as project_id, coalesce(i.region_id, s.region_id) as region_id, i.region as region_name,
@@ -254,8 +293,8 @@ function instanceBranch(snaps: string, ids?: string): string {
     coalesce(i.flavor_name, fy.flavor_name, i.flavor_id, ${sqlText(NO_VALUE)}) as flavor, i.tags, i.tags_original, i.created_at,
     i.ssh_key_name, null::int as servers_total,
     ${flavorPrices(`case when ${running} then 1 else 0 end`)}
-  from ${snapshotsWithFlavors(snaps, 'instance')} s
-  ${ids ? listedInstancesSql(ids) : 'join instances i on i.snapshot_id = s.id'}
+  from ${snapshotsWithFlavors(snaps, 'instance', sources)} s
+  ${ids ? listedInstancesSql(ids) : `join ${sources?.instances ?? 'instances'} i on i.snapshot_id = s.id`}
   ${flavorLookupSql('s', 'i.flavor_name', 'i.flavor_id')}`;
 }
 
@@ -269,7 +308,7 @@ function listedInstancesSql(ids: string): string {
   cross join lateral (select * from instances i0 where i0.snapshot_id = s.id and i0.instance_id = ids.instance_id offset 0) i`;
 }
 
-function clusterBranch(snaps: string): string {
+function clusterBranch(snaps: string, sources?: SnapshotSources): string {
   // A cluster whose servers were not listed runs when its cluster_status is ACTIVE; its price is
   // unknown (how many servers run is unknown), so `known` also requires listed servers.
   const running = `(coalesce(sv.active, 0) > 0 or (coalesce(sv.total, 0) = 0 and upper(trim(coalesce(c.cluster_status, ''))) = 'ACTIVE'))`;
@@ -279,15 +318,22 @@ function clusterBranch(snaps: string): string {
     coalesce(c.flavor_name, ${sqlText(NO_VALUE)}) as flavor, c.tags, c.tags_original, c.created_at,
     c.ssh_key_name, coalesce(sv.total, 0) as servers_total,
     ${flavorPrices('coalesce(sv.active, 0)', 'coalesce(sv.total, 0) > 0')}
-  from ${snapshotsWithFlavors(snaps, 'cluster')} s
-  join gpu_clusters c on c.snapshot_id = s.id
-  left join lateral (
-    select count(*)::int as total, (count(*) filter (where ${runningSql('v.status', 'v.vm_state')}))::int as active
-    from gpu_cluster_servers v where v.snapshot_id = c.snapshot_id and v.cluster_id = c.cluster_id) sv on true
+  from ${snapshotsWithFlavors(snaps, 'cluster', sources)} s
+  join ${sources?.gpu_clusters ?? 'gpu_clusters'} c on c.snapshot_id = s.id
+  ${sources ? serverCountsOfOneSnapshot(sources.gpu_cluster_servers) : `left join lateral (
+    select ${SERVER_COUNTS} from gpu_cluster_servers v where v.snapshot_id = c.snapshot_id and v.cluster_id = c.cluster_id) sv on true`}
   ${flavorLookupSql('s', 'c.flavor_name', 'c.flavor_name')}`;
 }
 
-function k8sBranch(snaps: string): string {
+/** Servers listed and running per cluster (`v`: the servers). */
+const SERVER_COUNTS = `count(*)::int as total, (count(*) filter (where ${runningSql('v.status', 'v.vm_state')}))::int as active`;
+
+/** The server counts of each cluster `c` from the servers of the one snapshot (SnapshotSources): grouped once, joined by cluster. */
+function serverCountsOfOneSnapshot(servers: string): string {
+  return `left join (select v.cluster_id, ${SERVER_COUNTS} from ${servers} v group by v.cluster_id) sv on sv.cluster_id = c.cluster_id`;
+}
+
+function k8sBranch(snaps: string, sources?: SnapshotSources): string {
   return `select k.snapshot_id, s.taken_at, 'k8s_price'::text as kind, s.scope_key, k.cluster_name as resource_id, k.cluster_name as name,
     coalesce(k.project_id, s.project_id) as project_id, coalesce(k.region_id, s.region_id) as region_id, null::text as region_name,
     -- price_status (show / hide) says whether the price is visible, not how the cluster runs.
@@ -296,7 +342,7 @@ function k8sBranch(snaps: string): string {
     null::text as ssh_key_name, null::int as servers_total,
     ${priceColumns({ currency: 'k.currency_code', hour: 'k.price_per_hour', month: 'k.price_per_month', quantity: '1' })}
   from ${snaps} s
-  join k8s_cluster_prices k on k.snapshot_id = s.id
+  join ${sources?.k8s_cluster_prices ?? 'k8s_cluster_prices'} k on k.snapshot_id = s.id
   where s.kind = 'k8s_price'`;
 }
 

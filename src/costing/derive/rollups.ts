@@ -4,8 +4,20 @@ import { withLocalSettings } from '../../db/local-settings.js';
 import { UNTAGGED } from '../../db/schema.js';
 import { sqlLiteral as sqlText } from '../../db/sql-literal.js';
 import { inTransaction } from '../../db/transaction.js';
-import { sameContentSql, versionedTable } from '../../db/versions.js';
-import { flavorSnapshotSql, NO_VALUE, PRICED_KINDS, pricedResourcesSql, STATE_RUNNING, STATE_STOPPED, TAG_DIMENSION_PREFIX, type PricedKind } from '../pricing.js';
+import { sameContentSql, snapshotRowsSql, versionedTable } from '../../db/versions.js';
+import {
+  flavorCatalogueSelectSql,
+  flavorSnapshotSql,
+  NO_VALUE,
+  PRICED_KINDS,
+  pricedResourcesSql,
+  SOURCE_COLUMNS,
+  STATE_RUNNING,
+  STATE_STOPPED,
+  TAG_DIMENSION_PREFIX,
+  type PricedKind,
+  type SnapshotSources,
+} from '../pricing.js';
 import { CAP_TOLERANCE_SECS } from '../gap-caps.js';
 import { partitionPrefixSql } from '../partitions.js';
 import { partitionKeys } from './partition-keys.js';
@@ -71,26 +83,30 @@ export async function writeCostRollups(q: Queryable, snapshotId: number, sameRow
  * and b's rollups all written with GPU figures.
  */
 async function samePricingInputs(q: Queryable, a: number, b: number): Promise<boolean> {
-  const flavors = versionedTable('gpu_flavors');
-  const [row] = await q.query<{ same: boolean }>(
-    `with s as (select s.*, ${flavorSnapshotSql('s')} as flavor_snapshot_id from snapshots s where s.id in ($1, $2)),
-     a as (select * from s where id = $1),
-     b as (select * from s where id = $2)
-     select exists (
-       select 1 from a join b on a.kind = b.kind and a.scope_key = b.scope_key
-         and a.project_id is not distinct from b.project_id and a.region_id is not distinct from b.region_id
-        where (a.flavor_snapshot_id is not distinct from b.flavor_snapshot_id
-               or ((select count(*) from gpu_flavors where snapshot_id = a.flavor_snapshot_id)
-                     = (select count(*) from gpu_flavors where snapshot_id = b.flavor_snapshot_id)
-                   and not exists (
-                     select 1 from gpu_flavors x where x.snapshot_id = a.flavor_snapshot_id
-                        and not exists (select 1 from gpu_flavors y where y.snapshot_id = b.flavor_snapshot_id
-                                           and y.flavor_id = x.flavor_id and ${sameContentSql(flavors, 'x', 'y')}))))
-          and not exists (select 1 from cost_rollups r where r.snapshot_id = $2 and r.gpu_count is null)
-     ) as same`,
+  // In steps, each statement over the reference table or one snapshot's rows: Citus cannot plan a
+  // correlated subquery over the flavors of a snapshot chosen by another subquery.
+  const [pair] = await q.query<{ alike: boolean; fa: number | null; fb: number | null }>(
+    `with s as (select s.*, ${flavorSnapshotSql('s')} as flavor_snapshot_id from snapshots s where s.id in ($1, $2))
+     select a.kind = b.kind and a.scope_key = b.scope_key and a.project_id is not distinct from b.project_id
+              and a.region_id is not distinct from b.region_id as alike,
+            a.flavor_snapshot_id as fa, b.flavor_snapshot_id as fb
+       from s a, s b where a.id = $1 and b.id = $2`,
     [a, b],
   );
-  return row!.same;
+  if (!pair?.alike) return false;
+  const [old] = await q.query<{ without_gpus: boolean }>('select exists (select 1 from cost_rollups where snapshot_id = $1 and gpu_count is null) as without_gpus', [b]);
+  if (old!.without_gpus) return false;
+  if (pair.fa === pair.fb) return true;
+  if (pair.fa === null || pair.fb === null) return false;
+  const flavors = versionedTable('gpu_flavors');
+  const columns = flavors.columns.map((c) => `"${c}"`).join(', ');
+  const [same] = await q.query<{ same: boolean }>(
+    `with x as (${snapshotRowsSql(flavors, columns, '$1')}), y as (${snapshotRowsSql(flavors, columns, '$2')})
+     select (select count(*) from x) = (select count(*) from y)
+        and not exists (select 1 from x where not exists (select 1 from y where y.flavor_id = x.flavor_id and ${sameContentSql(flavors, 'x', 'y')})) as same`,
+    [pair.fa, pair.fb],
+  );
+  return same!.same;
 }
 
 /**
@@ -101,13 +117,46 @@ async function samePricingInputs(q: Queryable, a: number, b: number): Promise<bo
  * affects the days that overlap [T - tolerance, T + reach). A backdated snapshot (the demo backfill, a late collection) lands here.
  */
 async function reopenDaysAffectedBy(tx: Queryable, snapshotId: number): Promise<void> {
+  // In seconds since the epoch, compared with integers: timestamptz arithmetic is STABLE, which
+  // Citus refuses over columns in a modification; the instant is read first, exactly (numeric).
+  const [snapshot] = await tx.query<{ at: string }>('select extract(epoch from taken_at)::text as at from snapshots where id = $1', [snapshotId]);
+  if (!snapshot) return;
   await tx.execute(
-    `delete from cost_daily_closed_days c using snapshots s
-      where s.id = $1
-        and (c.day + 1)::timestamp at time zone 'UTC' > s.taken_at - make_interval(secs => $2::int)
-        and c.day::timestamp at time zone 'UTC' < s.taken_at + make_interval(secs => c.reach_secs)`,
-    [snapshotId, CAP_TOLERANCE_SECS],
+    `delete from cost_daily_closed_days c
+      where (c.day + 1 - date '1970-01-01')::numeric * 86400 > $1::numeric - $2::int
+        and (c.day - date '1970-01-01')::numeric * 86400 < $1::numeric + c.reach_secs`,
+    [snapshot.at, CAP_TOLERANCE_SECS],
   );
+}
+
+/** The CTEs of snapshotSourcesSql, as pricedResourcesSql reads them. */
+const SOURCES: SnapshotSources = {
+  instances: 'src_instances',
+  gpu_clusters: 'src_gpu_clusters',
+  gpu_cluster_servers: 'src_gpu_cluster_servers',
+  k8s_cluster_prices: 'src_k8s_cluster_prices',
+  catalogue: 'src_catalogue',
+};
+
+/**
+ * CTEs (after `s`, the snapshot $1 with the flavor snapshot pricing it) of the snapshot's rows that
+ * a kind's pricing reads, straight from the versions and staged tables (snapshotRowsSql), and its
+ * flavor catalogue: what Citus plans, where it cannot plan the views (SnapshotSources).
+ */
+function snapshotSourcesSql(kind: PricedKind): string {
+  const rowsOf = (view: keyof typeof SOURCE_COLUMNS, snapshot: string, withId: boolean) =>
+    snapshotRowsSql(versionedTable(view), `${withId ? `${snapshot}::int as snapshot_id, ` : ''}${SOURCE_COLUMNS[view].map((c) => `"${c}"`).join(', ')}`, snapshot);
+  const views: Record<PricedKind, ReadonlyArray<keyof SnapshotSources & keyof typeof SOURCE_COLUMNS>> = {
+    instance: ['instances'],
+    cluster: ['gpu_clusters', 'gpu_cluster_servers'],
+    k8s_price: ['k8s_cluster_prices'],
+  };
+  const ctes = views[kind].map((view) => `${SOURCES[view]} as (${rowsOf(view, '$1', true)})`);
+  if (kind !== 'k8s_price') {
+    ctes.push(`src_flavors as (${rowsOf('gpu_flavors', '(select flavor_snapshot_id from s)', false)})`);
+    ctes.push(`${SOURCES.catalogue} as (${flavorCatalogueSelectSql('src_flavors')})`);
+  }
+  return ctes.join(',\n  ');
 }
 
 /**
@@ -137,15 +186,17 @@ function rollupInsertSql(kind: PricedKind, keys: readonly string[]): string {
     ? `select ''::text as p, c.* from sets c where false`
     : `select ${partitionPrefixSql('k.key', '(c.tags ->> k.key)')} as p, c.* from sets c cross join unnest(array[${keys.map(sqlText).join(', ')}]::text[]) as k(key) where c.tag_set and (c.tags ->> k.key) is not null`;
   return `with s as materialized (
-    select id, kind, scope_key, project_id, region_id, taken_at, run_id from snapshots where id = $1
+    select x.id, x.kind, x.scope_key, x.project_id, x.region_id, x.taken_at, x.run_id, ${flavorSnapshotSql('x')} as flavor_snapshot_id
+      from snapshots x where x.id = $1
   ),
+  ${snapshotSourcesSql(kind)},
   sets as materialized (
     select grouping(r.tags) = 1${companyFixed} as fixed_set, grouping(r.flavor) = 1 as tag_set${valueMarks},
       r.currency, r.running, r.project_id, r.region_id, r.kind, r.flavor, r.tags,
       coalesce(sum(r.price_per_hour), 0) as h, coalesce(sum(r.price_per_month), 0) as m, count(*)::int as n,
       coalesce(sum(r.gpus * r.quantity), 0)::int as gn, coalesce(sum(r.price_per_hour) filter (where r.gpus > 0), 0) as gh,
       (count(*) filter (where r.gpus is null and r.quantity > 0))::int as gu
-    from (select r.*${values} from (${pricedResourcesSql('s', [kind])}) r) r
+    from (select r.*${values} from (${pricedResourcesSql('s', [kind], { sources: SOURCES })}) r) r
     group by grouping sets ((${fixedColumns}), (r.currency, r.tags)${valueSets})
   ),
   by_fixed as (select ''::text as p, c.* from sets c where c.fixed_set union all ${partFixed}),
