@@ -8,6 +8,7 @@
  */
 import type { RunError } from '../../db/schema.js';
 import { imageTags } from '../../db/schema.js';
+import { snapshotRowsSql, versionedTable } from '../../db/versions.js';
 import { isNotFound, MissingSourceError, toRunError } from '../errors.js';
 import { mapImageTag } from '../mappers.js';
 import { latestCompleteSnapshot, rowContext, scopeOf, scopeUnits, type Collector } from './collector.js';
@@ -24,7 +25,7 @@ export const imageTagsCollector: Collector = {
     const seen = new Set(
       (
         await ctx.db.query<{ image_id: string }>(
-          'SELECT DISTINCT image_id FROM gpu_clusters WHERE snapshot_id = $1 AND image_id IS NOT NULL ORDER BY image_id',
+          `SELECT DISTINCT image_id FROM (${snapshotRowsSql(versionedTable('gpu_clusters'), 'image_id', '$1')}) c WHERE image_id IS NOT NULL ORDER BY image_id`,
           [clusters],
         )
       ).map((r) => r.image_id),

@@ -12,7 +12,9 @@
  */
 import { getTableColumns, getTableName } from 'drizzle-orm';
 import { CloudError } from '../../cloud/index.js';
+import type { Queryable } from '../../db/connection.js';
 import { instancePorts, unreadInstancePorts, type RunError } from '../../db/schema.js';
+import { snapshotRowsSql, versionedTable } from '../../db/versions.js';
 import { forEachLimited, SerialQueue } from '../concurrency.js';
 import { isAuthFailure, isNotFound, MissingSourceError, statusOf, toRunError } from '../errors.js';
 import { mapPort, type PortRow } from '../mappers.js';
@@ -36,7 +38,7 @@ export const portsCollector: Collector = {
     const source = await latestCompleteSnapshot(ctx.db, 'instance', unit.scopeKey);
     if (source === null) throw new MissingSourceError('no complete instance snapshot of this scope yet: the instances collector has not succeeded here');
     const ids = (
-      await ctx.db.query<{ instance_id: string }>('SELECT instance_id FROM instances WHERE snapshot_id = $1 ORDER BY instance_id', [source])
+      await ctx.db.query<{ instance_id: string }>(`SELECT instance_id FROM (${snapshotRowsSql(versionedTable('instances'), 'instance_id', '$1')}) i ORDER BY instance_id`, [source])
     ).map((r) => r.instance_id);
 
     const rc = rowContext(writer, unit);
@@ -98,7 +100,7 @@ export const portsCollector: Collector = {
     if (unread.length === 0) return;
     // Nothing read at all: the API is down for this scope, and the scope fails loudly.
     if (unread.length === ids.length - vanished) throw unread[0]!.error;
-    const carried = await keepLastKnownPorts(writer, unread);
+    const carried = await keepLastKnownPorts(ctx.db, writer, unread);
     ctx.logger.warn(
       { scope: unit.scopeKey, unread: unread.length, instances: ids.length, carried },
       'ports of some instances could not be read: their last known ports are kept',
@@ -117,7 +119,7 @@ function isCloudFailure(err: unknown): boolean {
  * of the scope (itself possibly carried: read_at keeps the time they were really read).
  * Returns the rows carried.
  */
-async function keepLastKnownPorts(writer: SnapshotWriter, unread: readonly Unread[]): Promise<number> {
+async function keepLastKnownPorts(db: Queryable, writer: SnapshotWriter, unread: readonly Unread[]): Promise<number> {
   const ids = unread.map((u) => u.instanceId);
   await writer.execute(
     `INSERT INTO ${getTableName(unreadInstancePorts)} (snapshot_id, instance_id, status, error)
@@ -129,15 +131,17 @@ async function keepLastKnownPorts(writer: SnapshotWriter, unread: readonly Unrea
     .map((c) => c.name)
     .filter((name) => name !== 'snapshot_id' && name !== 'read_at');
   const list = columns.map((c) => `"${c}"`).join(', ');
+  const [prev] = await db.query<{ id: number; taken_at: Date }>(
+    `SELECT id, taken_at FROM snapshots WHERE kind = 'port' AND scope_key = $1 AND complete AND taken_at <= $2 ORDER BY taken_at DESC, id DESC LIMIT 1`,
+    [writer.target.scopeKey, writer.target.takenAt],
+  );
+  if (!prev) return 0;
   return writer.execute(
     `INSERT INTO ${getTableName(instancePorts)} (snapshot_id, ${list}, read_at)
-     SELECT $1, ${columns.map((c) => `p."${c}"`).join(', ')}, coalesce(p.read_at, prev.taken_at)
-       FROM (SELECT id, taken_at FROM snapshots
-              WHERE kind = 'port' AND scope_key = $2 AND complete AND taken_at <= $3
-              ORDER BY taken_at DESC, id DESC LIMIT 1) prev
-       JOIN instance_ports p ON p.snapshot_id = prev.id
+     SELECT $1, ${columns.map((c) => `p."${c}"`).join(', ')}, coalesce(p.read_at, $3)
+       FROM (${snapshotRowsSql(versionedTable('instance_ports'), `${list}, read_at`, '$2')}) p
       WHERE p.instance_id = ANY($4::text[])`,
-    [writer.id, writer.target.scopeKey, writer.target.takenAt, ids],
+    [writer.id, prev.id, prev.taken_at, ids],
     { countAs: 'port' },
   );
 }
