@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/connection.js';
-import { flavorCatalogueSql, flavorLookupSql, flavorSnapshotSql, LOOKED_UP_FLAVOR as F, runningSql } from './pricing.js';
+import { snapshotsRowsSql, versionedTable } from '../db/versions.js';
+import { flavorCatalogueSelectSql, flavorLookupSql, flavorSnapshotSql, LOOKED_UP_FLAVOR as F, runningSql, SOURCE_COLUMNS } from './pricing.js';
 
 /**
  * Instances and bare metal cluster servers as cloudtally knows them now: the rows of the latest
@@ -81,7 +82,7 @@ export interface CurrentInstanceRow extends Record<string, unknown> {
 }
 
 /** The latest complete instance and cluster snapshot of each scope (id, kind, scope_key, project_id, region_id, taken_at, run_id). */
-export const LATEST_INSTANCE_SNAPSHOTS_SQL = `select distinct on (kind, scope_key) id, kind, scope_key, project_id, region_id, taken_at, run_id
+export const LATEST_INSTANCE_SNAPSHOTS_SQL = `select distinct on (kind, scope_key) id, kind, scope_key, project_id, region_id, taken_at, run_id, versioned
       from snapshots where complete and kind in ('instance', 'cluster') order by kind, scope_key, taken_at desc`;
 
 /**
@@ -89,16 +90,28 @@ export const LATEST_INSTANCE_SNAPSHOTS_SQL = `select distinct on (kind, scope_ke
  * their snapshot shows them (stops made through cloudtally not applied): the columns of
  * current_instances but the idle rules' inputs, with each row's `pricing` flavor.
  */
+const INSTANCE_COLUMNS = ['instance_id', 'project_id', 'region_id', 'name', 'status', 'vm_state', 'created_at', 'tags', 'security_group_ids', 'security_group_names', 'region', 'flavor_name', 'flavor_id'];
+const SERVER_COLUMNS = ['server_id', 'cluster_id', 'project_id', 'region_id', 'name', 'status', 'vm_state', 'created_at', 'tags', 'region', 'flavor_name', 'flavor_id'];
+const CLUSTER_COLUMNS = ['cluster_id', 'cluster_name', 'flavor_name', 'task_status'];
+
+/**
+ * The snapshots' rows are read joined to the snapshots (snapshotsRowsSql) and the flavor
+ * catalogues grouped per flavor snapshot, with no lateral join over a view or a distributed table:
+ * the same plan on Postgres, and one Citus can run (docs/scaling.md).
+ */
 export const SNAPSHOT_INSTANCES_SQL = `
-with latest as (
-  -- Each snapshot with its flavor catalogue as two small maps: a price is a key lookup (see
-  -- flavorCatalogueSql), not a query over the flavors per instance.
+with latest_snapshots as (
+  select s0.*, ${flavorSnapshotSql('s0')} as flavor_snapshot_id
+  from (${LATEST_INSTANCE_SNAPSHOTS_SQL}) s0
+),
+pricing_snapshots as (select f.id, f.kind, f.scope_key, f.taken_at, f.versioned from snapshots f where f.id in (select flavor_snapshot_id from latest_snapshots)),
+pricing_flavors as (${snapshotsRowsSql(versionedTable('gpu_flavors'), SOURCE_COLUMNS.gpu_flavors, 'pricing_snapshots')}),
+-- Each snapshot with its flavor catalogue as two small maps: a price is a key lookup (see
+-- flavorCatalogueSql), not a query over the flavors per instance.
+catalogues as (${flavorCatalogueSelectSql('pricing_flavors', undefined, 'snapshot_id')}),
+latest as (
   select s.*, fm.flavors_by_name, fm.flavors_by_id
-  from (
-    select s0.*, ${flavorSnapshotSql('s0')} as flavor_snapshot_id
-    from (${LATEST_INSTANCE_SNAPSHOTS_SQL}) s0
-  ) s
-  ${flavorCatalogueSql('fm', 's.flavor_snapshot_id')}
+  from latest_snapshots s left join catalogues fm on fm.snapshot_id = s.flavor_snapshot_id
 ),
 subjects as (
   select 'instance'::text as kind, i.instance_id, coalesce(l.project_id, i.project_id) as project_id,
@@ -106,7 +119,7 @@ subjects as (
     i.created_at, i.tags, i.security_group_ids, i.security_group_names, i.region, i.flavor_name, i.flavor_id,
     i.flavor_name as pricing_flavor_name, i.flavor_id as pricing_flavor_id,
     null::text as cluster_id, null::text as cluster_name, null::text as cluster_task_status
-  from latest l join instances i on i.snapshot_id = l.id
+  from latest l join (${snapshotsRowsSql(versionedTable('instances'), INSTANCE_COLUMNS, 'latest_snapshots')}) i on i.snapshot_id = l.id
   where l.kind = 'instance'
   union all
   -- A server costs its cluster's flavor (the cost model prices a cluster as flavor x running servers).
@@ -114,8 +127,8 @@ subjects as (
     l.scope_key, l.taken_at, l.flavors_by_name, l.flavors_by_id, s.name, s.status, s.vm_state, s.created_at, s.tags, '{}'::text[], '{}'::text[],
     s.region, s.flavor_name, s.flavor_id, c.flavor_name, c.flavor_name, c.cluster_id, c.cluster_name, c.task_status
   from latest l
-  join gpu_cluster_servers s on s.snapshot_id = l.id
-  join gpu_clusters c on c.snapshot_id = s.snapshot_id and c.cluster_id = s.cluster_id
+  join (${snapshotsRowsSql(versionedTable('gpu_cluster_servers'), SERVER_COLUMNS, 'latest_snapshots')}) s on s.snapshot_id = l.id
+  join (${snapshotsRowsSql(versionedTable('gpu_clusters'), CLUSTER_COLUMNS, 'latest_snapshots')}) c on c.snapshot_id = s.snapshot_id and c.cluster_id = s.cluster_id
   where l.kind = 'cluster'
 )
 select x.scope_key, x.kind, x.instance_id, x.project_id, x.region_id, x.taken_at, x.name, x.status, x.vm_state,

@@ -99,6 +99,22 @@ export function snapshotRowsSql(table: VersionedTable, select: string, snapshotP
     SELECT ${select} FROM "${table.staged}" t, (SELECT id AS s_id FROM snapshots WHERE id = ${snapshotParam}) s WHERE t.snapshot_id = s.s_id`;
 }
 
+/**
+ * SQL of the rows of every snapshot in relation `snaps` (columns id, kind, scope_key, taken_at,
+ * versioned; other kinds are ignored), as `snapshot_id` and `columns`: the versions current at
+ * each one's taken_at and its staged rows, joined, not through the view's lateral join, which
+ * Citus cannot plan (the versions and staged tables sit in different colocation groups).
+ * `snaps` is a relation name or a parenthesised subquery written by code.
+ */
+export function snapshotsRowsSql(table: VersionedTable, columns: readonly string[], snaps: string): string {
+  const list = (alias: string) => columns.map((c) => `${alias}."${c}"`).join(', ');
+  return `select s.id as snapshot_id, ${list('v')} from ${snaps} s
+      join "${table.versions}" v on v.scope_key = s.scope_key and ${versionCurrentAt('v', 's.taken_at')}
+     where s.versioned and s.kind = '${table.kind}'
+    union all
+    select t.snapshot_id, ${list('t')} from "${table.staged}" t join ${snaps} s on t.snapshot_id = s.id`;
+}
+
 /** SQL: version `v` was current at the instant `at` (an SQL expression). */
 export function versionCurrentAt(v: string, at: string): string {
   return `${v}.valid_from <= ${at} and coalesce(${v}.valid_to, ${OPEN}) > ${at}`;
