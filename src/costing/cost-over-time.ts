@@ -202,21 +202,20 @@ export function costOverDaysSql(query: DailyCostQuery, bucket: CostBucket): SQL 
       where ${filter('e')}
       group by e.day, e.group_value, e.currency
     ),
-    -- Stored days without usable totals: read day by day (lateral, an index probe per day), as
-    -- they are usually none or a few (all of them under a project or region filter).
+    -- Stored days without usable totals, usually none or a few (all of them under a project or
+    -- region filter): a semi-join on the day (Citus plans it; it cannot plan a lateral join of a
+    -- distributed table to a common table expression).
     stored as (
-      select d.* from unsummed_days u cross join lateral (
-        select d.day, d.group_value, d.currency, case when d.currency is not null then d.price_seconds end as price_seconds, d.resource_seconds, d.unpriced_resource_seconds,
-          d.gpu_seconds, case when d.currency is not null then d.gpu_price_seconds end as gpu_price_seconds, d.gpu_unknown_resource_seconds
-        from cost_daily d
-        where ${dimensionMatch(rows, sql.raw('d.dimension'))} and d.day = u.day and ${filter('d')}
-        union all
-        select d.day, ${untagged}, d.currency, case when d.currency is not null then d.price_seconds end, d.resource_seconds, d.unpriced_resource_seconds,
-          d.gpu_seconds, case when d.currency is not null then d.gpu_price_seconds end, d.gpu_unknown_resource_seconds
-        from cost_daily d ${fallback.join}
-        where ${fallback.kindMatch(sql.raw('d.dimension'))} and ${rows.isTag}::boolean and d.day = u.day and ${filter('d')}
-          and not exists (select 1 from cost_daily x where x.day = d.day and x.dimension = ${fallback.dim} and x.kind = d.kind and x.scope_key = d.scope_key)
-      ) d
+      select d.day, d.group_value, d.currency, case when d.currency is not null then d.price_seconds end as price_seconds, d.resource_seconds, d.unpriced_resource_seconds,
+        d.gpu_seconds, case when d.currency is not null then d.gpu_price_seconds end as gpu_price_seconds, d.gpu_unknown_resource_seconds
+      from cost_daily d
+      where ${dimensionMatch(rows, sql.raw('d.dimension'))} and d.day in (select day from unsummed_days) and ${filter('d')}
+      union all
+      select d.day, ${untagged}, d.currency, case when d.currency is not null then d.price_seconds end, d.resource_seconds, d.unpriced_resource_seconds,
+        d.gpu_seconds, case when d.currency is not null then d.gpu_price_seconds end, d.gpu_unknown_resource_seconds
+      from cost_daily d ${fallback.join}
+      where ${fallback.kindMatch(sql.raw('d.dimension'))} and ${rows.isTag}::boolean and d.day in (select day from unsummed_days) and ${filter('d')}
+        and not exists (select 1 from cost_daily x where x.day = d.day and x.dimension = ${fallback.dim} and x.kind = d.kind and x.scope_key = d.scope_key)
     ),
     -- The days of the range whose totals are not read. NOT IN keeps it a hashed filter on one
     -- range scan of the totals, whatever the planner guesses about how many days match (a join
