@@ -8,6 +8,7 @@ import type { Queryable } from '../../db/connection.js';
 import { isRegionColumn } from '../../present/regions.js';
 import { SNAPSHOT_KINDS } from '../../db/schema.js';
 import { latestSnapshots } from '../../db/latest-snapshots.js';
+import { snapshotRowsSql, snapshotsRowsSql, versionedTable } from '../../db/versions.js';
 import type { Column, Row } from '../report.js';
 
 /** The region ids in these rows' region columns. */
@@ -26,19 +27,46 @@ export function regionIdsOf(columns: readonly Column[], rows: readonly Row[]): n
 /** Name per region id (as text) for the given ids that have one. */
 export async function regionNames(db: Queryable, ids: readonly number[]): Promise<Record<string, string>> {
   if (ids.length === 0) return {};
-  // Per region and kind: the newest complete snapshot holding a named record (one row read each).
-  const named = (kind: string, table: string) => `(select x.region from snapshots s
-      cross join lateral (select t.region from ${table} t where t.snapshot_id = s.id and coalesce(t.region, '') <> '' limit 1) x
-      where s.complete and s.kind = '${kind}' and s.region_id = r.region_id
-      order by s.taken_at desc, s.id desc limit 1)`;
-  const rows = await db.query<{ region_id: number; name: string | null }>(
-    `select r.region_id, coalesce(${named('instance', 'instances')}, ${named('cluster', 'gpu_clusters')}) as name
-     from unnest($1::int[]) as r(region_id)`,
+  // Per region and kind, the newest complete snapshot first (the reference table alone), then one
+  // named record of it read from its versions and staged rows: Citus cannot plan the lateral join
+  // of every snapshot to the views that found it in one statement.
+  const newest = await db.query<{ region_id: number; kind: string; id: number }>(
+    `select distinct on (region_id, kind) region_id, kind, id from snapshots
+      where complete and kind in ('instance', 'cluster') and region_id = any($1::int[])
+      order by region_id, kind desc, taken_at desc, id desc`,
     [ids],
   );
   const names: Record<string, string> = {};
-  for (const row of rows) if (row.name) names[String(row.region_id)] = row.name;
+  for (const snapshot of newest) {
+    if (names[String(snapshot.region_id)]) continue; // instance ('instance' sorts after 'cluster', so first) named it
+    const name = (await namedRecordIn(db, snapshot.kind, snapshot.id)) ?? (await namedRecordBefore(db, snapshot.kind, snapshot.region_id, snapshot.id));
+    if (name) names[String(snapshot.region_id)] = name;
+  }
   return names;
+}
+
+const REGION_TABLES: Record<string, string> = { instance: 'instances', cluster: 'gpu_clusters' };
+
+/** A region name in a record of snapshot `id`, if one has it. */
+async function namedRecordIn(db: Queryable, kind: string, id: number): Promise<string | null> {
+  const [row] = await db.query<{ region: string }>(
+    `select region from (${snapshotRowsSql(versionedTable(REGION_TABLES[kind]!), 'region', '$1')}) x where coalesce(region, '') <> '' limit 1`,
+    [id],
+  );
+  return row?.region ?? null;
+}
+
+/** A region name in the newest older complete snapshot of the region and kind holding one (rare: the newest had none). */
+async function namedRecordBefore(db: Queryable, kind: string, regionId: number, id: number): Promise<string | null> {
+  const older = `(select o.id, o.kind, o.scope_key, o.taken_at, o.versioned from snapshots o, snapshots n
+      where n.id = $1 and o.complete and o.kind = n.kind and o.region_id = $2 and (o.taken_at, o.id) < (n.taken_at, n.id))`;
+  const [row] = await db.query<{ region: string }>(
+    `select x.region from (${snapshotsRowsSql(versionedTable(REGION_TABLES[kind]!), ['region'], older)}) x
+       join snapshots s on s.id = x.snapshot_id
+      where coalesce(x.region, '') <> '' order by s.taken_at desc, s.id desc limit 1`,
+    [id, regionId],
+  );
+  return row?.region ?? null;
 }
 
 /**
