@@ -37,7 +37,8 @@ export async function coveredTime(
     sql`with sealed as (
       select s.day from cost_daily_sealed_days s
       where s.day between ${span.fromDay}::date and ${span.lastDay}::date
-        and exists (select 1 from cost_daily d where d.dimension = 'kind' and d.day = s.day)
+        -- Not a correlated exists: Citus cannot plan one over a reference table (s) and a distributed one.
+        and s.day in (select d.day from cost_daily d where d.dimension = 'kind' and d.day between ${span.fromDay}::date and ${span.lastDay}::date)
     ),
     iv as (
       select taken_at as s, ${intervalEnd(settings, end)} as e
