@@ -1,0 +1,121 @@
+/**
+ * Every report of the app as HTML, JSON and CSV over the known dataset (test/reports/fixture.ts)
+ * on a database distributed by distributeTables on the Citus coordinator named by TEST_CITUS_URL,
+ * compared with the same requests on plain Postgres (TEST_DATABASE_URL) or else PGlite: the same
+ * status, the same JSON (generated-at fields aside) and the same CSV. The dataset is seeded while
+ * the tables are still local on the coordinator; distributeTables keeps every row.
+ */
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { distributeTables } from '../../src/db/citus-distribute.js';
+import { openDatabase, type Database } from '../../src/db/connection.js';
+import { migrateDatabase } from '../../src/db/migrate.js';
+import { allReports } from '../../src/reports/index.js';
+import { CITUS_URL, createCitusDatabase, type CitusDatabase } from '../helpers/citus.js';
+import { testDatabases } from '../helpers/databases.js';
+import { NOW, seedKnownDataset } from './fixture.js';
+import { startReportsApp, testConfig, type ReportsApp } from './helpers.js';
+
+interface Answer {
+  status: number;
+  body: string;
+}
+
+async function fetchAnswer(app: ReportsApp, path: string): Promise<Answer> {
+  const res = await request(`${app.base}${path}`);
+  return { status: res.statusCode, body: (await res.body.text()).replace(/^\uFEFF/, '') };
+}
+
+/** Keys whose values are clocks of the run, not results (they differ between any two runs). */
+const TIME_KEYS = /^(generatedAt|computedAt|generated_at|computed_at|tookMs|durationMs|elapsedMs)$/;
+
+function withoutTimes(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutTimes);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).filter(([k]) => !TIME_KEYS.test(k)).map(([k, v]) => [k, withoutTimes(v)]));
+  }
+  return value;
+}
+
+async function serve(db: Database): Promise<ReportsApp> {
+  const config = testConfig();
+  return startReportsApp(() => ({ db, config, now: NOW }));
+}
+
+const names = allReports().map((r) => r.name);
+
+/**
+ * The answers that still fail on Citus 13 (issue 25 item 1, not yet restructured), each with the
+ * error Citus gives. Marked as expected failures so that the suite notices when one starts to work
+ * (vitest then fails the test: take it off this list).
+ */
+const COMPLEX_JOIN = 'complex joins are only supported when all distributed tables are co-located and joined on their distribution columns';
+const STILL_FAILING: Record<string, { formats: ReadonlyArray<'json' | 'csv' | 'html'>; error: string }> = {
+  // The CSV answers; the JSON and HTML read the latest snapshots (a recursive skip scan) in statements over distributed tables.
+  cost: { formats: ['json', 'html'], error: COMPLEX_JOIN },
+  monthly: { formats: ['json', 'html'], error: COMPLEX_JOIN },
+  'tag-hygiene': { formats: ['json', 'csv', 'html'], error: COMPLEX_JOIN },
+  'k8s-prices': { formats: ['json', 'csv', 'html'], error: COMPLEX_JOIN },
+  focus: { formats: ['json', 'csv', 'html'], error: COMPLEX_JOIN },
+  flavors: { formats: ['json', 'csv', 'html'], error: COMPLEX_JOIN },
+  idle: { formats: ['json', 'csv', 'html'], error: COMPLEX_JOIN },
+  inventory: { formats: ['json', 'csv', 'html'], error: 'recursive CTEs are only supported when they contain a filter on the distribution column' },
+  audit: { formats: ['json', 'csv', 'html'], error: 'cannot perform a lateral outer join when a distributed subquery references complex subqueries, CTEs or local tables' },
+};
+
+/** `it`, or `it.fails` for an answer listed in STILL_FAILING. */
+function itOnCitus(name: string, format: 'json' | 'csv' | 'html') {
+  return STILL_FAILING[name]?.formats.includes(format) ? it.fails : it;
+}
+
+describe.skipIf(!CITUS_URL)('every report on a distributed database (skipped: set TEST_CITUS_URL to a Citus coordinator with workers)', () => {
+  let citus: CitusDatabase | undefined;
+  let distributed: Database | undefined;
+  let plain: Database | undefined;
+  let citusApp: ReportsApp | undefined;
+  let plainApp: ReportsApp | undefined;
+  const plainTarget = testDatabases().at(-1)!; // Postgres when TEST_DATABASE_URL is set, else PGlite
+
+  beforeAll(async () => {
+    plain = await plainTarget.open();
+    await seedKnownDataset(plain);
+    plainApp = await serve(plain);
+    citus = await createCitusDatabase(CITUS_URL!);
+    distributed = await openDatabase({ driver: 'pg', url: citus.url }, { poolSize: 4 });
+    await migrateDatabase(distributed);
+    await seedKnownDataset(distributed);
+    await distributeTables(distributed);
+    citusApp = await serve(distributed);
+  }, 300_000);
+
+  afterAll(async () => {
+    await citusApp?.close();
+    await plainApp?.close();
+    await distributed?.close();
+    await plain?.close();
+    await citus?.drop();
+  });
+
+  describe.each(names)('%s', (name) => {
+    itOnCitus(name, 'json')(`JSON answers 200 and the same as on ${plainTarget.name}`, async () => {
+      const path = `/api/reports/${name}`;
+      const [a, b] = await Promise.all([fetchAnswer(citusApp!, path), fetchAnswer(plainApp!, path)]);
+      expect(b.status, b.body.slice(0, 300)).toBe(200);
+      expect(a.status, a.body.slice(0, 500)).toBe(200);
+      expect(withoutTimes(JSON.parse(a.body))).toEqual(withoutTimes(JSON.parse(b.body)));
+    });
+
+    itOnCitus(name, 'csv')(`CSV answers 200 and the same as on ${plainTarget.name}`, async () => {
+      const path = `/api/reports/${name}.csv`;
+      const [a, b] = await Promise.all([fetchAnswer(citusApp!, path), fetchAnswer(plainApp!, path)]);
+      expect(b.status, b.body.slice(0, 300)).toBe(200);
+      expect(a.status, a.body.slice(0, 500)).toBe(200);
+      expect(a.body).toBe(b.body);
+    });
+
+    itOnCitus(name, 'html')('HTML answers 200', async () => {
+      const a = await fetchAnswer(citusApp!, `/reports/${name}`);
+      expect(a.status, a.body.slice(0, 500)).toBe(200);
+    });
+  });
+});
