@@ -36,12 +36,13 @@ export async function regionNames(db: Queryable, ids: readonly number[]): Promis
       order by region_id, kind desc, taken_at desc, id desc`,
     [ids],
   );
+  // One probe per snapshot, all at once (each reads one row); an older snapshot only where the newest has no name.
+  const found = await Promise.all(
+    newest.map(async (s) => ({ regionId: s.region_id, name: (await namedRecordIn(db, s.kind, s.id)) ?? (await namedRecordBefore(db, s.kind, s.region_id, s.id)) })),
+  );
   const names: Record<string, string> = {};
-  for (const snapshot of newest) {
-    if (names[String(snapshot.region_id)]) continue; // instance ('instance' sorts after 'cluster', so first) named it
-    const name = (await namedRecordIn(db, snapshot.kind, snapshot.id)) ?? (await namedRecordBefore(db, snapshot.kind, snapshot.region_id, snapshot.id));
-    if (name) names[String(snapshot.region_id)] = name;
-  }
+  // In `newest`'s order: a region's instance name first ('instance' sorts after 'cluster'), else its cluster's.
+  for (const { regionId, name } of found) if (name && !names[String(regionId)]) names[String(regionId)] = name;
   return names;
 }
 
