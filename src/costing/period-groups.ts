@@ -60,7 +60,7 @@ const TOTAL_COLUMNS = ['currency', 'cost', 'previous_cost', 'change_percent', 'p
  * `joined` in one statement: the two sets side by side in a full join on false, the totals'
  * columns renamed ("total:<name>") so that `order`, written over the rows' columns, stays unambiguous.
  */
-async function readEveryRow(db: Queryable, joined: SQL, rowsSql: SQL, totalsSql: SQL, order: string): Promise<Omit<EveryRow, 'totals'> & { totals: Array<Record<string, unknown>> }> {
+async function readEveryRow(db: Queryable, joined: SQL, rowsSql: SQL, totalsSql: SQL, order: string): Promise<EveryRow> {
   const renamed = TOTAL_COLUMNS.map((c) => `"total:${c}"`).join(', ');
   const both = await queryRows<Record<string, unknown>>(
     db,
