@@ -57,12 +57,13 @@ start() {
   require_citus
   for i in "${!names[@]}"; do
     exists "${names[$i]}" || create_node "${names[$i]}" "${ports[$i]}"
-    online "${names[$i]}" || pg_ctlcluster --skip-systemctl-redirect "$pg_version" "${names[$i]}" start
+    # pg_ctlcluster may print to stdout (e.g. "Removed stale pid file."): only the URL goes there
+    online "${names[$i]}" || pg_ctlcluster --skip-systemctl-redirect "$pg_version" "${names[$i]}" start >&2
   done
   for port in "${ports[@]}"; do
     for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 -p "$port" && break; sleep 1; done
     pg_isready -q -h 127.0.0.1 -p "$port" || { say "node on port $port did not become ready"; exit 1; }
-    sql "$port" "create extension if not exists citus"
+    sql "$port" "create extension if not exists citus" >/dev/null
   done
   sql "${ports[0]}" "select citus_set_coordinator_host('127.0.0.1', ${ports[0]})" >/dev/null
   for port in "${ports[@]:1}"; do
@@ -74,7 +75,7 @@ start() {
 
 stop() {
   for name in "${names[@]}"; do
-    if online "$name"; then pg_ctlcluster --skip-systemctl-redirect "$pg_version" "$name" stop; say "stopped $name"; fi
+    if online "$name"; then pg_ctlcluster --skip-systemctl-redirect "$pg_version" "$name" stop >&2; say "stopped $name"; fi
   done
 }
 

@@ -15,7 +15,7 @@ import { distributeTables } from '../../src/db/citus-distribute.js';
 import { openDatabase, type Database } from '../../src/db/connection.js';
 import { migrateDatabase } from '../../src/db/migrate.js';
 import { startTestSimulator, testClient, testConfig, testDeps } from '../collect/helpers.js';
-import { CITUS_URL, createCitusDatabase, type CitusDatabase } from '../helpers/citus.js';
+import { CITUS_URL, citusSuiteTitle, createCitusDatabase, type CitusDatabase } from '../helpers/citus.js';
 import { testDatabases } from '../helpers/databases.js';
 
 /**
@@ -83,7 +83,7 @@ async function perKind(database: Database, kinds: readonly string[]): Promise<Re
 /** Kinds whose collection writes no cost rollups (fold, presence and run record only). */
 const UNPRICED_KINDS = ['keypair', 'flavor', 'storage_key', 'free_feature'];
 
-describe.skipIf(!CITUS_URL)('a collection on a distributed database (skipped: set TEST_CITUS_URL to a Citus coordinator with workers)', () => {
+describe.skipIf(!CITUS_URL)(citusSuiteTitle('a collection on a distributed database'), () => {
   let citus: CitusDatabase | undefined;
   let database: Database | undefined;
   let plain: { name: string; counts: Record<string, number>; kinds: Awaited<ReturnType<typeof perKind>>; rollups: string[] };

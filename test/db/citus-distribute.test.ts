@@ -13,7 +13,7 @@ import { openDatabase } from '../../src/db/connection.js';
 import { DISTRIBUTED_TABLES, LOCAL_TABLES, REFERENCE_TABLES } from '../../src/db/distribution.js';
 import { migrateDatabase } from '../../src/db/migrate.js';
 import { startTestSimulator, testClient, testConfig, testDeps } from '../collect/helpers.js';
-import { CITUS_URL, createCitusDatabase, type CitusDatabase } from '../helpers/citus.js';
+import { CITUS_URL, citusSuiteTitle, createCitusDatabase, type CitusDatabase } from '../helpers/citus.js';
 import { spawnCli } from '../helpers/cli.js';
 
 interface Placement {
@@ -76,7 +76,7 @@ function freshCitusDatabase(): { readonly url: string } {
   };
 }
 
-describe.skipIf(!CITUS_URL)('distribute on a Citus coordinator (skipped: set TEST_CITUS_URL to a Citus coordinator with workers)', () => {
+describe.skipIf(!CITUS_URL)(citusSuiteTitle('distribute on a Citus coordinator'), () => {
   describe('a fresh database', () => {
     const db = freshCitusDatabase();
 

@@ -8,7 +8,16 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 
-export const CITUS_URL = process.env.TEST_CITUS_URL;
+export const CITUS_URL = process.env.TEST_CITUS_URL || undefined;
+if (CITUS_URL && !/^postgres(ql)?:\/\//.test(CITUS_URL)) {
+  // pg would read anything else as a path relative to postgres://base and fail on host "base"
+  throw new Error(`TEST_CITUS_URL must be a postgres:// URL of a Citus coordinator, got ${JSON.stringify(CITUS_URL.replace(/:[^:@/]*@/, ':***@'))}`);
+}
+
+/** A Citus suite's title, which says why it is skipped when no coordinator is named. */
+export function citusSuiteTitle(title: string): string {
+  return CITUS_URL ? title : `${title} (skipped: set TEST_CITUS_URL to a Citus coordinator with workers)`;
+}
 
 export interface CitusDatabase {
   url: string;

@@ -11,7 +11,7 @@ import { distributeTables } from '../../src/db/citus-distribute.js';
 import { openDatabase, type Database } from '../../src/db/connection.js';
 import { migrateDatabase } from '../../src/db/migrate.js';
 import { allReports } from '../../src/reports/index.js';
-import { CITUS_URL, createCitusDatabase, type CitusDatabase } from '../helpers/citus.js';
+import { CITUS_URL, citusSuiteTitle, createCitusDatabase, type CitusDatabase } from '../helpers/citus.js';
 import { testDatabases } from '../helpers/databases.js';
 import { NOW, seedKnownDataset } from './fixture.js';
 import { startReportsApp, testConfig, type ReportsApp } from './helpers.js';
@@ -68,7 +68,7 @@ function itOnCitus(name: string, format: 'json' | 'csv' | 'html') {
   return STILL_FAILING[name]?.formats.includes(format) ? it.fails : it;
 }
 
-describe.skipIf(!CITUS_URL)('every report on a distributed database (skipped: set TEST_CITUS_URL to a Citus coordinator with workers)', () => {
+describe.skipIf(!CITUS_URL)(citusSuiteTitle('every report on a distributed database'), () => {
   let citus: CitusDatabase | undefined;
   let distributed: Database | undefined;
   let plain: Database | undefined;
