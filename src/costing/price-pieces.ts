@@ -53,14 +53,19 @@ export async function pricePieces(q: Queryable, query: { fromDay: string; toDay:
         and taken_at::date in (select day from cost_daily_sealed_days)
       order by kind, scope_key, taken_at::date, taken_at desc, id desc
     ),
+    -- The rates first, then the days: cost_rollups and cost_daily are sharded by different columns,
+    -- which Citus joins only through a result read in between.
+    sealed_rates as materialized (
+      select s.id, s.kind, s.scope_key, s.project_id, s.region_id, s.taken_at, s.day, r.currency, r.price_per_hour
+      from sealed_snaps s join cost_rollups r on r.snapshot_id = s.id and r.dimension = 'kind'
+      where r.price_per_hour > 0 and r.currency is not null
+    ),
     sealed_pieces as (
       select s.id, s.kind, s.scope_key, s.project_id, s.region_id, s.taken_at, s.day, d.currency,
         -- To 40 decimals (the dividend's scale sets the quotient's): the rows' price x secs add up to the day's total far below the 16 decimals of a figure.
-        d.price_seconds * ${sql.raw(`1.${'0'.repeat(40)}`)} / r.price_per_hour as secs
-      from sealed_snaps s
-      join cost_daily d on d.day = s.day and d.kind = s.kind and d.scope_key = s.scope_key and d.dimension = 'kind' and d.currency is not null
-      join cost_rollups r on r.snapshot_id = s.id and r.dimension = 'kind' and r.currency = d.currency
-      where r.price_per_hour > 0
+        d.price_seconds * ${sql.raw(`1.${'0'.repeat(40)}`)} / s.price_per_hour as secs
+      from sealed_rates s
+      join cost_daily d on d.day = s.day and d.kind = s.kind and d.scope_key = s.scope_key and d.dimension = 'kind' and d.currency = s.currency
     )
     select u.snapshot_id, u.kind, u.scope_key, u.project_id, u.region_id, u.taken_at, to_char(u.day, 'YYYY-MM-DD') as day, u.currency, u.secs,
       ${isoText(sql.raw('u.starts_at'))} as starts_at, ${isoText(sql.raw('u.ends_at'))} as ends_at, s.row_count from (

@@ -115,6 +115,16 @@ export function snapshotsRowsSql(table: VersionedTable, columns: readonly string
     select t.snapshot_id, ${list('t')} from "${table.staged}" t join ${snaps} s on t.snapshot_id = s.id`;
 }
 
+/**
+ * SQL: a parenthesised relation of the rows that the view `name` (e.g. `instances`) gives for the
+ * snapshots of relation `snaps` (snapshotsRowsSql), with snapshot_id and every column, or only
+ * `columns`. Reports join it where they joined the view.
+ */
+export function viewRowsSql(name: string, snaps: string, columns?: readonly string[]): string {
+  const table = versionedTable(name);
+  return `(${snapshotsRowsSql(table, columns ?? table.columns, snaps)})`;
+}
+
 /** SQL: version `v` was current at the instant `at` (an SQL expression). */
 export function versionCurrentAt(v: string, at: string): string {
   return `${v}.valid_from <= ${at} and coalesce(${v}.valid_to, ${OPEN}) > ${at}`;

@@ -13,7 +13,8 @@ import { offsetRows } from './shared/batches.js';
 import { addDays, chartNumber, isoDay } from './shared/format.js';
 import { appUrl } from './shared/links.js';
 import { dirParam, idParam, intParam, sortParam, textParam } from './shared/params.js';
-import { latestSnapshots, latestSnapshotsSql } from '../db/latest-snapshots.js';
+import { latestSnapshotIds, latestSnapshots, latestSnapshotsSql, snapshotsByIdSql } from '../db/latest-snapshots.js';
+import { viewRowsSql } from '../db/versions.js';
 import { freshnessNotes } from './shared/snapshots.js';
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
@@ -61,14 +62,14 @@ function inUseSql(scoped: boolean): string {
 function catalogueSql(p: FlavorsParams, scoped: boolean): string {
   const dir = p.dir ?? (p.sort && !['scope', 'flavor_name'].includes(p.sort) ? 'desc' : 'asc');
   const order = p.sort ? `${ORDER[p.sort]} ${dir}, scope_key, flavor_id` : 'scope_key, coalesce(flavor_name, flavor_id), flavor_id';
-  return `with latest as (${latestSnapshotsSql('$1')}),
+  return `with latest as (${snapshotsByIdSql('$1')}),
       priced as (${latestSnapshotsSql('$2')}),
       in_use as (${inUseSql(scoped)}),
       rows as (
         select l.scope_key, coalesce(f.project_id, l.project_id) as project_id, coalesce(f.region_id, l.region_id) as region_id,
           f.flavor_id, f.flavor_name, f.disabled, f.capacity, upper(f.currency_code) as currency, f.price_per_hour, f.price_per_month,
           f.price_status, f.resource_class, f.hardware ->> 'gpu' as gpu, ${gpuCountSql(`f.hardware ->> 'gpu'`)} as gpu_count, f.hardware, coalesce(u.n, 0) as in_use, l.taken_at
-        from latest l join gpu_flavors f on f.snapshot_id = l.id
+        from latest l join ${viewRowsSql('gpu_flavors', snapshotsByIdSql('$1'))} f on f.snapshot_id = l.id
         left join in_use u on u.scope_key = l.scope_key and u.group_value = f.flavor_name
         where ($3::int is null or coalesce(f.project_id, l.project_id) = $3) and ($4::int is null or coalesce(f.region_id, l.region_id) = $4)
       )
@@ -81,7 +82,7 @@ function catalogueSql(p: FlavorsParams, scoped: boolean): string {
 async function catalogue(ctx: ReportCtx, p: FlavorsParams, limit: number, offset: number): Promise<{ rows: Row[]; total: number; unpriced: number }> {
   const scope = scopeOf(ctx);
   const found = await ctx.db.query<Record<string, unknown>>(catalogueSql(p, scope !== null), [
-    ['flavor'], PRICED_KINDS, p.project ?? null, p.region ?? null, limit, offset, ...(scope ? [scope.key, [...scope.values]] : []),
+    await latestSnapshotIds(ctx.db, ['flavor']), PRICED_KINDS, p.project ?? null, p.region ?? null, limit, offset, ...(scope ? [scope.key, [...scope.values]] : []),
   ]);
   return {
     rows: found.map((r) => ({
@@ -127,14 +128,18 @@ const COLUMNS: Column[] = [
   { key: 'hardware', label: 'Hardware', kind: 'json', secondary: true },
 ];
 
+/** The flavor snapshots of the history: from $1 to $2, of project $4 and region $5 when given. */
+const HISTORY_SNAPSHOTS = `(select id, kind, scope_key, taken_at, versioned from snapshots s
+  where s.complete and s.kind = 'flavor' and s.taken_at >= $1::date and s.taken_at <= $2
+    and ($4::int is null or s.project_id = $4) and ($5::int is null or s.region_id = $5))`;
+
 /** Price per hour and capacity of one flavor name over time, one series per scope. */
 async function historyCharts(ctx: ReportCtx, p: FlavorsParams, flavor: string): Promise<ChartSpec[]> {
   const from = addDays(isoDay(ctx.now), -(p.days - 1));
   const rows = await ctx.db.query<{ scope_key: string; taken_at: Date; price_per_hour: string | null; capacity: number | null; currency: string | null }>(
     `select s.scope_key, s.taken_at, f.price_per_hour, f.capacity, upper(f.currency_code) as currency
-     from snapshots s join gpu_flavors f on f.snapshot_id = s.id
-     where s.complete and s.kind = 'flavor' and s.taken_at >= $1::date and s.taken_at <= $2 and f.flavor_name = $3
-       and ($4::int is null or s.project_id = $4) and ($5::int is null or s.region_id = $5)
+     from ${viewRowsSql('gpu_flavors', HISTORY_SNAPSHOTS, ['flavor_name', 'price_per_hour', 'capacity', 'currency_code'])} f join snapshots s on s.id = f.snapshot_id
+     where f.flavor_name = $3
      order by s.taken_at, s.scope_key`,
     [from, ctx.now, flavor, p.project ?? null, p.region ?? null],
   );

@@ -17,7 +17,7 @@ import { addDays, monthBounds } from './shared/format.js';
 import { idParam } from './shared/params.js';
 import { periodCoverage } from './shared/coverage.js';
 import { checkPeriodParams, periodField, periodParamShape, resolvePeriod, type ResolvedPeriod } from './shared/period.js';
-import { latestSnapshots } from '../db/latest-snapshots.js';
+import { latestSnapshots, snapshotsByIdSql } from '../db/latest-snapshots.js';
 import { freshnessNotes } from './shared/snapshots.js';
 import { dailyCostsFor, dividedOnce } from '../costing/cost-over-time.js';
 import { gapCapText } from './shared/time.js';
@@ -373,7 +373,7 @@ async function batchRows(ctx: ReportCtx, groups: readonly Group[], after: string
   // lookups (carrying names through the aggregation would make it sort wider rows).
   const sums = await ctx.db.query<SegmentSums>(
     `with p as (select * from unnest($1::int[], $2::numeric[], $3::text[], $6::timestamptz[], $7::timestamptz[]) as p(id, secs, currency, starts_at, ends_at)),
-      latest as (select s.id, s.kind, s.scope_key, s.project_id, s.region_id, s.taken_at, s.run_id from snapshots s where s.id in (select id from p)),
+      latest as (select s.id, s.kind, s.scope_key, s.project_id, s.region_id, s.taken_at, s.run_id, s.versioned from snapshots s where s.id in (select id from p)),
       held as (
         select x.scope_key, x.resource_id, x.snapshot_id, x.taken_at, x.currency, x.unit_price_per_hour, x.flavor, x.tags, x.tags_original,
           x.price_per_hour, x.quantity, p.secs, p.starts_at, p.ends_at
@@ -410,7 +410,7 @@ async function batchRows(ctx: ReportCtx, groups: readonly Group[], after: string
   // The groups' order (scopes as pricePieces sorted them), ids in the database's order within each.
   const sorted = groups.length === 1 ? sums : [...sums].sort((a, b) => position.get(a.scope_key)!.index - position.get(b.scope_key)!.index);
   const details = await ctx.db.query<SegmentDetails>(
-    `with latest as (select s.id, s.kind, s.scope_key, s.project_id, s.region_id, s.taken_at, s.run_id from snapshots s where s.id = any($1::int[]))
+    `with latest as (${snapshotsByIdSql('$1')})
      select x.snapshot_id, x.resource_id, x.name, x.flavor, x.tags, x.tags_original, x.project_id, x.region_id, x.region_name, x.gpus
      from (${pricedResourcesSql('latest', [kind])}) x where x.resource_id = any($2::text[])`,
     [[...new Set(sums.map((r) => r.last_id))], [...new Set(sums.map((r) => r.resource_id))]],

@@ -8,7 +8,8 @@ import { listRows } from './shared/batches.js';
 import { footRows } from '../present/footing.js';
 import { chartNumber } from './shared/format.js';
 import { dirParam, idParam, sortParam } from './shared/params.js';
-import { latestSnapshots, latestSnapshotsSql } from '../db/latest-snapshots.js';
+import { latestSnapshotIds, latestSnapshots, snapshotsByIdSql } from '../db/latest-snapshots.js';
+import { viewRowsSql } from '../db/versions.js';
 import { freshnessNotes } from './shared/snapshots.js';
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
@@ -52,26 +53,26 @@ const ORDER: Record<(typeof SORTS)[number], string> = {
 };
 
 /** The clusters of the latest pricing snapshots matching the filters, as CTEs `latest` and `rows`. */
-function rowsCte(p: K8sPricesParams, scope: TagScope | null): { sql: string; values: unknown[] } {
+async function rowsCte(ctx: ReportCtx, p: K8sPricesParams, scope: TagScope | null): Promise<{ sql: string; values: unknown[] }> {
   return {
-    sql: `latest as (${latestSnapshotsSql('$1')}),
+    sql: `latest as (${snapshotsByIdSql('$1')}),
       rows as (
         select l.scope_key, coalesce(k.project_id, l.project_id) as project_id, coalesce(k.region_id, l.region_id) as region_id,
           k.cluster_name, upper(k.currency_code) as currency, k.price_per_hour, k.price_per_month, k.price_without_discount_per_month,
           k.discount_percent, k.tax_percent, k.price_status, ${PARTS.map(partSql).join(', ')}
-        from latest l join k8s_cluster_prices k on k.snapshot_id = l.id
+        from latest l join ${viewRowsSql('k8s_cluster_prices', snapshotsByIdSql('$1'))} k on k.snapshot_id = l.id
         where ($2::int is null or coalesce(k.project_id, l.project_id) = $2) and ($3::int is null or coalesce(k.region_id, l.region_id) = $3)
           -- A scoped user's clusters: those whose configured tags (k8s_clusters) are in the scope.
           and ($4::text is null or ${tagsInScopeSql('k.tags', '$4::text', '$5::text[]')})
       )`,
-    values: [['k8s_price'], p.project ?? null, p.region ?? null, scope?.key ?? null, scope ? [...scope.values] : null],
+    values: [await latestSnapshotIds(ctx.db, ['k8s_price']), p.project ?? null, p.region ?? null, scope?.key ?? null, scope ? [...scope.values] : null],
   };
 }
 
 async function fetchRows(ctx: ReportCtx, p: K8sPricesParams, limit: number, offset: number): Promise<{ rows: Row[]; total: number }> {
   const dir = p.dir ?? (p.sort === 'price_per_hour' || p.sort === 'price_per_month' ? 'desc' : 'asc');
   const order = p.sort ? `${ORDER[p.sort]} ${dir}, scope_key, cluster_name` : 'scope_key, cluster_name';
-  const cte = rowsCte(p, scopeOf(ctx));
+  const cte = await rowsCte(ctx, p, scopeOf(ctx));
   const found = await ctx.db.query<Record<string, unknown>>(
     `with ${cte.sql}
       select *, count(*) over ()::int as total_rows from rows order by ${order} limit $6 offset $7`,
@@ -91,7 +92,7 @@ async function fetchRows(ctx: ReportCtx, p: K8sPricesParams, limit: number, offs
 const SUMMED = ['price_per_hour', 'price_per_month', 'price_without_discount_per_month', ...PARTS.flatMap((part) => [`${part}_per_hour`, `${part}_items`])];
 
 async function totals(ctx: ReportCtx, p: K8sPricesParams): Promise<Row[]> {
-  const cte = rowsCte(p, scopeOf(ctx));
+  const cte = await rowsCte(ctx, p, scopeOf(ctx));
   const found = await ctx.db.query<Record<string, unknown>>(
     `with ${cte.sql}
       select currency, ${SUMMED.map((k) => (k.endsWith('_items') ? `sum(${k})::int as ${k}` : `sum(${k}) as ${k}`)).join(', ')}

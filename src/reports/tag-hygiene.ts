@@ -78,7 +78,7 @@ async function keyFacts(ctx: ReportCtx): Promise<{ keys: KeyFacts[]; currencies:
         union all
         select k.dimension, $2::text, r.currency, r.price_per_hour, r.resource_count
         from keys k cross join prefixes p cross join latest l join cost_rollups r on r.snapshot_id = l.id and r.dimension = p.prefix || 'kind'
-        where not exists (select 1 from cost_rollups x where x.snapshot_id = l.id and x.dimension = p.prefix || k.dimension)
+        where not exists (select 1 from cost_rollups x where x.snapshot_id = r.snapshot_id and x.dimension = p.prefix || k.dimension)
       ),
       g as (
         select dimension, group_value, currency, sum(price_per_hour) as price_per_hour, sum(resource_count)::int as resources

@@ -7,7 +7,8 @@ import type { Queryable } from '../../db/connection.js';
 import { gpuCountSql } from '../../db/gpu-count.js';
 import { compareDecimal } from '../../read-models/decimal.js';
 import type { Column, Row } from '../report.js';
-import { latestSnapshotsSql } from '../../db/latest-snapshots.js';
+import { latestSnapshotIds, snapshotsByIdSql } from '../../db/latest-snapshots.js';
+import { viewRowsSql } from '../../db/versions.js';
 
 /** The three GPU columns; `sortable`: GPU-hours and cost per GPU-hour accept sort=. */
 export function gpuColumns(sortable = false): Column[] {
@@ -35,12 +36,11 @@ export function gpuCells(f: Record<string, unknown>): Row {
  */
 export async function gpuNotes(q: Queryable, anyUnknownPeriod: boolean): Promise<string[]> {
   const unreadable = await q.query<{ flavor: string; gpu: string | null }>(
-    `with latest as (${latestSnapshotsSql('$1')})
-     select distinct coalesce(g.flavor_name, g.flavor_id) as flavor, g.hardware->>'gpu' as gpu
-     from gpu_flavors g join latest l on l.id = g.snapshot_id
+    `select distinct coalesce(g.flavor_name, g.flavor_id) as flavor, g.hardware->>'gpu' as gpu
+     from ${viewRowsSql('gpu_flavors', snapshotsByIdSql('$1'), ['flavor_id', 'flavor_name', 'hardware'])} g
      where ${gpuCountSql(`g.hardware->>'gpu'`)} is null
      order by 1`,
-    [['flavor']],
+    [await latestSnapshotIds(q, ['flavor'])],
   );
   return [
     'GPU-hours = GPUs per unit (read from the flavor\'s hardware description, e.g. "8x Nvidia H100 80GB") x running units x hours; cost per GPU-hour = the spend of the resources with GPUs counted / their GPU-hours.',
