@@ -107,7 +107,7 @@ with latest_snapshots as (
 pricing_snapshots as (select f.id, f.kind, f.scope_key, f.taken_at, f.versioned from snapshots f where f.id in (select flavor_snapshot_id from latest_snapshots)),
 pricing_flavors as (${snapshotsRowsSql(versionedTable('gpu_flavors'), SOURCE_COLUMNS.gpu_flavors, 'pricing_snapshots')}),
 -- Each snapshot with its flavor catalogue as two small maps: a price is a key lookup (see
--- flavorCatalogueSql), not a query over the flavors per instance.
+-- flavorCatalogueSelectSql), not a query over the flavors per instance.
 catalogues as (${flavorCatalogueSelectSql('pricing_flavors', undefined, 'snapshot_id')}),
 latest as (
   select s.*, fm.flavors_by_name, fm.flavors_by_id
@@ -198,7 +198,7 @@ export function toInstance(row: CurrentInstanceRow): CurrentInstance {
   };
 }
 
-/** The given instances (those cloudtally has seen; unknown refs are simply absent). */
+/** The given instances (those cloudtally has seen; unknown refs are simply absent), in the order of `refs`. */
 export async function loadInstancesByRef(q: Queryable, refs: readonly InstanceRef[]): Promise<CurrentInstance[]> {
   if (refs.length === 0) return [];
   const rows = await q.query<CurrentInstanceRow>(
@@ -206,7 +206,9 @@ export async function loadInstancesByRef(q: Queryable, refs: readonly InstanceRe
      where (x.project_id, x.region_id, x.instance_id) in (select * from unnest($1::int[], $2::int[], $3::text[]))`,
     [refs.map((r) => r.projectId), refs.map((r) => r.regionId), refs.map((r) => r.instanceId)],
   );
-  return rows.map(toInstance);
+  const key = (r: InstanceRef) => `${r.projectId}/${r.regionId}/${r.instanceId}`;
+  const position = new Map(refs.map((r, i) => [key(r), i] as const).reverse());
+  return rows.map(toInstance).sort((a, b) => position.get(key(a.ref))! - position.get(key(b.ref))!);
 }
 
 /** When the latest complete instance and cluster snapshots were taken (oldest and newest), for notes. */

@@ -761,7 +761,8 @@ export const scheduledStops = pgTable(
  * Instances stopped through cloudtally after the latest complete snapshot that lists them: the
  * status reports show at once, without waiting for the next collection. A successful real stop in
  * the audit log counts until a complete instance or cluster snapshot of its scope, taken after
- * the stop, lists the instance again (that snapshot then tells the truth).
+ * the stop, lists the instance again (that snapshot then tells the truth): until its presence
+ * (resource_presence_seen, written as each snapshot completes) says it was seen after the stop.
  * Reports: `LEFT JOIN instance_status_overrides o USING (instance_id, project_id, region_id)` and
  * `coalesce(o.status, i.status)`.
  */
@@ -776,16 +777,12 @@ export const instanceStatusOverrides = pgView('instance_status_overrides', {
   select distinct on (a.instance_id, a.project_id, a.region_id)
     a.instance_id, a.project_id, a.region_id, 'SHUTOFF'::text as status, a.at as changed_at, a.id as audit_id
   from audit_log a
+  left join resource_presence_seen p
+    on p.kind in ('instance', 'cluster_server') and p.scope_key = 'p' || a.project_id || '-r' || a.region_id
+      and p.resource_id = a.instance_id and p.last_seen_at > a.at
   where a.action = 'stop' and not a.dry_run and a.result = 'stopped'
     and a.instance_id is not null and a.project_id is not null and a.region_id is not null
-    and not exists (
-      select 1 from snapshots s
-      where s.complete and s.kind in ('instance', 'cluster')
-        and s.scope_key = 'p' || a.project_id || '-r' || a.region_id
-        and s.taken_at > a.at
-        and (exists (select 1 from instances i where i.snapshot_id = s.id and i.instance_id = a.instance_id)
-          or exists (select 1 from gpu_cluster_servers g where g.snapshot_id = s.id and g.server_id = a.instance_id))
-    )
+    and p.resource_id is null
   order by a.instance_id, a.project_id, a.region_id, a.at desc, a.id desc
 `);
 

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { createCloudClient, type CloudClient } from '../../src/cloud/client.js';
 import { loadConfig, type Config } from '../../src/config/index.js';
 import { normaliseTagKey } from '../../src/tags/normalise.js';
+import { updatePresence } from '../../src/collect/presence.js';
 import { bulkInsert } from '../../src/db/bulk.js';
 import type { Database } from '../../src/db/connection.js';
 import { gpuClusters, gpuClusterServers, gpuFlavors, instances, scopeKeyOf } from '../../src/db/schema.js';
@@ -62,7 +63,8 @@ function instanceRow(snapshotId: number, i: SimInstance, config: Config, regionN
 /**
  * Writes one complete snapshot per scope of the simulator's current state (instances, clusters
  * with servers, GPU flavors with prices) taken at `takenAt`, the way the collectors would, so
- * these tests do not depend on the collectors.
+ * these tests do not depend on the collectors; with their presence (first / last seen), which the
+ * collectors write as each snapshot completes and the stops shown at once are ended by.
  */
 export async function seedFromSimulator(db: Database, sim: Simulator, config: Config, takenAt: Date = SIM_NOW): Promise<void> {
   for (const scope of sim.state.scopes()) {
@@ -138,6 +140,9 @@ export async function seedFromSimulator(db: Database, sim: Simulator, config: Co
           raw: { flavor_name: f.name },
         })),
       );
+      for (const [id, kind] of [[instanceSnapshot, 'instance'], [clusterSnapshot, 'cluster'], [flavorSnapshot, 'flavor']] as const) {
+        await updatePresence(tx, { id, kind, scopeKey: key, takenAt });
+      }
     });
   }
 }
