@@ -59,15 +59,38 @@ function where(p: AuditParams, binds: Binds): string {
 }
 
 const SELECT = `
-  select a.id, a.at, a.actor, a.role, a.action, a.instance_id, n.name as instance_name, a.project_id, a.region_id,
+  select a.id, a.at, a.actor, a.role, a.action, a.instance_id, a.project_id, a.region_id,
     a.reason, a.dry_run, a.result, a.error, a.task_ids
-  from audit_log a
-  left join lateral (
-    select r.name from resource_presence_seen r
-    where r.kind in ('instance', 'cluster_server') and r.resource_id = a.instance_id
-      and r.scope_key = 'p' || a.project_id || '-r' || a.region_id
-    order by r.last_seen_at desc limit 1
-  ) n on true`;
+  from audit_log a`;
+
+/**
+ * The rows with the name each instance had when last seen (resource_presence_seen), read for the
+ * page's instances after the page: the audit log stays on the coordinator and presence is sharded,
+ * which Citus cannot join laterally.
+ */
+async function withInstanceNames(db: Queryable, rows: Row[]): Promise<Row[]> {
+  const scopeOf = (r: Row) => (r.instance_id != null && r.project_id != null && r.region_id != null ? `p${r.project_id}-r${r.region_id}` : null);
+  const keys = new Map<string, { scope: string; id: string }>();
+  for (const r of rows) {
+    const scope = scopeOf(r);
+    if (scope) keys.set(`${scope} ${r.instance_id}`, { scope, id: String(r.instance_id) });
+  }
+  const names = new Map<string, string | null>();
+  if (keys.size > 0) {
+    const found = await db.query<{ scope_key: string; resource_id: string; name: string | null }>(
+      `select distinct on (r.scope_key, r.resource_id) r.scope_key, r.resource_id, r.name
+       from resource_presence_seen r join unnest($1::text[], $2::text[]) as k(scope_key, resource_id) on r.scope_key = k.scope_key and r.resource_id = k.resource_id
+       where r.kind in ('instance', 'cluster_server')
+       order by r.scope_key, r.resource_id, r.last_seen_at desc`,
+      [[...keys.values()].map((k) => k.scope), [...keys.values()].map((k) => k.id)],
+    );
+    for (const f of found) names.set(`${f.scope_key} ${f.resource_id}`, f.name);
+  }
+  return rows.map(({ id, at, actor, role, action, instance_id, ...rest }) => {
+    const scope = scopeOf({ instance_id, ...rest });
+    return { id, at, actor, role, action, instance_id, instance_name: scope ? (names.get(`${scope} ${instance_id}`) ?? null) : null, ...rest };
+  });
+}
 
 function toRow(r: Row): Row {
   const outcome = AUDIT_RESULT_LABELS[r.result as AuditResult] ?? String(r.result);
@@ -79,7 +102,7 @@ async function page(db: Queryable, p: AuditParams, limit: number, beforeId: numb
   let filter = where(p, binds);
   if (beforeId !== null) filter = `${filter ? `${filter} and` : 'where'} a.id < ${binds.add(beforeId)}`;
   const rows = await db.query(`${SELECT} ${filter} order by a.id desc limit ${binds.add(limit)} offset ${binds.add(offset)}`, binds.values);
-  return rows.map(toRow);
+  return (await withInstanceNames(db, rows)).map(toRow);
 }
 
 function titleOf(p: AuditParams): string {
