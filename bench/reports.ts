@@ -42,7 +42,7 @@ import { refreshCurrentInstances } from '../src/costing/derive/current-instances
 import { idleTagExtraction } from '../src/read-models/idle-rules-sql.js';
 import { inventoryExportQuery, inventoryReport } from '../src/reports/inventory.js';
 import { inlineParams } from '../src/db/sql-literal.js';
-import { latestSnapshotsSql } from '../src/db/latest-snapshots.js';
+import { latestSnapshotIds, latestSnapshotsSql } from '../src/db/latest-snapshots.js';
 import { csvColumns, csvQuery } from '../src/present/csv.js';
 import { DEFAULT_CACHE_OPTIONS } from '../src/reports/shared/cache.js';
 import { reportCache } from '../src/reports/shared/define.js';
@@ -484,7 +484,7 @@ export async function main(args: string[]): Promise<void> {
     const copySql = inlineParams(exportQuery.text.replace(/\s+/g, ' '), exportQuery.values);
     // A second baseline: the same rows unformatted (the columns Node would read to write the file
     // itself), so the cost of formatting in SQL shows too, not only the ratio to its own query.
-    const rowsQuery = inventoryExportQuery({ db: database, config, now }, inventoryReport.params.parse({ kind: 'instances' }));
+    const rowsQuery = inventoryExportQuery({ db: database, config, now }, inventoryReport.params.parse({ kind: 'instances' }), await latestSnapshotIds(database, ['instance']));
     const rowsSql = inlineParams(rowsQuery.sql.replace(/\s+/g, ' '), rowsQuery.values);
     const warm = await download(csvUrl);
     out(`CSV export of every instance (warm-up): ${warm.rows.toLocaleString('en-US')} rows, ${(warm.bytes / 1048576).toFixed(1)} MB in ${secs(warm.ms)}`);

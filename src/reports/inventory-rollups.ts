@@ -20,7 +20,6 @@ import { STATE_RUNNING, STATE_STOPPED, TAG_DIMENSION_PREFIX } from '../costing/p
 import { UNTAGGED } from '../db/schema.js';
 import type { InventoryParams } from './inventory.js';
 import { KINDS } from './inventory-kinds.js';
-import { latestSnapshotsSql } from '../db/latest-snapshots.js';
 import type { ReportCtx } from './shared/types.js';
 
 /**
@@ -72,34 +71,32 @@ function groupSet(p: InventoryParams, config: Config): GroupSet | null {
 }
 
 /** The count and totals of the inventory from rollups, or null when they cannot give them exactly (see above). */
-export async function rollupSummary(ctx: ReportCtx, p: InventoryParams): Promise<RollupSummary | null> {
+export async function rollupSummary(ctx: ReportCtx, p: InventoryParams, latestIds: number[]): Promise<RollupSummary | null> {
   const spec = KINDS[p.kind];
   // The rollups sum every resource: a scoped user's rows are counted from the rows themselves.
   if (!spec.rolledUp || scopeOf(ctx)) return null;
   const set = groupSet(p, ctx.config);
   if (!set) return null;
-  const values: unknown[] = [spec.snapshotKinds, set.dimension];
+  const values: unknown[] = [latestIds, set.dimension];
   const bind = (value: unknown) => `$${values.push(value)}`;
-  const latest = latestSnapshotsSql('$1', p.at ? bind(p.at) : undefined);
   const where = ['r.dimension = $2'];
   if (set.values) where.push(`r.group_value = any(${bind(set.values)}::text[])`);
   if (p.currency !== undefined) where.push(`r.currency = upper(${bind(p.currency)}::text)`);
   if (p.priced !== undefined) where.push(p.priced === 'yes' ? 'r.currency is not null' : 'r.currency is null');
   // Part 0: rows per snapshot (and whether it has rollups at all); part 1: cost per currency.
-  const sql = `with listed as (
-      select l.id, l.scope_key collate "C" as scope_c,
-        exists (select 1 from cost_rollups k where k.snapshot_id = l.id and k.dimension = 'kind') as rolled
-      from (${latest}) l
-    ),
+  // Joins rather than correlated subqueries per snapshot: Citus plans these (rollups are sharded, snapshots a reference table).
+  const sql = `with listed as (select l.id, l.scope_key collate "C" as scope_c from snapshots l where l.id = any($1::int[])),
+    rolled as (select distinct k.snapshot_id from cost_rollups k where k.snapshot_id = any($1::int[]) and k.dimension = 'kind'),
     picked as (
       select r.snapshot_id, r.currency, r.price_per_hour, r.price_per_month, r.resource_count
-      from listed l join cost_rollups r on r.snapshot_id = l.id
-      where ${where.join(' and ')}
-    )
-    select 0 as part, l.id, l.scope_c, l.rolled, null::text as currency,
-      coalesce((select sum(x.resource_count) from picked x where x.snapshot_id = l.id), 0)::int as n,
+      from cost_rollups r
+      where r.snapshot_id = any($1::int[]) and ${where.join(' and ')}
+    ),
+    counted as (select x.snapshot_id, sum(x.resource_count) as n from picked x group by x.snapshot_id)
+    select 0 as part, l.id, l.scope_c, rd.snapshot_id is not null as rolled, null::text as currency,
+      coalesce(c.n, 0)::int as n,
       null::numeric as price_per_hour, null::numeric as price_per_month
-    from listed l
+    from listed l left join rolled rd on rd.snapshot_id = l.id left join counted c on c.snapshot_id = l.id
     union all
     select 1, null, null::text collate "C", null, x.currency, null, sum(x.price_per_hour), sum(x.price_per_month)
     from picked x where x.currency is not null group by x.currency

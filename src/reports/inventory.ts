@@ -17,7 +17,7 @@ import { detailRows, keysetRows } from './shared/batches.js';
 import { appUrl, stopConfirmPath } from './shared/links.js';
 import { dirParam, idParam, instantParam, repeated, tagFilterParam, tagKeyParam, textParam } from './shared/params.js';
 import { formatAge } from './shared/format.js';
-import { latestSnapshots, latestSnapshotsSql } from '../db/latest-snapshots.js';
+import { latestSnapshotIds, latestSnapshots, latestSnapshotsSql } from '../db/latest-snapshots.js';
 import { freshnessNotes } from './shared/snapshots.js';
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
@@ -118,18 +118,17 @@ function conditions(spec: KindSpec, p: InventoryParams, ctx: ReportCtx, binds: B
 /**
  * The rows of a kind with presence (first/last seen) and, for instances and servers, statuses
  * changed by a stop through cloudtally since the latest snapshot (they cost 0 from then on).
- * Snapshots read: these ids, the one outer row `outer` (a lateral subquery per snapshot), or
- * the latest (as of `at`).
+ * Snapshots read: these ids (the latest, as of `at`, read first: latestSnapshotIds), or the one
+ * outer row `outer` (a lateral subquery per snapshot). The ids are read before the statement
+ * because Citus refuses the recursive latest-snapshots walk inside a statement over sharded tables.
  */
-type SnapshotSource = number[] | { outer: string } | undefined;
+type SnapshotSource = number[] | { outer: string };
 
 function baseSql(spec: KindSpec, binds: Binds, source: SnapshotSource, at: Date | undefined): string {
   // Phase 2 reads exactly the snapshots phase 1 read, even if a newer one completed in between.
   const snapshots = Array.isArray(source)
-    ? `select id, kind, scope_key, project_id, region_id, taken_at, run_id from snapshots where id = any(${binds.add(source)}::int[])`
-    : source
-      ? `select ${SNAPSHOT_COLUMNS.map((c) => `${source.outer}.${c}`).join(', ')}`
-      : latestSnapshotsSql(binds.add(spec.snapshotKinds), at ? binds.add(at) : undefined);
+    ? `select ${SNAPSHOT_COLUMNS.join(', ')} from snapshots where id = any(${binds.add(source)}::int[])`
+    : `select ${SNAPSHOT_COLUMNS.map((c) => `${source.outer}.${c}`).join(', ')}`;
   // As of a past time, rows are as collected then: no stop or scheduled stop made since.
   const current = spec.overridable && !at;
   const override = current
@@ -147,7 +146,7 @@ function baseSql(spec: KindSpec, binds: Binds, source: SnapshotSource, at: Date 
       ? `, null::text as status_now, false as stopped_since_snapshot, null::timestamptz as scheduled_stop_at`
       : `, null::text as status_now, false as stopped_since_snapshot`;
   // One outer snapshot: its scope given to the planner, which reads that scope's presence (an index range), not every scope's.
-  const sameScope = source && !Array.isArray(source) ? ` and p.scope_key = ${source.outer}.scope_key` : '';
+  const sameScope = !Array.isArray(source) ? ` and p.scope_key = ${source.outer}.scope_key` : '';
   return `latest as (${snapshots}),
     src as (${spec.source}),
     b as (
@@ -159,7 +158,7 @@ function baseSql(spec: KindSpec, binds: Binds, source: SnapshotSource, at: Date 
     )`;
 }
 
-const SNAPSHOT_COLUMNS = ['id', 'kind', 'scope_key', 'project_id', 'region_id', 'taken_at', 'run_id'] as const;
+const SNAPSHOT_COLUMNS = ['id', 'kind', 'scope_key', 'project_id', 'region_id', 'taken_at', 'run_id', 'versioned'] as const;
 
 interface Ordering {
   terms: SortSpec[];
@@ -199,8 +198,8 @@ interface PageRequest {
   offset?: number;
   /** Keyset position: the sort terms' values of the last row already produced. */
   after?: unknown[];
-  /** Only the rows of these snapshots (default: the latest complete snapshot of each scope). */
-  snapshotIds?: number[];
+  /** Only the rows of these snapshots (the latest complete snapshot of each scope, or fewer). */
+  snapshotIds: number[];
 }
 
 /**
@@ -237,12 +236,10 @@ function keysQuery(ctx: ReportCtx, p: InventoryParams, page: PageRequest) {
  * after the page (an index walk); otherwise each snapshot's rows are built, filtered and the
  * first ones kept.
  */
-function firstKeysQuery(ctx: ReportCtx, p: InventoryParams, page: { limit: number; offset: number }, snapshotIds?: number[]) {
+function firstKeysQuery(ctx: ReportCtx, p: InventoryParams, page: { limit: number; offset: number }, snapshotIds: number[]) {
   const spec = KINDS[p.kind];
   const binds = new Binds();
-  const listed = snapshotIds
-    ? `select s.* from snapshots s where s.id = any(${binds.add(snapshotIds)}::int[])`
-    : `select s.* from snapshots s where s.id in (select l.id from (${latestSnapshotsSql(binds.add(spec.snapshotKinds), p.at ? binds.add(p.at) : undefined)}) l)`;
+  const listed = `select s.* from snapshots s where s.id = any(${binds.add(snapshotIds)}::int[])`;
   const filtered = conditions(spec, p, ctx, new Binds()).length > 0;
   const rowsOf = spec.rowsOf;
   const first = binds.add(page.offset + page.limit);
@@ -295,10 +292,16 @@ function snapshotsSpanned(snapshots: RollupSummary['snapshots'], offset: number,
 }
 
 /** One page in the default order (firstKeysQuery), then the details of its rows. */
-async function firstPageRows(ctx: ReportCtx, p: InventoryParams, page: { limit: number; offset: number }, rolled: RollupSummary | null): Promise<Record<string, unknown>[]> {
+async function firstPageRows(
+  ctx: ReportCtx,
+  p: InventoryParams,
+  page: { limit: number; offset: number },
+  rolled: RollupSummary | null,
+  latestIds: number[],
+): Promise<Record<string, unknown>[]> {
   const spanned = rolled ? snapshotsSpanned(rolled.snapshots, page.offset, page.limit) : null;
   if (spanned && spanned.ids.length === 0) return [];
-  const keys = spanned ? firstKeysQuery(ctx, p, { limit: page.limit, offset: spanned.offset }, spanned.ids) : firstKeysQuery(ctx, p, page);
+  const keys = spanned ? firstKeysQuery(ctx, p, { limit: page.limit, offset: spanned.offset }, spanned.ids) : firstKeysQuery(ctx, p, page, latestIds);
   return detailsInOrder(ctx.db, p, await ctx.db.query<Record<string, unknown>>(keys.sql, keys.values));
 }
 
@@ -312,10 +315,10 @@ function detailsQuery(p: InventoryParams, snapshotIds: number[], rowKeys: string
   return { sql, values: binds.values };
 }
 
-function countQuery(ctx: ReportCtx, p: InventoryParams) {
+function countQuery(ctx: ReportCtx, p: InventoryParams, latestIds: number[]) {
   const spec = KINDS[p.kind];
   const binds = new Binds();
-  const base = baseSql(spec, binds, undefined, p.at);
+  const base = baseSql(spec, binds, latestIds, p.at);
   const where = conditions(spec, p, ctx, binds);
   return { sql: `with ${base} select count(*)::int as n from b ${where.length ? `where ${where.join(' and ')}` : ''}`, values: binds.values };
 }
@@ -328,10 +331,10 @@ function hasCost(spec: KindSpec): boolean {
  * Cost per currency of every row matching the filters (not the page), summed in SQL, a stop
  * through cloudtally since the snapshot counting 0 as on the rows (see toRow).
  */
-function totalsQuery(ctx: ReportCtx, p: InventoryParams) {
+function totalsQuery(ctx: ReportCtx, p: InventoryParams, latestIds: number[]) {
   const spec = KINDS[p.kind];
   const binds = new Binds();
-  const base = baseSql(spec, binds, undefined, p.at);
+  const base = baseSql(spec, binds, latestIds, p.at);
   const where = ['b.currency is not null', ...conditions(spec, p, ctx, binds)];
   // What each row shows (fieldSql): a row stopped through cloudtally since its snapshot costs 0.
   const cost = (column: string) => `sum(${fieldSql(p.kind, column)}) as ${column}`;
@@ -342,22 +345,22 @@ function totalsQuery(ctx: ReportCtx, p: InventoryParams) {
 }
 
 /** Cost per currency of the rows: from the rollups when they answer (`rolled`), else summed over the rows. */
-async function costTotals(ctx: ReportCtx, p: InventoryParams, rolled: RollupSummary | null): Promise<Row[]> {
+async function costTotals(ctx: ReportCtx, p: InventoryParams, rolled: RollupSummary | null, latestIds: number[]): Promise<Row[]> {
   const spec = KINDS[p.kind];
   if (!hasCost(spec)) return [];
-  const sums: readonly Record<string, unknown>[] = rolled?.totals ?? (await summedRows(ctx, p));
+  const sums: readonly Record<string, unknown>[] = rolled?.totals ?? (await summedRows(ctx, p, latestIds));
   return sums.map((r) => totalRow(spec.columns, { currency: r.currency, price_per_hour: r.price_per_hour, price_per_month: r.price_per_month }));
 }
 
-async function summedRows(ctx: ReportCtx, p: InventoryParams): Promise<Record<string, unknown>[]> {
-  const query = totalsQuery(ctx, p);
+async function summedRows(ctx: ReportCtx, p: InventoryParams, latestIds: number[]): Promise<Record<string, unknown>[]> {
+  const query = totalsQuery(ctx, p, latestIds);
   return ctx.db.query<Record<string, unknown>>(query.sql, query.values);
 }
 
 /** The number of rows: from the rollups when they answer (`rolled`), else counted. */
-async function rowCount(ctx: ReportCtx, p: InventoryParams, rolled: RollupSummary | null): Promise<number> {
+async function rowCount(ctx: ReportCtx, p: InventoryParams, rolled: RollupSummary | null, latestIds: number[]): Promise<number> {
   if (rolled) return rolled.count;
-  const count = countQuery(ctx, p);
+  const count = countQuery(ctx, p, latestIds);
   const [counted] = await ctx.db.query<{ n: number }>(count.sql, count.values);
   return counted?.n ?? 0;
 }
@@ -450,14 +453,15 @@ export const inventoryReport: Report<InventoryParams> = defineReport({
 
   async run(ctx, params, page) {
     const spec = KINDS[params.kind];
-    const rolled = await rollupSummary(ctx, params);
-    const [rows, counted, snapshots, totals] = await Promise.all([
+    const snapshots = await latestSnapshots(ctx.db, spec.snapshotKinds, params.at);
+    const latestIds = snapshots.map((s) => s.id);
+    const rolled = await rollupSummary(ctx, params, latestIds);
+    const [rows, counted, totals] = await Promise.all([
       params.sort
-        ? fetchRows(ctx.db, ctx, params, { limit: page.limit, offset: page.offset })
-        : firstPageRows(ctx, params, { limit: page.limit, offset: page.offset ?? 0 }, rolled),
-      rowCount(ctx, params, rolled),
-      latestSnapshots(ctx.db, spec.snapshotKinds, params.at),
-      costTotals(ctx, params, rolled),
+        ? fetchRows(ctx.db, ctx, params, { limit: page.limit, offset: page.offset, snapshotIds: latestIds })
+        : firstPageRows(ctx, params, { limit: page.limit, offset: page.offset ?? 0 }, rolled, latestIds),
+      rowCount(ctx, params, rolled, latestIds),
+      costTotals(ctx, params, rolled, latestIds),
     ]);
     const filters = describeFilters(params);
     const out = rows.map((r) => toRow(params.kind, r, params.at ?? ctx.now, params.at !== undefined));
@@ -488,12 +492,14 @@ export const inventoryReport: Report<InventoryParams> = defineReport({
   },
 
   async export(ctx, params) {
-    const sql = exportSql(ctx, params);
+    // One list of snapshots for the rows, the SQL export and the totals.
+    const latestIds = await latestSnapshotIds(ctx.db, KINDS[params.kind].snapshotKinds, params.at);
+    const sql = exportSql(ctx, params, latestIds);
     return {
       columns: columnsOf(params.kind),
-      rows: inventoryRows(ctx, params),
+      rows: inventoryRows(ctx, params, undefined, {}, latestIds),
       ...(sql ? { sql } : {}),
-      ...(hasCost(KINDS[params.kind]) ? { totals: async () => costTotals(ctx, params, await rollupSummary(ctx, params)) } : {}),
+      ...(hasCost(KINDS[params.kind]) ? { totals: async () => costTotals(ctx, params, await rollupSummary(ctx, params, latestIds), latestIds) } : {}),
     };
   },
 
@@ -555,15 +561,15 @@ export interface ExportSizes {
  * the columns toRow reads (a row's keys, history ids and the like are not parsed for nothing);
  * exported for the benchmark's `psql \copy` baseline of the same SQL.
  */
-export function inventoryExportQuery(ctx: ReportCtx, p: InventoryParams): { sql: string; values: unknown[] } {
-  return exportQuery(ctx, p, rowInputs(p.kind).map((c) => `b.${c}`));
+export function inventoryExportQuery(ctx: ReportCtx, p: InventoryParams, latestIds: number[]): { sql: string; values: unknown[] } {
+  return exportQuery(ctx, p, rowInputs(p.kind).map((c) => `b.${c}`), latestIds);
 }
 
-function exportQuery(ctx: ReportCtx, p: InventoryParams, select: readonly string[]): { sql: string; values: unknown[] } {
-  if (!p.sort) return exportQueryBySnapshot(ctx, p, select);
+function exportQuery(ctx: ReportCtx, p: InventoryParams, select: readonly string[], latestIds: number[]): { sql: string; values: unknown[] } {
+  if (!p.sort) return exportQueryBySnapshot(ctx, p, select, latestIds);
   const spec = KINDS[p.kind];
   const binds = new Binds();
-  const base = baseSql(spec, binds, undefined, p.at);
+  const base = baseSql(spec, binds, latestIds, p.at);
   const where = conditions(spec, p, ctx, binds);
   const sql = `with ${base}
     select ${select.join(', ')} from b
@@ -579,10 +585,10 @@ function exportQuery(ctx: ReportCtx, p: InventoryParams, select: readonly string
  * instances in 10 scopes the joins of the whole set spilled to disk and the final sort of the wide
  * rows did too. The outer order is the list's; the planner sorts only within each snapshot.
  */
-function exportQueryBySnapshot(ctx: ReportCtx, p: InventoryParams, select: readonly string[]): { sql: string; values: unknown[] } {
+function exportQueryBySnapshot(ctx: ReportCtx, p: InventoryParams, select: readonly string[], latestIds: number[]): { sql: string; values: unknown[] } {
   const spec = KINDS[p.kind];
   const binds = new Binds();
-  const listed = latestSnapshotsSql(binds.add(spec.snapshotKinds), p.at ? binds.add(p.at) : undefined);
+  const listed = `select ${SNAPSHOT_COLUMNS.join(', ')} from snapshots where id = any(${binds.add(latestIds)}::int[])`;
   const base = baseSql(spec, binds, { outer: 'o' }, p.at);
   const where = conditions(spec, p, ctx, binds);
   const sql = `select ${select.join(', ')}
@@ -619,12 +625,12 @@ function fieldSql(kind: InventoryKind, key: string): string {
  * The export as SQL for the database to write (report.ts ExportSql): every kind whose cells
  * toRow computes from the row alone (the ports' "last known" age is written in Node).
  */
-function exportSql(ctx: ReportCtx, p: InventoryParams): ExportSql | undefined {
+function exportSql(ctx: ReportCtx, p: InventoryParams, latestIds: number[]): ExportSql | undefined {
   const csvCopy = ctx.db.csvCopy;
   if (!csvCopy || p.kind === 'ports') return undefined;
   return {
     query: (select) => {
-      const { sql, values } = exportQuery(ctx, p, select((key) => fieldSql(p.kind, key)));
+      const { sql, values } = exportQuery(ctx, p, select((key) => fieldSql(p.kind, key)), latestIds);
       return { text: sql, values };
     },
     csvCopy,
@@ -646,26 +652,29 @@ export async function* inventoryRows(
   params: InventoryParams,
   sizes: ExportSizes = { keyPage: EXPORT_KEY_PAGE, detailChunk: EXPORT_DETAIL_CHUNK },
   options: { paged?: boolean } = {},
+  /** The snapshots to read (default: the latest, as of params.at, read when the export starts). */
+  snapshotIds?: number[],
 ): AsyncGenerator<Row> {
   const now = params.at ?? ctx.now;
+  const latestIds = snapshotIds ?? (await latestSnapshotIds(ctx.db, KINDS[params.kind].snapshotKinds, params.at));
   if (ctx.db.cursorBatches && !options.paged) {
-    const query = inventoryExportQuery(ctx, params);
+    const query = inventoryExportQuery(ctx, params, latestIds);
     for await (const batch of ctx.db.cursorBatches<Record<string, unknown>>(query.sql, query.values, sizes.cursorBatch ?? EXPORT_CURSOR_BATCH)) {
       for (const r of batch) yield toRow(params.kind, r, now, params.at !== undefined);
     }
     return;
   }
   if (params.sort) {
-    yield* exportBatches(ctx, params, sizes);
+    yield* exportBatches(ctx, params, sizes, latestIds);
     return;
   }
-  const snapshots = await latestSnapshots(ctx.db, KINDS[params.kind].snapshotKinds, params.at);
+  const snapshots = await ctx.db.query<{ id: number; scope_key: string }>('select id, scope_key from snapshots where id = any($1::int[])', [latestIds]);
   // The default order's first terms: scope key in byte order ("C"), then snapshot id.
   snapshots.sort((a, b) => Buffer.compare(Buffer.from(a.scope_key), Buffer.from(b.scope_key)) || a.id - b.id);
   for (const snapshot of snapshots) yield* exportBatches(ctx, params, sizes, [snapshot.id]);
 }
 
-async function* exportBatches(ctx: ReportCtx, params: InventoryParams, sizes: ExportSizes, snapshotIds?: number[]): AsyncGenerator<Row> {
+async function* exportBatches(ctx: ReportCtx, params: InventoryParams, sizes: ExportSizes, snapshotIds: number[]): AsyncGenerator<Row> {
   const { terms } = orderingOf(KINDS[params.kind], params);
   const keys = keysetRows<unknown[]>(
     async (after, limit) => {
