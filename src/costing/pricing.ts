@@ -23,7 +23,6 @@
  */
 import { gpuCountSql } from '../db/gpu-count.js';
 import { sqlLiteral as sqlText } from '../db/sql-literal.js';
-import { viewRowsSql } from '../db/versions.js';
 
 /** Snapshot kinds that carry cost. */
 export const PRICED_KINDS = ['instance', 'cluster', 'k8s_price'] as const;
@@ -105,7 +104,7 @@ export const PRICED_RESOURCE_COLUMNS = [
 
 /**
  * SQL (a SELECT, no trailing semicolon) of every resource of the snapshots in relation `snaps`
- * (columns id, kind, scope_key, project_id, region_id, taken_at, run_id, versioned) with its price:
+ * (columns id, kind, scope_key, project_id, region_id, taken_at, run_id) with its price:
  * currency NULL = unknown price (then unit price and prices are NULL); price_per_hour is the
  * current run-rate (unit price x running quantity: 0 when not running). `snaps` must be a
  * relation name or a parenthesised subquery written by code, never by user input.
@@ -231,18 +230,23 @@ function flavorPrices(quantity: string, alsoKnownWhen?: string): string {
  * so the plan no longer depends on estimates. Joined as subqueries over the versions views, the
  * catalogues were estimated at one row and every resource row scanned all of them in a nested
  * loop (seconds per join at 100,000 instances instead of milliseconds). Numbers keep their exact
- * numeric value through jsonb. The catalogues are built once per flavor snapshot, grouped, and
- * joined to the resource snapshots they price: no lateral over a view or a distributed table, which
- * Citus cannot plan (docs/scaling.md).
+ * numeric value through jsonb. OFFSET 0 computes all this once per snapshot, not per resource.
  */
 function snapshotsWithFlavors(snaps: string, kind: PricedKind, sources?: SnapshotSources): string {
   if (sources) return `(select s.*, fm.flavors_by_name, fm.flavors_by_id from ${snaps} s cross join ${sources.catalogue} fm where s.kind = '${kind}')`;
-  const pricing = `(select f.id, f.kind, f.scope_key, f.taken_at, f.versioned from snapshots f
-      where f.id in (select ${flavorSnapshotSql('s1')} from ${snaps} s1 where s1.kind = '${kind}'))`;
-  const catalogues = flavorCatalogueSelectSql(viewRowsSql('gpu_flavors', pricing, SOURCE_COLUMNS.gpu_flavors), undefined, 'snapshot_id');
   return `(select s.*, fm.flavors_by_name, fm.flavors_by_id
-    from (select s0.*, ${flavorSnapshotSql('s0')} as flavor_snapshot_id from ${snaps} s0 where s0.kind = '${kind}') s
-    left join (${catalogues}) fm on fm.snapshot_id = s.flavor_snapshot_id)`;
+    from (select s0.*, ${flavorSnapshotSql('s0')} as flavor_snapshot_id from ${snaps} s0 where s0.kind = '${kind}' offset 0) s
+    ${flavorCatalogueSql('fm', 's.flavor_snapshot_id')}
+    offset 0)`;
+}
+
+/**
+ * The catalogue of flavor snapshot `snapshotExpr` as lateral `alias` with the two maps
+ * flavors_by_name and flavors_by_id (see snapshotsWithFlavors); look prices up with
+ * flavorLookupSql.
+ */
+export function flavorCatalogueSql(alias: string, snapshotExpr: string): string {
+  return `left join lateral (${flavorCatalogueSelectSql('gpu_flavors', `g.snapshot_id = ${snapshotExpr}`)}) ${alias} on true`;
 }
 
 /**
@@ -263,7 +267,7 @@ export function flavorCatalogueSelectSql(flavors: string, where?: string, groupB
 }
 
 /**
- * A resource's flavor in catalogue maps (of relation `maps`, see flavorCatalogueSelectSql): laterals
+ * A resource's flavor in catalogue maps (of relation `maps`, see flavorCatalogueSql): laterals
  * `fx` (the flavor named `nameExpr`, the lowest flavor_id among duplicate names) and else `fy`
  * (the one whose id is `idExpr`), each with currency, hour, month (normalised), known, gpus.
  */
@@ -290,7 +294,7 @@ function instanceBranch(snaps: string, ids?: string, sources?: SnapshotSources):
     i.ssh_key_name, null::int as servers_total,
     ${flavorPrices(`case when ${running} then 1 else 0 end`)}
   from ${snapshotsWithFlavors(snaps, 'instance', sources)} s
-  ${ids ? listedInstancesSql(ids) : `join ${sources?.instances ?? viewRowsSql('instances', snaps, SOURCE_COLUMNS.instances)} i on i.snapshot_id = s.id`}
+  ${ids ? listedInstancesSql(ids) : `join ${sources?.instances ?? 'instances'} i on i.snapshot_id = s.id`}
   ${flavorLookupSql('s', 'i.flavor_name', 'i.flavor_id')}`;
 }
 
@@ -315,19 +319,14 @@ function clusterBranch(snaps: string, sources?: SnapshotSources): string {
     c.ssh_key_name, coalesce(sv.total, 0) as servers_total,
     ${flavorPrices('coalesce(sv.active, 0)', 'coalesce(sv.total, 0) > 0')}
   from ${snapshotsWithFlavors(snaps, 'cluster', sources)} s
-  join ${sources?.gpu_clusters ?? viewRowsSql('gpu_clusters', snaps, SOURCE_COLUMNS.gpu_clusters)} c on c.snapshot_id = s.id
-  ${sources ? serverCountsOfOneSnapshot(sources.gpu_cluster_servers) : serverCountsOf(viewRowsSql('gpu_cluster_servers', snaps, SOURCE_COLUMNS.gpu_cluster_servers))}
+  join ${sources?.gpu_clusters ?? 'gpu_clusters'} c on c.snapshot_id = s.id
+  ${sources ? serverCountsOfOneSnapshot(sources.gpu_cluster_servers) : `left join lateral (
+    select ${SERVER_COUNTS} from gpu_cluster_servers v where v.snapshot_id = c.snapshot_id and v.cluster_id = c.cluster_id) sv on true`}
   ${flavorLookupSql('s', 'c.flavor_name', 'c.flavor_name')}`;
 }
 
 /** Servers listed and running per cluster (`v`: the servers). */
 const SERVER_COUNTS = `count(*)::int as total, (count(*) filter (where ${runningSql('v.status', 'v.vm_state')}))::int as active`;
-
-/** The server counts of each cluster `c` from the servers `servers` of its snapshots: grouped once, joined by snapshot and cluster. */
-function serverCountsOf(servers: string): string {
-  return `left join (select v.snapshot_id, v.cluster_id, ${SERVER_COUNTS} from ${servers} v group by v.snapshot_id, v.cluster_id) sv
-    on sv.snapshot_id = c.snapshot_id and sv.cluster_id = c.cluster_id`;
-}
 
 /** The server counts of each cluster `c` from the servers of the one snapshot (SnapshotSources): grouped once, joined by cluster. */
 function serverCountsOfOneSnapshot(servers: string): string {
@@ -343,7 +342,7 @@ function k8sBranch(snaps: string, sources?: SnapshotSources): string {
     null::text as ssh_key_name, null::int as servers_total,
     ${priceColumns({ currency: 'k.currency_code', hour: 'k.price_per_hour', month: 'k.price_per_month', quantity: '1' })}
   from ${snaps} s
-  join ${sources?.k8s_cluster_prices ?? viewRowsSql('k8s_cluster_prices', snaps, SOURCE_COLUMNS.k8s_cluster_prices)} k on k.snapshot_id = s.id
+  join ${sources?.k8s_cluster_prices ?? 'k8s_cluster_prices'} k on k.snapshot_id = s.id
   where s.kind = 'k8s_price'`;
 }
 

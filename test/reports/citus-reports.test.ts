@@ -50,6 +50,9 @@ const names = allReports().map((r) => r.name);
  * (vitest then fails the test: take it off this list).
  */
 const STILL_FAILING: Record<string, { formats: ReadonlyArray<'json' | 'csv' | 'html'>; error: string }> = {
+  // Priced rows of many snapshots (pricedResourcesSql) read through the views' lateral join: read
+  // by a join instead, Citus answered, but the FOCUS export on Postgres took 4 x as long.
+  focus: { formats: ['json', 'csv', 'html'], error: 'complex joins are only supported when all distributed tables are co-located and joined on their distribution columns' },
   // The first page walks each snapshot's rows in a lateral subquery with a LIMIT (an index walk on
   // Postgres), and the CSV builds each snapshot's rows in a lateral with CTEs.
   inventory: {
