@@ -17,8 +17,7 @@ export interface SnapshotInfo {
 
 /**
  * SQL of the latest complete snapshot per (kind, scope) for the kinds in the text[] parameter
- * `kindsParam` (e.g. `$1`); columns as SnapshotInfo and `versioned` (for snapshotsRowsSql), ordered
- * by kind and scope. Walks
+ * `kindsParam` (e.g. `$1`); columns as SnapshotInfo, ordered by kind and scope. Walks
  * snapshots_latest_complete_idx from one (kind, scope) to the next (a probe per scope) and takes
  * the newest of each: a year of daily snapshots is not read and sorted on every request.
  */
@@ -33,7 +32,7 @@ export function latestSnapshotsSql(kindsParam: string, atParam?: string): string
       from keys k where k.scope_key is not null
     )
     select l.* from keys k cross join lateral (
-      select id, kind, scope_key, project_id, region_id, taken_at, run_id, versioned from snapshots s
+      select id, kind, scope_key, project_id, region_id, taken_at, run_id from snapshots s
       where s.complete and s.kind = k.kind and s.scope_key = k.scope_key${upTo}
       order by s.taken_at desc, s.id desc limit 1
     ) l
@@ -42,10 +41,9 @@ export function latestSnapshotsSql(kindsParam: string, atParam?: string): string
 
 /** Each (kind, scope)'s latest complete snapshot (at or before `at`, when given). */
 export async function latestSnapshots(q: Queryable, kinds: readonly SnapshotKind[], at?: Date): Promise<SnapshotInfo[]> {
-  const rows = at
-    ? await q.query<SnapshotInfo & { versioned: boolean } & Record<string, unknown>>(latestSnapshotsSql('$1', '$2'), [kinds, at])
-    : await q.query<SnapshotInfo & { versioned: boolean } & Record<string, unknown>>(latestSnapshotsSql('$1'), [kinds]);
-  return rows.map(({ versioned: _, ...info }) => info);
+  return at
+    ? q.query<SnapshotInfo & Record<string, unknown>>(latestSnapshotsSql('$1', '$2'), [kinds, at])
+    : q.query<SnapshotInfo & Record<string, unknown>>(latestSnapshotsSql('$1'), [kinds]);
 }
 
 /** The ids of each (kind, scope)'s latest complete snapshot (at or before `at`, when given). */
@@ -53,12 +51,15 @@ export async function latestSnapshotIds(q: Queryable, kinds: readonly SnapshotKi
   return (await latestSnapshots(q, kinds, at)).map((s) => s.id);
 }
 
+/** The columns of snapshotsByIdSql: SnapshotInfo's, and `versioned`, which snapshotsRowsSql reads. */
+export const SNAPSHOT_COLUMNS = ['id', 'kind', 'scope_key', 'project_id', 'region_id', 'taken_at', 'run_id', 'versioned'] as const;
+
 /**
  * SQL: a parenthesised relation of the snapshots whose ids are in the int[] parameter `idsParam`,
- * with the columns of latestSnapshotsSql. Statements that read the rows of the latest snapshots
+ * with SNAPSHOT_COLUMNS. Statements that read the rows of the latest snapshots
  * (viewRowsSql) take their ids read first: on Citus a CTE of them read inside such a subquery
  * came back empty (the intermediate result of the CTE was not found, with only a warning).
  */
 export function snapshotsByIdSql(idsParam: string): string {
-  return `(select id, kind, scope_key, project_id, region_id, taken_at, run_id, versioned from snapshots where id = any(${idsParam}::int[]))`;
+  return `(select ${SNAPSHOT_COLUMNS.join(', ')} from snapshots where id = any(${idsParam}::int[]))`;
 }

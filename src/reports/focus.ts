@@ -373,7 +373,7 @@ async function batchRows(ctx: ReportCtx, groups: readonly Group[], after: string
   // lookups (carrying names through the aggregation would make it sort wider rows).
   const sums = await ctx.db.query<SegmentSums>(
     `with p as (select * from unnest($1::int[], $2::numeric[], $3::text[], $6::timestamptz[], $7::timestamptz[]) as p(id, secs, currency, starts_at, ends_at)),
-      latest as (select s.id, s.kind, s.scope_key, s.project_id, s.region_id, s.taken_at, s.run_id, s.versioned from snapshots s where s.id in (select id from p)),
+      latest as (select s.id, s.kind, s.scope_key, s.project_id, s.region_id, s.taken_at, s.run_id from snapshots s where s.id in (select id from p)),
       held as (
         select x.scope_key, x.resource_id, x.snapshot_id, x.taken_at, x.currency, x.unit_price_per_hour, x.flavor, x.tags, x.tags_original,
           x.price_per_hour, x.quantity, p.secs, p.starts_at, p.ends_at

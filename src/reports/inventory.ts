@@ -17,7 +17,7 @@ import { detailRows, keysetRows } from './shared/batches.js';
 import { appUrl, stopConfirmPath } from './shared/links.js';
 import { dirParam, idParam, instantParam, repeated, tagFilterParam, tagKeyParam, textParam } from './shared/params.js';
 import { formatAge } from './shared/format.js';
-import { latestSnapshotIds, latestSnapshots, latestSnapshotsSql } from '../db/latest-snapshots.js';
+import { latestSnapshots, latestSnapshotsSql, SNAPSHOT_COLUMNS, snapshotsByIdSql, type SnapshotInfo } from '../db/latest-snapshots.js';
 import { freshnessNotes } from './shared/snapshots.js';
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
@@ -127,7 +127,7 @@ type SnapshotSource = number[] | { outer: string };
 function baseSql(spec: KindSpec, binds: Binds, source: SnapshotSource, at: Date | undefined): string {
   // Phase 2 reads exactly the snapshots phase 1 read, even if a newer one completed in between.
   const snapshots = Array.isArray(source)
-    ? `select ${SNAPSHOT_COLUMNS.join(', ')} from snapshots where id = any(${binds.add(source)}::int[])`
+    ? `select * from ${snapshotsByIdSql(binds.add(source))} l`
     : `select ${SNAPSHOT_COLUMNS.map((c) => `${source.outer}.${c}`).join(', ')}`;
   // As of a past time, rows are as collected then: no stop or scheduled stop made since.
   const current = spec.overridable && !at;
@@ -157,8 +157,6 @@ function baseSql(spec: KindSpec, binds: Binds, source: SnapshotSource, at: Date 
       ${scheduled}
     )`;
 }
-
-const SNAPSHOT_COLUMNS = ['id', 'kind', 'scope_key', 'project_id', 'region_id', 'taken_at', 'run_id', 'versioned'] as const;
 
 interface Ordering {
   terms: SortSpec[];
@@ -239,7 +237,7 @@ function keysQuery(ctx: ReportCtx, p: InventoryParams, page: PageRequest) {
 function firstKeysQuery(ctx: ReportCtx, p: InventoryParams, page: { limit: number; offset: number }, snapshotIds: number[]) {
   const spec = KINDS[p.kind];
   const binds = new Binds();
-  const listed = `select s.* from snapshots s where s.id = any(${binds.add(snapshotIds)}::int[])`;
+  const listed = `select * from ${snapshotsByIdSql(binds.add(snapshotIds))} l`;
   const filtered = conditions(spec, p, ctx, new Binds()).length > 0;
   const rowsOf = spec.rowsOf;
   const first = binds.add(page.offset + page.limit);
@@ -493,11 +491,12 @@ export const inventoryReport: Report<InventoryParams> = defineReport({
 
   async export(ctx, params) {
     // One list of snapshots for the rows, the SQL export and the totals.
-    const latestIds = await latestSnapshotIds(ctx.db, KINDS[params.kind].snapshotKinds, params.at);
+    const snapshots = await latestSnapshots(ctx.db, KINDS[params.kind].snapshotKinds, params.at);
+    const latestIds = snapshots.map((s) => s.id);
     const sql = exportSql(ctx, params, latestIds);
     return {
       columns: columnsOf(params.kind),
-      rows: inventoryRows(ctx, params, undefined, {}, latestIds),
+      rows: inventoryRows(ctx, params, undefined, {}, snapshots),
       ...(sql ? { sql } : {}),
       ...(hasCost(KINDS[params.kind]) ? { totals: async () => costTotals(ctx, params, await rollupSummary(ctx, params, latestIds), latestIds) } : {}),
     };
@@ -588,7 +587,7 @@ function exportQuery(ctx: ReportCtx, p: InventoryParams, select: readonly string
 function exportQueryBySnapshot(ctx: ReportCtx, p: InventoryParams, select: readonly string[], latestIds: number[]): { sql: string; values: unknown[] } {
   const spec = KINDS[p.kind];
   const binds = new Binds();
-  const listed = `select ${SNAPSHOT_COLUMNS.join(', ')} from snapshots where id = any(${binds.add(latestIds)}::int[])`;
+  const listed = `select * from ${snapshotsByIdSql(binds.add(latestIds))} l`;
   const base = baseSql(spec, binds, { outer: 'o' }, p.at);
   const where = conditions(spec, p, ctx, binds);
   const sql = `select ${select.join(', ')}
@@ -653,10 +652,11 @@ export async function* inventoryRows(
   sizes: ExportSizes = { keyPage: EXPORT_KEY_PAGE, detailChunk: EXPORT_DETAIL_CHUNK },
   options: { paged?: boolean } = {},
   /** The snapshots to read (default: the latest, as of params.at, read when the export starts). */
-  snapshotIds?: number[],
+  latest?: SnapshotInfo[],
 ): AsyncGenerator<Row> {
   const now = params.at ?? ctx.now;
-  const latestIds = snapshotIds ?? (await latestSnapshotIds(ctx.db, KINDS[params.kind].snapshotKinds, params.at));
+  const snapshots = latest ?? (await latestSnapshots(ctx.db, KINDS[params.kind].snapshotKinds, params.at));
+  const latestIds = snapshots.map((s) => s.id);
   if (ctx.db.cursorBatches && !options.paged) {
     const query = inventoryExportQuery(ctx, params, latestIds);
     for await (const batch of ctx.db.cursorBatches<Record<string, unknown>>(query.sql, query.values, sizes.cursorBatch ?? EXPORT_CURSOR_BATCH)) {
@@ -668,10 +668,9 @@ export async function* inventoryRows(
     yield* exportBatches(ctx, params, sizes, latestIds);
     return;
   }
-  const snapshots = await ctx.db.query<{ id: number; scope_key: string }>('select id, scope_key from snapshots where id = any($1::int[])', [latestIds]);
   // The default order's first terms: scope key in byte order ("C"), then snapshot id.
-  snapshots.sort((a, b) => Buffer.compare(Buffer.from(a.scope_key), Buffer.from(b.scope_key)) || a.id - b.id);
-  for (const snapshot of snapshots) yield* exportBatches(ctx, params, sizes, [snapshot.id]);
+  const ordered = [...snapshots].sort((a, b) => Buffer.compare(Buffer.from(a.scope_key), Buffer.from(b.scope_key)) || a.id - b.id);
+  for (const snapshot of ordered) yield* exportBatches(ctx, params, sizes, [snapshot.id]);
 }
 
 async function* exportBatches(ctx: ReportCtx, params: InventoryParams, sizes: ExportSizes, snapshotIds: number[]): AsyncGenerator<Row> {

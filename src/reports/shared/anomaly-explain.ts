@@ -72,7 +72,7 @@ function linesSql(query: ExplainQuery, pieces: readonly PricePiece[], maxLines: 
     select snapshot_id, sum(secs) as secs from unnest(${arrayParam(pieces.map((p) => p.snapshot_id))}::int[], ${arrayParam(pieces.map((p) => p.secs))}::numeric[]) as p(snapshot_id, secs) group by snapshot_id
   ),
   day_snaps as (
-    select s.id, s.kind, s.scope_key, s.project_id, s.region_id, s.taken_at, s.run_id, s.versioned, p.secs
+    select s.id, s.kind, s.scope_key, s.project_id, s.region_id, s.taken_at, s.run_id, p.secs
     from snapshots s join pcs p on p.snapshot_id = s.id
   ),
   scopes as (
@@ -86,9 +86,9 @@ function linesSql(query: ExplainQuery, pieces: readonly PricePiece[], maxLines: 
     from scopes c
   ),
   all_snaps as (
-    select id, kind, scope_key, project_id, region_id, taken_at, run_id, versioned from day_snaps
+    select id, kind, scope_key, project_id, region_id, taken_at, run_id from day_snaps
     union
-    select s.id, s.kind, s.scope_key, s.project_id, s.region_id, s.taken_at, s.run_id, s.versioned from snapshots s where s.id in (select before_id from pairs)
+    select s.id, s.kind, s.scope_key, s.project_id, s.region_id, s.taken_at, s.run_id from snapshots s where s.id in (select before_id from pairs)
   ),
   -- Instances in the same state in every snapshot compared (before and all of the day's) and
   -- whose flavor's price did not change cost the same all day and in the same group: their impact
