@@ -79,10 +79,11 @@ function catalogueSql(p: FlavorsParams, scoped: boolean): string {
       from rows order by ${order} limit $5 offset $6`;
 }
 
-async function catalogue(ctx: ReportCtx, p: FlavorsParams, limit: number, offset: number): Promise<{ rows: Row[]; total: number; unpriced: number }> {
+/** A page of the catalogues of the flavor snapshots `latestIds` (read once per request or export). */
+async function catalogue(ctx: ReportCtx, p: FlavorsParams, latestIds: number[], limit: number, offset: number): Promise<{ rows: Row[]; total: number; unpriced: number }> {
   const scope = scopeOf(ctx);
   const found = await ctx.db.query<Record<string, unknown>>(catalogueSql(p, scope !== null), [
-    await latestSnapshotIds(ctx.db, ['flavor']), PRICED_KINDS, p.project ?? null, p.region ?? null, limit, offset, ...(scope ? [scope.key, [...scope.values]] : []),
+    latestIds, PRICED_KINDS, p.project ?? null, p.region ?? null, limit, offset, ...(scope ? [scope.key, [...scope.values]] : []),
   ]);
   return {
     rows: found.map((r) => ({
@@ -181,10 +182,12 @@ export const flavorsReport: Report<FlavorsParams> = defineReport({
   params: flavorsParams,
 
   async run(ctx, params, page) {
-    const [table, snapshots] = await Promise.all([catalogue(ctx, params, page.limit, page.offset), latestSnapshots(ctx.db, ['flavor'])]);
+    const snapshots = await latestSnapshots(ctx.db, ['flavor']);
+    const latestIds = snapshots.map((s) => s.id);
+    const table = await catalogue(ctx, params, latestIds, page.limit, page.offset);
     let flavor = params.flavor;
     if (!flavor) {
-      const all = await catalogue(ctx, { ...params, sort: 'in_use', dir: 'desc' }, 1, 0);
+      const all = await catalogue(ctx, { ...params, sort: 'in_use', dir: 'desc' }, latestIds, 1, 0);
       flavor = (all.rows[0]?.flavor_name as string | undefined) ?? undefined;
     }
     return {
@@ -206,7 +209,8 @@ export const flavorsReport: Report<FlavorsParams> = defineReport({
   },
 
   async export(ctx, params) {
-    return { columns: COLUMNS, rows: offsetRows(async (limit, offset) => (await catalogue(ctx, params, limit, offset)).rows) };
+    const latestIds = await latestSnapshotIds(ctx.db, ['flavor']);
+    return { columns: COLUMNS, rows: offsetRows(async (limit, offset) => (await catalogue(ctx, params, latestIds, limit, offset)).rows) };
   },
 
   scoped: true,

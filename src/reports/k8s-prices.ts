@@ -52,8 +52,8 @@ const ORDER: Record<(typeof SORTS)[number], string> = {
   price_per_month: 'coalesce(price_per_month, -1)',
 };
 
-/** The clusters of the latest pricing snapshots matching the filters, as CTEs `latest` and `rows`. */
-async function rowsCte(ctx: ReportCtx, p: K8sPricesParams, scope: TagScope | null): Promise<{ sql: string; values: unknown[] }> {
+/** The clusters of the pricing snapshots `latestIds` (read once per request) matching the filters, as CTEs `latest` and `rows`. */
+function rowsCte(latestIds: number[], p: K8sPricesParams, scope: TagScope | null): { sql: string; values: unknown[] } {
   return {
     sql: `latest as (${snapshotsByIdSql('$1')}),
       rows as (
@@ -65,14 +65,14 @@ async function rowsCte(ctx: ReportCtx, p: K8sPricesParams, scope: TagScope | nul
           -- A scoped user's clusters: those whose configured tags (k8s_clusters) are in the scope.
           and ($4::text is null or ${tagsInScopeSql('k.tags', '$4::text', '$5::text[]')})
       )`,
-    values: [await latestSnapshotIds(ctx.db, ['k8s_price']), p.project ?? null, p.region ?? null, scope?.key ?? null, scope ? [...scope.values] : null],
+    values: [latestIds, p.project ?? null, p.region ?? null, scope?.key ?? null, scope ? [...scope.values] : null],
   };
 }
 
-async function fetchRows(ctx: ReportCtx, p: K8sPricesParams, limit: number, offset: number): Promise<{ rows: Row[]; total: number }> {
+async function fetchRows(ctx: ReportCtx, p: K8sPricesParams, latestIds: number[], limit: number, offset: number): Promise<{ rows: Row[]; total: number }> {
   const dir = p.dir ?? (p.sort === 'price_per_hour' || p.sort === 'price_per_month' ? 'desc' : 'asc');
   const order = p.sort ? `${ORDER[p.sort]} ${dir}, scope_key, cluster_name` : 'scope_key, cluster_name';
-  const cte = await rowsCte(ctx, p, scopeOf(ctx));
+  const cte = rowsCte(latestIds, p, scopeOf(ctx));
   const found = await ctx.db.query<Record<string, unknown>>(
     `with ${cte.sql}
       select *, count(*) over ()::int as total_rows from rows order by ${order} limit $6 offset $7`,
@@ -91,8 +91,8 @@ async function fetchRows(ctx: ReportCtx, p: K8sPricesParams, limit: number, offs
 /** Money columns and item counts summed per currency over every matching cluster (not the page). */
 const SUMMED = ['price_per_hour', 'price_per_month', 'price_without_discount_per_month', ...PARTS.flatMap((part) => [`${part}_per_hour`, `${part}_items`])];
 
-async function totals(ctx: ReportCtx, p: K8sPricesParams): Promise<Row[]> {
-  const cte = await rowsCte(ctx, p, scopeOf(ctx));
+async function totals(ctx: ReportCtx, p: K8sPricesParams, latestIds: number[]): Promise<Row[]> {
+  const cte = rowsCte(latestIds, p, scopeOf(ctx));
   const found = await ctx.db.query<Record<string, unknown>>(
     `with ${cte.sql}
       select currency, ${SUMMED.map((k) => (k.endsWith('_items') ? `sum(${k})::int as ${k}` : `sum(${k}) as ${k}`)).join(', ')}
@@ -106,8 +106,8 @@ async function totals(ctx: ReportCtx, p: K8sPricesParams): Promise<Row[]> {
  * Every cluster with its rounded amounts footed to the totals (present/footing.ts): the footing
  * needs every row of a currency, so a page is cut from all of them (clusters are few).
  */
-async function footedRows(ctx: ReportCtx, p: K8sPricesParams, sums: Promise<Row[]>): Promise<{ rows: Row[]; total: number }> {
-  const [{ rows, total }, totalRows] = await Promise.all([fetchRows(ctx, p, Number.MAX_SAFE_INTEGER, 0), sums]);
+async function footedRows(ctx: ReportCtx, p: K8sPricesParams, latestIds: number[], sums: Promise<Row[]>): Promise<{ rows: Row[]; total: number }> {
+  const [{ rows, total }, totalRows] = await Promise.all([fetchRows(ctx, p, latestIds, Number.MAX_SAFE_INTEGER, 0), sums]);
   return { rows: footRows(rows, COLUMNS, totalRows), total };
 }
 
@@ -139,10 +139,11 @@ export const k8sPricesReport: Report<K8sPricesParams> = defineReport({
   params: k8sPricesParams,
 
   async run(ctx, params, page) {
-    const totalsNow = totals(ctx, params);
-    const [{ rows: all, total }, snapshots, runRates, clusterTotals] = await Promise.all([
-      footedRows(ctx, params, totalsNow),
-      latestSnapshots(ctx.db, ['k8s_price']),
+    const snapshots = await latestSnapshots(ctx.db, ['k8s_price']);
+    const latestIds = snapshots.map((s) => s.id);
+    const totalsNow = totals(ctx, params, latestIds);
+    const [{ rows: all, total }, runRates, clusterTotals] = await Promise.all([
+      footedRows(ctx, params, latestIds, totalsNow),
       // The run-rate per currency as the cost reports count it (every cluster, not the page's):
       // read from every team's figures, so not shown to a scoped user (the table's totals are theirs).
       scopeOf(ctx) ? Promise.resolve([]) : latestTotals(ctx.db, { kind: 'k8s_price', projectId: params.project, regionId: params.region }),
@@ -181,8 +182,9 @@ export const k8sPricesReport: Report<K8sPricesParams> = defineReport({
   },
 
   async export(ctx, params) {
-    const sums = totals(ctx, params);
-    return { columns: COLUMNS, rows: listRows((await footedRows(ctx, params, sums)).rows), totals: () => sums };
+    const latestIds = await latestSnapshotIds(ctx.db, ['k8s_price']);
+    const sums = totals(ctx, params, latestIds);
+    return { columns: COLUMNS, rows: listRows((await footedRows(ctx, params, latestIds, sums)).rows), totals: () => sums };
   },
   scoped: true,
 }, { cached: true });
