@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { Binds } from '../db/binds.js';
 import { AUDIT_ACTIONS, AUDIT_RESULT_LABELS, AUDIT_RESULTS, type AuditResult } from '../read-models/audit-vocabulary.js';
 import type { Queryable } from '../db/connection.js';
+import { scopeKeyOf } from '../db/schema.js';
 import type { Column, FilterField, Row } from './report.js';
 import { keysetRows } from './shared/batches.js';
 import { dateParam, textParam, yesNoParam } from './shared/params.js';
@@ -69,26 +70,26 @@ const SELECT = `
  * which Citus cannot join laterally.
  */
 async function withInstanceNames(db: Queryable, rows: Row[]): Promise<Row[]> {
-  const scopeOf = (r: Row) => (r.instance_id != null && r.project_id != null && r.region_id != null ? `p${r.project_id}-r${r.region_id}` : null);
-  const keys = new Map<string, { scope: string; id: string }>();
-  for (const r of rows) {
-    const scope = scopeOf(r);
-    if (scope) keys.set(`${scope} ${r.instance_id}`, { scope, id: String(r.instance_id) });
-  }
+  // Each row's instance as presence keys it, or null when the row names none.
+  const keys = rows.map((r) =>
+    r.instance_id != null && r.project_id != null && r.region_id != null ? { scope: scopeKeyOf(Number(r.project_id), Number(r.region_id)), id: String(r.instance_id) } : null,
+  );
+  const wanted = keys.filter((k) => k !== null);
   const names = new Map<string, string | null>();
-  if (keys.size > 0) {
+  if (wanted.length > 0) {
     const found = await db.query<{ scope_key: string; resource_id: string; name: string | null }>(
       `select distinct on (r.scope_key, r.resource_id) r.scope_key, r.resource_id, r.name
-       from resource_presence_seen r join unnest($1::text[], $2::text[]) as k(scope_key, resource_id) on r.scope_key = k.scope_key and r.resource_id = k.resource_id
+       from resource_presence_seen r join (select distinct * from unnest($1::text[], $2::text[]) as k(scope_key, resource_id)) k
+         on r.scope_key = k.scope_key and r.resource_id = k.resource_id
        where r.kind in ('instance', 'cluster_server')
        order by r.scope_key, r.resource_id, r.last_seen_at desc`,
-      [[...keys.values()].map((k) => k.scope), [...keys.values()].map((k) => k.id)],
+      [wanted.map((k) => k.scope), wanted.map((k) => k.id)],
     );
     for (const f of found) names.set(`${f.scope_key} ${f.resource_id}`, f.name);
   }
-  return rows.map(({ id, at, actor, role, action, instance_id, ...rest }) => {
-    const scope = scopeOf({ instance_id, ...rest });
-    return { id, at, actor, role, action, instance_id, instance_name: scope ? (names.get(`${scope} ${instance_id}`) ?? null) : null, ...rest };
+  return rows.map(({ id, at, actor, role, action, instance_id, ...rest }, i) => {
+    const key = keys[i];
+    return { id, at, actor, role, action, instance_id, instance_name: key ? (names.get(`${key.scope} ${key.id}`) ?? null) : null, ...rest };
   });
 }
 
