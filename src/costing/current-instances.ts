@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/connection.js';
-import { snapshotsRowsSql, versionedTable } from '../db/versions.js';
+import { snapshotsRowsSql, versionedTable, viewRowsSql } from '../db/versions.js';
 import { flavorCatalogueSelectSql, flavorLookupSql, flavorSnapshotSql, LOOKED_UP_FLAVOR as F, runningSql, SOURCE_COLUMNS } from './pricing.js';
 
 /**
@@ -119,7 +119,7 @@ subjects as (
     i.created_at, i.tags, i.security_group_ids, i.security_group_names, i.region, i.flavor_name, i.flavor_id,
     i.flavor_name as pricing_flavor_name, i.flavor_id as pricing_flavor_id,
     null::text as cluster_id, null::text as cluster_name, null::text as cluster_task_status
-  from latest l join (${snapshotsRowsSql(versionedTable('instances'), INSTANCE_COLUMNS, 'latest_snapshots')}) i on i.snapshot_id = l.id
+  from latest l join ${viewRowsSql('instances', 'latest_snapshots', INSTANCE_COLUMNS)} i on i.snapshot_id = l.id
   where l.kind = 'instance'
   union all
   -- A server costs its cluster's flavor (the cost model prices a cluster as flavor x running servers).
@@ -127,8 +127,8 @@ subjects as (
     l.scope_key, l.taken_at, l.flavors_by_name, l.flavors_by_id, s.name, s.status, s.vm_state, s.created_at, s.tags, '{}'::text[], '{}'::text[],
     s.region, s.flavor_name, s.flavor_id, c.flavor_name, c.flavor_name, c.cluster_id, c.cluster_name, c.task_status
   from latest l
-  join (${snapshotsRowsSql(versionedTable('gpu_cluster_servers'), SERVER_COLUMNS, 'latest_snapshots')}) s on s.snapshot_id = l.id
-  join (${snapshotsRowsSql(versionedTable('gpu_clusters'), CLUSTER_COLUMNS, 'latest_snapshots')}) c on c.snapshot_id = s.snapshot_id and c.cluster_id = s.cluster_id
+  join ${viewRowsSql('gpu_cluster_servers', 'latest_snapshots', SERVER_COLUMNS)} s on s.snapshot_id = l.id
+  join ${viewRowsSql('gpu_clusters', 'latest_snapshots', CLUSTER_COLUMNS)} c on c.snapshot_id = s.snapshot_id and c.cluster_id = s.cluster_id
   where l.kind = 'cluster'
 )
 select x.scope_key, x.kind, x.instance_id, x.project_id, x.region_id, x.taken_at, x.name, x.status, x.vm_state,

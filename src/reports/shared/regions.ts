@@ -8,7 +8,7 @@ import type { Queryable } from '../../db/connection.js';
 import { isRegionColumn } from '../../present/regions.js';
 import { SNAPSHOT_KINDS } from '../../db/schema.js';
 import { latestSnapshots } from '../../db/latest-snapshots.js';
-import { snapshotRowsSql, snapshotsRowsSql, versionedTable } from '../../db/versions.js';
+import { snapshotRowsSql, versionedTable, viewRowsSql } from '../../db/versions.js';
 import type { Column, Row } from '../report.js';
 
 /** The region ids in these rows' region columns. */
@@ -62,7 +62,7 @@ async function namedRecordBefore(db: Queryable, kind: string, regionId: number, 
   const older = `(select o.id, o.kind, o.scope_key, o.taken_at, o.versioned from snapshots o, snapshots n
       where n.id = $1 and o.complete and o.kind = n.kind and o.region_id = $2 and (o.taken_at, o.id) < (n.taken_at, n.id))`;
   const [row] = await db.query<{ region: string }>(
-    `select x.region from (${snapshotsRowsSql(versionedTable(REGION_TABLES[kind]!), ['region'], older)}) x
+    `select x.region from ${viewRowsSql(REGION_TABLES[kind]!, older, ['region'])} x
        join snapshots s on s.id = x.snapshot_id
       where coalesce(x.region, '') <> '' order by s.taken_at desc, s.id desc limit 1`,
     [id, regionId],
