@@ -8,11 +8,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executeStop, loadInstancesByRef, planStop, type InstanceRef } from '../../src/actions/index.js';
-import { distributeTables } from '../../src/db/citus-distribute.js';
-import { openDatabase, type Database } from '../../src/db/connection.js';
-import { migrateDatabase } from '../../src/db/migrate.js';
+import type { Database } from '../../src/db/connection.js';
 import { auditReport } from '../../src/reports/audit.js';
-import { CITUS_URL, citusSuiteTitle, createCitusDatabase, type CitusDatabase } from '../helpers/citus.js';
+import { CITUS_URL, citusSuiteTitle, openDistributedDatabase, type DistributedDatabase } from '../helpers/citus.js';
 import { testDatabases } from '../helpers/databases.js';
 import { clientOf, runningVms, seedFromSimulator, SIM_NOW, startTestSimulator, testConfig } from './helpers.js';
 
@@ -51,8 +49,7 @@ async function stopSteps(db: Database) {
 }
 
 describe.skipIf(!CITUS_URL)(citusSuiteTitle('the stop action on a distributed database'), () => {
-  let citus: CitusDatabase | undefined;
-  let distributed: Database | undefined;
+  let citus: DistributedDatabase | undefined;
   let onCitus: Awaited<ReturnType<typeof stopSteps>>;
   let onPlain: Awaited<ReturnType<typeof stopSteps>>;
   const plainTarget = testDatabases().at(-1)!;
@@ -64,16 +61,12 @@ describe.skipIf(!CITUS_URL)(citusSuiteTitle('the stop action on a distributed da
     } finally {
       await plain.close();
     }
-    citus = await createCitusDatabase(CITUS_URL!);
-    distributed = await openDatabase({ driver: 'pg', url: citus.url }, { poolSize: 4 });
-    await migrateDatabase(distributed);
-    await distributeTables(distributed);
-    onCitus = await stopSteps(distributed);
+    citus = await openDistributedDatabase(CITUS_URL!);
+    onCitus = await stopSteps(citus.db);
   }, 300_000);
 
   afterAll(async () => {
-    await distributed?.close();
-    await citus?.drop();
+    await citus?.close();
   });
 
   it(`plans, stops and audits two running instances as on ${plainTarget.name}`, () => {

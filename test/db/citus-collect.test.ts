@@ -11,11 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCollection } from '../../src/collect/index.js';
 import { workAfterRun } from '../../src/notify/after-run.js';
 import pino from 'pino';
-import { distributeTables } from '../../src/db/citus-distribute.js';
-import { openDatabase, type Database } from '../../src/db/connection.js';
-import { migrateDatabase } from '../../src/db/migrate.js';
+import type { Database } from '../../src/db/connection.js';
 import { startTestSimulator, testClient, testConfig, testDeps } from '../collect/helpers.js';
-import { CITUS_URL, citusSuiteTitle, createCitusDatabase, type CitusDatabase } from '../helpers/citus.js';
+import { CITUS_URL, citusSuiteTitle, openDistributedDatabase, type DistributedDatabase } from '../helpers/citus.js';
 import { testDatabases } from '../helpers/databases.js';
 
 /**
@@ -84,7 +82,7 @@ async function perKind(database: Database, kinds: readonly string[]): Promise<Re
 const UNPRICED_KINDS = ['keypair', 'flavor', 'storage_key', 'free_feature'];
 
 describe.skipIf(!CITUS_URL)(citusSuiteTitle('a collection on a distributed database'), () => {
-  let citus: CitusDatabase | undefined;
+  let citus: DistributedDatabase | undefined;
   let database: Database | undefined;
   let plain: { name: string; counts: Record<string, number>; kinds: Awaited<ReturnType<typeof perKind>>; rollups: string[] };
   let distributed: { statuses: string[]; loggedErrors: string[]; errors: unknown };
@@ -97,17 +95,14 @@ describe.skipIf(!CITUS_URL)(citusSuiteTitle('a collection on a distributed datab
     } finally {
       await reference.close();
     }
-    citus = await createCitusDatabase(CITUS_URL!);
-    database = await openDatabase({ driver: 'pg', url: citus.url }, { poolSize: 4 });
-    await migrateDatabase(database);
-    await distributeTables(database);
+    citus = await openDistributedDatabase(CITUS_URL!);
+    database = citus.db;
     const collected = await collectTwice(database);
     const runs = await database.query<{ errors: unknown }>(`select errors from collection_runs order by id`);
     distributed = { ...collected, errors: runs.map((r) => r.errors) };
   }, 300_000);
   afterAll(async () => {
-    await database?.close();
-    await citus?.drop();
+    await citus?.close();
   });
 
   it('opens every session with the Citus settings the collection needs', async () => {

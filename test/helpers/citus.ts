@@ -7,6 +7,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { distributeTables } from '../../src/db/citus-distribute.js';
+import { openDatabase, type Database } from '../../src/db/connection.js';
+import { migrateDatabase } from '../../src/db/migrate.js';
 
 export const CITUS_URL = process.env.TEST_CITUS_URL || undefined;
 if (CITUS_URL && !/^postgres(ql)?:\/\//.test(CITUS_URL)) {
@@ -71,5 +74,31 @@ export async function createCitusDatabase(baseUrl: string, prefix = 'ct_citus_te
         await client.query(`set citus.enable_create_database_propagation = on`);
         await client.query(`drop database if exists ${name} with (force)`);
       }),
+  };
+}
+
+export interface DistributedDatabase {
+  db: Database;
+  /** Closes the pool and drops the database on every node. */
+  close(): Promise<void>;
+}
+
+/**
+ * A fresh database on the coordinator `baseUrl` with the migrations applied, `seed` run while its
+ * tables are still local (distributeTables keeps every row), then every table placed as the
+ * distribute command places it; opened with a pool of 4.
+ */
+export async function openDistributedDatabase(baseUrl: string, seed?: (db: Database) => Promise<unknown>): Promise<DistributedDatabase> {
+  const citus = await createCitusDatabase(baseUrl);
+  const db = await openDatabase({ driver: 'pg', url: citus.url }, { poolSize: 4 });
+  await migrateDatabase(db);
+  if (seed) await seed(db);
+  await distributeTables(db);
+  return {
+    db,
+    close: async () => {
+      await db.close();
+      await citus.drop();
+    },
   };
 }

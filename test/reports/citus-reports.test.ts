@@ -7,11 +7,9 @@
  */
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { distributeTables } from '../../src/db/citus-distribute.js';
-import { openDatabase, type Database } from '../../src/db/connection.js';
-import { migrateDatabase } from '../../src/db/migrate.js';
+import type { Database } from '../../src/db/connection.js';
 import { allReports } from '../../src/reports/index.js';
-import { CITUS_URL, citusSuiteTitle, createCitusDatabase, type CitusDatabase } from '../helpers/citus.js';
+import { CITUS_URL, citusSuiteTitle, openDistributedDatabase, type DistributedDatabase } from '../helpers/citus.js';
 import { testDatabases } from '../helpers/databases.js';
 import { NOW, seedKnownDataset } from './fixture.js';
 import { startReportsApp, testConfig, type ReportsApp } from './helpers.js';
@@ -67,8 +65,7 @@ function itOnCitus(name: string, format: 'json' | 'csv' | 'html') {
 }
 
 describe.skipIf(!CITUS_URL)(citusSuiteTitle('every report on a distributed database'), () => {
-  let citus: CitusDatabase | undefined;
-  let distributed: Database | undefined;
+  let citus: DistributedDatabase | undefined;
   let plain: Database | undefined;
   let citusApp: ReportsApp | undefined;
   let plainApp: ReportsApp | undefined;
@@ -78,20 +75,15 @@ describe.skipIf(!CITUS_URL)(citusSuiteTitle('every report on a distributed datab
     plain = await plainTarget.open();
     await seedKnownDataset(plain);
     plainApp = await serve(plain);
-    citus = await createCitusDatabase(CITUS_URL!);
-    distributed = await openDatabase({ driver: 'pg', url: citus.url }, { poolSize: 4 });
-    await migrateDatabase(distributed);
-    await seedKnownDataset(distributed);
-    await distributeTables(distributed);
-    citusApp = await serve(distributed);
+    citus = await openDistributedDatabase(CITUS_URL!, seedKnownDataset);
+    citusApp = await serve(citus.db);
   }, 300_000);
 
   afterAll(async () => {
     await citusApp?.close();
     await plainApp?.close();
-    await distributed?.close();
     await plain?.close();
-    await citus?.drop();
+    await citus?.close();
   });
 
   describe.each(names)('%s', (name) => {
