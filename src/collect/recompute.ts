@@ -101,10 +101,10 @@ async function retagTable(tx: Queryable, spec: { table: string; keys: readonly s
     const source = `unnest(${spec.keys.map((_, i) => `$${i + 2}::text[]`).join(', ')}, $${n + 2}::text[], $${n + 3}::text[])
          as u(${spec.keys.map((_, i) => `k${i}`).join(', ')}, tags, read_only)`;
     const sameKeys = spec.keys.map((k, i) => `t.${k} = u.k${i}`).join(' and ');
-    // The snapshot's rows are staged rows, or the versions it sees (their tags are re-derived from
+    // The snapshot's rows are kept rows (not folded), or the versions it sees (their tags are re-derived from
     // the same tags as received, so every snapshot sharing a version gets the same result).
     await tx.execute(
-      `update ${stored.staged} t set tags = u.tags::jsonb, tags_read_only = array(select jsonb_array_elements_text(u.read_only::jsonb))
+      `update ${stored.kept} t set tags = u.tags::jsonb, tags_read_only = array(select jsonb_array_elements_text(u.read_only::jsonb))
        from ${source} where t.snapshot_id = $1 and ${sameKeys}`,
       params,
     );

@@ -1,11 +1,13 @@
 /**
  * The staging rule of a snapshot (see DATA-MODEL.md and the collection contract):
  *   1. a `snapshots` row with complete = false is inserted;
- *   2. rows are streamed in page by page with COPY (bulkCopy), each page its own short statement
+ *   2. rows are streamed in page by page with COPY (bulkCopy) into the unlogged staging tables,
+ *      each page its own short statement
  *      (no transaction is held open across API calls: PGlite has a single connection, and a
  *      database transaction must not wait on a remote API with retries and backoff);
  *   3. ONE finalising transaction makes it visible: complete = true and row_count, the fold of
- *      its staged rows into versions (only new or changed rows are stored; see db/versions.ts),
+ *      its staged rows into versions (only new or changed rows are stored; see db/versions.ts;
+ *      a backdated snapshot's rows move to the logged kept tables instead),
  *      presence (first/last seen, gone) and the cost rollups of priced kinds;
  *   4. on any failure the incomplete snapshot is deleted (its staged rows with it).
  * Reports read only complete snapshots, so a reader never sees a half-written one, and a failed
@@ -160,7 +162,7 @@ export class SnapshotWriter {
         // The fold first: presence and rollups then read the rows from versions, whose statistics
         // autovacuum keeps, and an unchanged snapshot copies the previous one's rollups.
         const fold = await foldSnapshot(tx, snapshot);
-        if (!fold.folded) await analyseStaged(tx, this.target.kind, this.rowCount);
+        if (!fold.folded) await analyseKept(tx, this.target.kind, this.rowCount);
         await updatePresence(tx, { ...snapshot, sameRowsAs: fold.sameRowsAs });
         if (PRICED_KINDS.has(this.target.kind)) await writeCostRollups(tx, this.id, fold.sameRowsAs);
       });
@@ -186,20 +188,20 @@ export class SnapshotWriter {
 }
 
 /**
- * A staging table is empty whenever autovacuum looks at it (rows stay there only until their
- * snapshot is finalised), so its statistics say "no rows" and the finalising statements over a
- * big snapshot's rows (presence, rollups) would be planned as nested loops over thousands of rows.
- * A folded snapshot's rows are read from versions by then (and the fold forces its joins); a big
- * snapshot left staged (backfilled history) refreshes the statistics of the key columns first.
+ * A kept table holds only the rows of the rare snapshots that are not folded, so its statistics
+ * say "few rows" and the finalising statements over a big snapshot's rows (presence, rollups)
+ * would be planned as nested loops over thousands of rows. A folded snapshot's rows are read from
+ * versions by then (and the fold forces its joins); a big snapshot moved to kept (backfilled
+ * history) refreshes the statistics of the key columns first.
  */
 const ANALYSE_FROM_ROWS = 2_000;
-async function analyseStaged(db: Queryable, kind: SnapshotKind, rows: number): Promise<void> {
+async function analyseKept(db: Queryable, kind: SnapshotKind, rows: number): Promise<void> {
   if (rows < ANALYSE_FROM_ROWS) return;
   // Only the key columns: the row count and the keys are what the plans need, and sampling the
   // wide jsonb columns (raw, tags) made this the slowest step of finalising an unchanged
   // collection, more than the fold.
   for (const table of VERSIONED_TABLES) {
-    if (table.kind === kind) await db.execute(`ANALYZE "${table.staged}" (${['snapshot_id', ...table.ids].map((c) => `"${c}"`).join(', ')})`);
+    if (table.kind === kind) await db.execute(`ANALYZE "${table.kept}" (${['snapshot_id', ...table.ids].map((c) => `"${c}"`).join(', ')})`);
   }
 }
 

@@ -23,7 +23,7 @@ export const DISTRIBUTED_TABLES: Readonly<Record<string, string>> = {
   resource_presence_scopes: 'scope_key',
   cost_daily: 'scope_key',
   current_instances: 'scope_key',
-  // Rows of one snapshot: staged until folded, and the snapshot's cost rollups.
+  // Rows of one snapshot: staged until folded (kept when not folded), and the snapshot's cost rollups.
   gpu_clusters_staged: 'snapshot_id',
   gpu_cluster_servers_staged: 'snapshot_id',
   instances_staged: 'snapshot_id',
@@ -34,6 +34,16 @@ export const DISTRIBUTED_TABLES: Readonly<Record<string, string>> = {
   free_features_staged: 'snapshot_id',
   gpu_flavors_staged: 'snapshot_id',
   k8s_cluster_prices_staged: 'snapshot_id',
+  gpu_clusters_kept: 'snapshot_id',
+  gpu_cluster_servers_kept: 'snapshot_id',
+  instances_kept: 'snapshot_id',
+  instance_ports_kept: 'snapshot_id',
+  keypairs_kept: 'snapshot_id',
+  storage_ssh_keys_kept: 'snapshot_id',
+  image_tags_kept: 'snapshot_id',
+  free_features_kept: 'snapshot_id',
+  gpu_flavors_kept: 'snapshot_id',
+  k8s_cluster_prices_kept: 'snapshot_id',
   unread_instance_ports: 'snapshot_id',
   cost_rollups: 'snapshot_id',
 };

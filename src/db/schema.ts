@@ -174,17 +174,20 @@ export const snapshots = pgTable(
 // ---------------------------------------------------------------------------------------------
 // Resource rows (stored as versions, see DATA-MODEL.md "History as versions").
 //
-// Each resource kind has two tables and one view:
+// Each resource kind has three tables and one view:
 //   <name>_staged   rows of a snapshot being written (same shape as the old per-snapshot table:
-//                   the primary key starts with snapshot_id, cascade with the snapshot). The
-//                   TypeScript objects below (`instances`, ...) are these: collectors write here.
+//                   the primary key starts with snapshot_id). UNLOGGED (migration 0036): a write
+//                   buffer emptied at finalising, so an unchanged collection writes no WAL for its
+//                   rows. The TypeScript objects below (`instances`, ...) are these: collectors write here.
+//   <name>_kept     the rows of complete snapshots that were not folded (backdated), moved here
+//                   from staging at finalising: logged, so they survive a crash and reach replicas.
 //   <name>_versions each distinct content of a resource in its scope once, with the range of
 //                   taken_at in which it was current: [valid_from, valid_to), valid_to NULL = still
 //                   current. A snapshot's finalising transaction folds its staged rows into them.
 //   <name>          (view, hand-written in the migration) the rows of every snapshot, with a
 //                   snapshot_id column, exactly as the old tables held them: for a folded snapshot
 //                   S the versions of S's scope with valid_from <= S.taken_at < valid_to, plus the
-//                   staged rows of snapshots not folded. Every report query keeps working unchanged.
+//                   kept rows of snapshots not folded. Every report query keeps working unchanged.
 
 /** Scope of a version (snapshots.scope_key of the snapshots it belongs to). */
 const versionKey = () => ({ scopeKey: text('scope_key').notNull() });
@@ -266,6 +269,11 @@ export const gpuClusters = pgTable('gpu_clusters_staged', { snapshotId: stagedSn
   primaryKey({ name: 'gpu_clusters_pk', columns: [t.snapshotId, t.clusterId] }),
 ]);
 
+/** Rows of gpu_clusters snapshots that were not folded (see `kept` in db/versions.ts): logged, read by the view. */
+export const gpuClustersKept = pgTable('gpu_clusters_kept', { snapshotId: stagedSnapshotId(), ...gpuClustersColumns() }, (t) => [
+  primaryKey({ name: 'gpu_clusters_kept_pk', columns: [t.snapshotId, t.clusterId] }),
+]);
+
 export const gpuClustersVersions = pgTable('gpu_clusters_versions', { ...versionKey(), ...gpuClustersColumns(), ...versionRange() }, (t) => [
   primaryKey({ name: 'gpu_clusters_versions_pk', columns: [t.scopeKey, t.clusterId, t.validFrom] }),
   ...versionIndexes('gpu_clusters', t),
@@ -291,6 +299,11 @@ const gpuClusterServersColumns = () => ({
 
 export const gpuClusterServers = pgTable('gpu_cluster_servers_staged', { snapshotId: stagedSnapshotId(), ...gpuClusterServersColumns() }, (t) => [
   primaryKey({ name: 'gpu_cluster_servers_pk', columns: [t.snapshotId, t.clusterId, t.serverId] }),
+]);
+
+/** Rows of gpu_cluster_servers snapshots that were not folded (see `kept` in db/versions.ts): logged, read by the view. */
+export const gpuClusterServersKept = pgTable('gpu_cluster_servers_kept', { snapshotId: stagedSnapshotId(), ...gpuClusterServersColumns() }, (t) => [
+  primaryKey({ name: 'gpu_cluster_servers_kept_pk', columns: [t.snapshotId, t.clusterId, t.serverId] }),
 ]);
 
 export const gpuClusterServersVersions = pgTable('gpu_cluster_servers_versions', { ...versionKey(), ...gpuClusterServersColumns(), ...versionRange() }, (t) => [
@@ -328,6 +341,11 @@ export const instances = pgTable('instances_staged', { snapshotId: stagedSnapsho
   primaryKey({ name: 'instances_pk', columns: [t.snapshotId, t.instanceId] }),
 ]);
 
+/** Rows of instances snapshots that were not folded (see `kept` in db/versions.ts): logged, read by the view. */
+export const instancesKept = pgTable('instances_kept', { snapshotId: stagedSnapshotId(), ...instancesColumns() }, (t) => [
+  primaryKey({ name: 'instances_kept_pk', columns: [t.snapshotId, t.instanceId] }),
+]);
+
 export const instancesVersions = pgTable('instances_versions', { ...versionKey(), ...instancesColumns(), ...versionRange() }, (t) => [
   primaryKey({ name: 'instances_versions_pk', columns: [t.scopeKey, t.instanceId, t.validFrom] }),
   ...versionIndexes('instances', t),
@@ -352,6 +370,11 @@ const instancePortsColumns = () => ({
 
 export const instancePorts = pgTable('instance_ports_staged', { snapshotId: stagedSnapshotId(), ...instancePortsColumns() }, (t) => [
   primaryKey({ name: 'instance_ports_pk', columns: [t.snapshotId, t.instanceId, t.portId] }),
+]);
+
+/** Rows of instance_ports snapshots that were not folded (see `kept` in db/versions.ts): logged, read by the view. */
+export const instancePortsKept = pgTable('instance_ports_kept', { snapshotId: stagedSnapshotId(), ...instancePortsColumns() }, (t) => [
+  primaryKey({ name: 'instance_ports_kept_pk', columns: [t.snapshotId, t.instanceId, t.portId] }),
 ]);
 
 export const instancePortsVersions = pgTable('instance_ports_versions', { ...versionKey(), ...instancePortsColumns(), ...versionRange() }, (t) => [
@@ -393,6 +416,11 @@ export const keypairs = pgTable('keypairs_staged', { snapshotId: stagedSnapshotI
   primaryKey({ name: 'keypairs_pk', columns: [t.snapshotId, t.keypairId] }),
 ]);
 
+/** Rows of keypairs snapshots that were not folded (see `kept` in db/versions.ts): logged, read by the view. */
+export const keypairsKept = pgTable('keypairs_kept', { snapshotId: stagedSnapshotId(), ...keypairsColumns() }, (t) => [
+  primaryKey({ name: 'keypairs_kept_pk', columns: [t.snapshotId, t.keypairId] }),
+]);
+
 export const keypairsVersions = pgTable('keypairs_versions', { ...versionKey(), ...keypairsColumns(), ...versionRange() }, (t) => [
   primaryKey({ name: 'keypairs_versions_pk', columns: [t.scopeKey, t.keypairId, t.validFrom] }),
   ...versionIndexes('keypairs', t),
@@ -407,6 +435,11 @@ const storageSshKeysColumns = () => ({
 
 export const storageSshKeys = pgTable('storage_ssh_keys_staged', { snapshotId: stagedSnapshotId(), ...storageSshKeysColumns() }, (t) => [
   primaryKey({ name: 'storage_ssh_keys_pk', columns: [t.snapshotId, t.keyId] }),
+]);
+
+/** Rows of storage_ssh_keys snapshots that were not folded (see `kept` in db/versions.ts): logged, read by the view. */
+export const storageSshKeysKept = pgTable('storage_ssh_keys_kept', { snapshotId: stagedSnapshotId(), ...storageSshKeysColumns() }, (t) => [
+  primaryKey({ name: 'storage_ssh_keys_kept_pk', columns: [t.snapshotId, t.keyId] }),
 ]);
 
 export const storageSshKeysVersions = pgTable('storage_ssh_keys_versions', { ...versionKey(), ...storageSshKeysColumns(), ...versionRange() }, (t) => [
@@ -426,6 +459,11 @@ const imageTagsColumns = () => ({
 
 export const imageTags = pgTable('image_tags_staged', { snapshotId: stagedSnapshotId(), ...imageTagsColumns() }, (t) => [
   primaryKey({ name: 'image_tags_pk', columns: [t.snapshotId, t.imageId, t.key] }),
+]);
+
+/** Rows of image_tags snapshots that were not folded (see `kept` in db/versions.ts): logged, read by the view. */
+export const imageTagsKept = pgTable('image_tags_kept', { snapshotId: stagedSnapshotId(), ...imageTagsColumns() }, (t) => [
+  primaryKey({ name: 'image_tags_kept_pk', columns: [t.snapshotId, t.imageId, t.key] }),
 ]);
 
 export const imageTagsVersions = pgTable('image_tags_versions', { ...versionKey(), ...imageTagsColumns(), ...versionRange() }, (t) => [
@@ -448,6 +486,11 @@ const freeFeaturesColumns = () => ({
 
 export const freeFeatures = pgTable('free_features_staged', { snapshotId: stagedSnapshotId(), ...freeFeaturesColumns() }, (t) => [
   primaryKey({ name: 'free_features_pk', columns: [t.snapshotId, t.activationId] }),
+]);
+
+/** Rows of free_features snapshots that were not folded (see `kept` in db/versions.ts): logged, read by the view. */
+export const freeFeaturesKept = pgTable('free_features_kept', { snapshotId: stagedSnapshotId(), ...freeFeaturesColumns() }, (t) => [
+  primaryKey({ name: 'free_features_kept_pk', columns: [t.snapshotId, t.activationId] }),
 ]);
 
 export const freeFeaturesVersions = pgTable('free_features_versions', { ...versionKey(), ...freeFeaturesColumns(), ...versionRange() }, (t) => [
@@ -474,6 +517,11 @@ const gpuFlavorsColumns = () => ({
 
 export const gpuFlavors = pgTable('gpu_flavors_staged', { snapshotId: stagedSnapshotId(), ...gpuFlavorsColumns() }, (t) => [
   primaryKey({ name: 'gpu_flavors_pk', columns: [t.snapshotId, t.flavorId] }),
+]);
+
+/** Rows of gpu_flavors snapshots that were not folded (see `kept` in db/versions.ts): logged, read by the view. */
+export const gpuFlavorsKept = pgTable('gpu_flavors_kept', { snapshotId: stagedSnapshotId(), ...gpuFlavorsColumns() }, (t) => [
+  primaryKey({ name: 'gpu_flavors_kept_pk', columns: [t.snapshotId, t.flavorId] }),
 ]);
 
 export const gpuFlavorsVersions = pgTable('gpu_flavors_versions', { ...versionKey(), ...gpuFlavorsColumns(), ...versionRange() }, (t) => [
@@ -512,6 +560,11 @@ const k8sClusterPricesColumns = () => ({
 
 export const k8sClusterPrices = pgTable('k8s_cluster_prices_staged', { snapshotId: stagedSnapshotId(), ...k8sClusterPricesColumns() }, (t) => [
   primaryKey({ name: 'k8s_cluster_prices_pk', columns: [t.snapshotId, t.clusterName] }),
+]);
+
+/** Rows of k8s_cluster_prices snapshots that were not folded (see `kept` in db/versions.ts): logged, read by the view. */
+export const k8sClusterPricesKept = pgTable('k8s_cluster_prices_kept', { snapshotId: stagedSnapshotId(), ...k8sClusterPricesColumns() }, (t) => [
+  primaryKey({ name: 'k8s_cluster_prices_kept_pk', columns: [t.snapshotId, t.clusterName] }),
 ]);
 
 export const k8sClusterPricesVersions = pgTable('k8s_cluster_prices_versions', { ...versionKey(), ...k8sClusterPricesColumns(), ...versionRange() }, (t) => [

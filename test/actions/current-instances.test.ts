@@ -3,7 +3,7 @@ import { loadInstancesByRef, type CurrentInstance } from '../../src/actions/inde
 import { bulkInsert } from '../../src/db/bulk.js';
 import type { Database } from '../../src/db/connection.js';
 import { pricedResourcesSql } from '../../src/costing/pricing.js';
-import { gpuFlavors, instances } from '../../src/db/schema.js';
+import { gpuFlavors, instances, gpuFlavorsKept, instancesKept } from '../../src/db/schema.js';
 import { testDatabases } from '../helpers/databases.js';
 import { SCOPE_A, SCOPE_B, seedKnownDataset, T3, TP, type Seeded } from '../reports/fixture.js';
 
@@ -27,7 +27,7 @@ describe.each(testDatabases())('current instances on $name', ({ open }) => {
     const flavor = (flavorId: string, flavorName: string, currencyCode: string, pricePerHour: string | null, pricePerMonth: string | null) => ({
       snapshotId: flavorSnapshot, flavorId, flavorName, currencyCode, pricePerHour, pricePerMonth, priceStatus: 'show', projectId: 1, regionId: 1, raw: {},
     });
-    await bulkInsert(db, gpuFlavors, [
+    await bulkInsert(db, gpuFlavorsKept, [
       flavor('f-month', 'g-month', ' eur ', null, '730.00'),
       flavor('f-dup2', 'g-dup', 'EUR', '9.00', null),
       flavor('f-dup1', 'g-dup', 'EUR', '1.00', null),
@@ -35,7 +35,7 @@ describe.each(testDatabases())('current instances on $name', ({ open }) => {
     const vm = (instanceId: string, status: string | null, vmState: string | null, flavorName: string, flavorId: string) => ({
       snapshotId: instanceSnapshot, instanceId, name: instanceId, status, vmState, flavorName, flavorId, projectId: 1, regionId: 1, tags: {}, raw: {},
     });
-    await bulkInsert(db, instances, [
+    await bulkInsert(db, instancesKept, [
       vm('x-month', ' ', 'active', 'g-month', 'f-month'),
       vm('x-hidden', 'ACTIVE', null, 'g-hidden', 'f-a100'),
       vm('x-dup', 'ACTIVE', null, 'g-dup', 'f-dup2'),

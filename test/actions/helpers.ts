@@ -5,7 +5,7 @@ import { normaliseTagKey } from '../../src/tags/normalise.js';
 import { updatePresence } from '../../src/collect/presence.js';
 import { bulkInsert } from '../../src/db/bulk.js';
 import type { Database } from '../../src/db/connection.js';
-import { gpuClusters, gpuClusterServers, gpuFlavors, instances, scopeKeyOf } from '../../src/db/schema.js';
+import { gpuClusters, gpuClusterServers, gpuFlavors, instances, scopeKeyOf, instancesKept, gpuClusterServersKept, gpuClustersKept, gpuFlavorsKept } from '../../src/db/schema.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import type { SimInstance } from '../../src/simulator/model.js';
 import { listenOnFreePort } from '../helpers/listen.js';
@@ -79,13 +79,13 @@ export async function seedFromSimulator(db: Database, sim: Simulator, config: Co
         return rows[0]!.id;
       };
       const instanceSnapshot = await snapshot('instance');
-      await bulkInsert(tx, instances, sim.state.instances(projectId, regionId).map((i) => instanceRow(instanceSnapshot, i, config, regionName)));
+      await bulkInsert(tx, instancesKept, sim.state.instances(projectId, regionId).map((i) => instanceRow(instanceSnapshot, i, config, regionName)));
 
       const clusterSnapshot = await snapshot('cluster');
       const clusters = sim.state.clusters(projectId, regionId);
       await bulkInsert(
         tx,
-        gpuClusters,
+        gpuClustersKept,
         clusters.map((c) => ({
           snapshotId: clusterSnapshot,
           clusterId: c.id,
@@ -104,7 +104,7 @@ export async function seedFromSimulator(db: Database, sim: Simulator, config: Co
       );
       await bulkInsert(
         tx,
-        gpuClusterServers,
+        gpuClusterServersKept,
         clusters.flatMap((c) =>
           c.servers.map((s) => ({
             snapshotId: clusterSnapshot,
@@ -126,7 +126,7 @@ export async function seedFromSimulator(db: Database, sim: Simulator, config: Co
       const flavorSnapshot = await snapshot('flavor');
       await bulkInsert(
         tx,
-        gpuFlavors,
+        gpuFlavorsKept,
         sim.state.flavors(projectId, regionId).map((f) => ({
           snapshotId: flavorSnapshot,
           flavorId: f.name,

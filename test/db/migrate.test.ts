@@ -23,32 +23,41 @@ const EXPECTED_TABLES = [
   'current_instances',
   'current_instances_stamp',
   'demo_company',
-  'free_features', // a view: every snapshot's rows, over free_features_versions and free_features_staged
+  'free_features', // a view: every snapshot's rows, over free_features_versions and free_features_kept
+  'free_features_kept', // rows of complete snapshots not folded (logged); _staged is the unlogged write buffer
   'free_features_staged',
   'free_features_versions',
-  'gpu_cluster_servers', // a view: every snapshot's rows, over gpu_cluster_servers_versions and gpu_cluster_servers_staged
+  'gpu_cluster_servers', // a view: every snapshot's rows, over gpu_cluster_servers_versions and gpu_cluster_servers_kept
+  'gpu_cluster_servers_kept', // rows of complete snapshots not folded (logged); _staged is the unlogged write buffer
   'gpu_cluster_servers_staged',
   'gpu_cluster_servers_versions',
-  'gpu_clusters', // a view: every snapshot's rows, over gpu_clusters_versions and gpu_clusters_staged
+  'gpu_clusters', // a view: every snapshot's rows, over gpu_clusters_versions and gpu_clusters_kept
+  'gpu_clusters_kept', // rows of complete snapshots not folded (logged); _staged is the unlogged write buffer
   'gpu_clusters_staged',
   'gpu_clusters_versions',
-  'gpu_flavors', // a view: every snapshot's rows, over gpu_flavors_versions and gpu_flavors_staged
+  'gpu_flavors', // a view: every snapshot's rows, over gpu_flavors_versions and gpu_flavors_kept
+  'gpu_flavors_kept', // rows of complete snapshots not folded (logged); _staged is the unlogged write buffer
   'gpu_flavors_staged',
   'gpu_flavors_versions',
-  'image_tags', // a view: every snapshot's rows, over image_tags_versions and image_tags_staged
+  'image_tags', // a view: every snapshot's rows, over image_tags_versions and image_tags_kept
+  'image_tags_kept', // rows of complete snapshots not folded (logged); _staged is the unlogged write buffer
   'image_tags_staged',
   'image_tags_versions',
-  'instance_ports', // a view: every snapshot's rows, over instance_ports_versions and instance_ports_staged
+  'instance_ports', // a view: every snapshot's rows, over instance_ports_versions and instance_ports_kept
+  'instance_ports_kept', // rows of complete snapshots not folded (logged); _staged is the unlogged write buffer
   'instance_ports_staged',
   'instance_ports_versions',
   'instance_status_overrides', // a view (information_schema.tables lists views too)
-  'instances', // a view: every snapshot's rows, over instances_versions and instances_staged
+  'instances', // a view: every snapshot's rows, over instances_versions and instances_kept
+  'instances_kept', // rows of complete snapshots not folded (logged); _staged is the unlogged write buffer
   'instances_staged',
   'instances_versions',
-  'k8s_cluster_prices', // a view: every snapshot's rows, over k8s_cluster_prices_versions and k8s_cluster_prices_staged
+  'k8s_cluster_prices', // a view: every snapshot's rows, over k8s_cluster_prices_versions and k8s_cluster_prices_kept
+  'k8s_cluster_prices_kept', // rows of complete snapshots not folded (logged); _staged is the unlogged write buffer
   'k8s_cluster_prices_staged',
   'k8s_cluster_prices_versions',
-  'keypairs', // a view: every snapshot's rows, over keypairs_versions and keypairs_staged
+  'keypairs', // a view: every snapshot's rows, over keypairs_versions and keypairs_kept
+  'keypairs_kept', // rows of complete snapshots not folded (logged); _staged is the unlogged write buffer
   'keypairs_staged',
   'keypairs_versions',
   'notify_deliveries',
@@ -60,7 +69,8 @@ const EXPECTED_TABLES = [
   'schedule_claims',
   'scheduled_stops',
   'snapshots',
-  'storage_ssh_keys', // a view: every snapshot's rows, over storage_ssh_keys_versions and storage_ssh_keys_staged
+  'storage_ssh_keys', // a view: every snapshot's rows, over storage_ssh_keys_versions and storage_ssh_keys_kept
+  'storage_ssh_keys_kept', // rows of complete snapshots not folded (logged); _staged is the unlogged write buffer
   'storage_ssh_keys_staged',
   'storage_ssh_keys_versions',
   'unread_instance_ports',
@@ -92,6 +102,12 @@ describe.each(testDatabases())('migrations on $name', ({ open }) => {
     expect(presence[0]!.reloptions).toEqual(['fillfactor=60']);
     const raw = await database.query<{ data_type: string }>(`SELECT DISTINCT data_type FROM information_schema.columns WHERE table_schema = 'public' AND column_name = 'raw'`);
     expect(raw).toEqual([{ data_type: 'json' }]);
+    // The collectors' write buffer writes no WAL; the rows that stay (kept, versions) are logged.
+    const persistence = await database.query<{ relname: string; relpersistence: string }>(
+      `SELECT relname, relpersistence FROM pg_class WHERE relkind = 'r' AND relname ~ '_(staged|kept)$' ORDER BY relname`,
+    );
+    expect(persistence).toHaveLength(20);
+    for (const r of persistence) expect([r.relname, r.relpersistence]).toEqual([r.relname, r.relname.endsWith('_staged') ? 'u' : 'p']);
 
     const applied = await database.query<{ hash: string }>('SELECT hash FROM drizzle.__drizzle_migrations ORDER BY id');
     expect(applied.length).toBeGreaterThanOrEqual(2);

@@ -2,18 +2,7 @@ import { and, desc, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bulkInsert } from '../../src/db/bulk.js';
 import type { Database } from '../../src/db/connection.js';
-import {
-  auditLog,
-  collectionRuns,
-  costRollups,
-  gpuClusters,
-  gpuClusterServers,
-  instances,
-  resourcePresence,
-  scopeKeyOf,
-  snapshots,
-  UNTAGGED,
-} from '../../src/db/schema.js';
+import { auditLog, collectionRuns, costRollups, gpuClusters, gpuClusterServers, instances, resourcePresence, scopeKeyOf, snapshots, UNTAGGED, gpuClusterServersKept, gpuClustersKept, instancesKept } from '../../src/db/schema.js';
 import { foldSnapshot } from '../../src/db/versions.js';
 import { testDatabases } from '../helpers/databases.js';
 
@@ -90,7 +79,7 @@ describe.each(testDatabases())('schema on $name', ({ open }) => {
     const snap = await snapshot('instance', 'p9-r9', '2024-05-02T00:00:00Z', true);
     await bulkInsert(
       database,
-      instances,
+      instancesKept,
       Array.from({ length: 200 }, (_, i) => ({
         snapshotId: snap,
         instanceId: `i-${i}`,
@@ -135,8 +124,8 @@ describe.each(testDatabases())('schema on $name', ({ open }) => {
   it('deletes a snapshot with all its rows, keeps presence, and unlinks pruned runs', async () => {
     const [run] = await database.db.insert(collectionRuns).values({ trigger: 'schedule', collectors: ['clusters'], runnerId: 'x' }).returning();
     const snap = await snapshot('cluster', 'p4-r1', '2024-05-04T00:00:00Z', true, run!.id);
-    await bulkInsert(database, gpuClusters, [{ snapshotId: snap, clusterId: 'c1', serverCount: 2, raw: {} }]);
-    await bulkInsert(database, gpuClusterServers, [
+    await bulkInsert(database, gpuClustersKept, [{ snapshotId: snap, clusterId: 'c1', serverCount: 2, raw: {} }]);
+    await bulkInsert(database, gpuClusterServersKept, [
       { snapshotId: snap, clusterId: 'c1', serverId: 's1', raw: {} },
       { snapshotId: snap, clusterId: 'c1', serverId: 's2', raw: {} },
     ]);

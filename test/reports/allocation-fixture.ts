@@ -25,7 +25,7 @@
 import { bulkInsert } from '../../src/db/bulk.js';
 import type { Database } from '../../src/db/connection.js';
 import { computeCostRollups } from '../../src/costing/derive/rollups.js';
-import { gpuFlavors, instances } from '../../src/db/schema.js';
+import { gpuFlavors, instances, instancesKept, gpuFlavorsKept } from '../../src/db/schema.js';
 import { loadConfig, type Config } from '../../src/config/index.js';
 import { run, snapshot } from './periods-fixture.js';
 
@@ -71,7 +71,7 @@ export async function seedAllocation(db: Database): Promise<void> {
     const id = await snapshot(db, runF, 'flavor', scope, flavorAt);
     await bulkInsert(
       db,
-      gpuFlavors,
+      gpuFlavorsKept,
       FLAVORS.map(([name, price, gpu]) => ({
         snapshotId: id,
         flavorId: name,
@@ -89,7 +89,7 @@ export async function seedAllocation(db: Database): Promise<void> {
   }
   const runId = await run(db, AT);
   const eur = await snapshot(db, runId, 'instance', EUR, AT);
-  await bulkInsert(db, instances, [
+  await bulkInsert(db, instancesKept, [
     { snapshotId: eur, ...vm(EUR, 'i-ml-1', 'g3-ai-24-256-1600-h100-80-1', 'ml') },
     { snapshotId: eur, ...vm(EUR, 'i-ml-2', 'g2-ai-12-120-800-a100-80-1', 'ml') },
     { snapshotId: eur, ...vm(EUR, 'i-web-1', 'g3-ai-16-232-1600-l40s-48-1', 'web') },
@@ -100,7 +100,7 @@ export async function seedAllocation(db: Database): Promise<void> {
     { snapshotId: eur, ...vm(EUR, 'i-un-2', 'x-custom', null) },
   ]);
   const usd = await snapshot(db, runId, 'instance', USD, AT);
-  await bulkInsert(db, instances, [
+  await bulkInsert(db, instancesKept, [
     { snapshotId: usd, ...vm(USD, 'j-ml-1', 'g2-ai-12-120-800-a100-80-1', 'ml') },
     { snapshotId: usd, ...vm(USD, 'j-un-1', 'g3-ai-16-232-1600-l40s-48-1', null) },
     { snapshotId: usd, ...vm(USD, 'j-web-1', 'g3-ai-24-256-1600-h100-80-1', 'web') },

@@ -28,7 +28,7 @@ import { computeCostRollups } from '../../src/costing/derive/rollups.js';
 import { foldSnapshot } from '../../src/db/versions.js';
 import { DEFAULT_CACHE_OPTIONS } from '../../src/reports/shared/cache.js';
 import { reportCache } from '../../src/reports/shared/define.js';
-import { gpuFlavors, instances } from '../../src/db/schema.js';
+import { gpuFlavors, instances, gpuFlavorsKept, instancesKept } from '../../src/db/schema.js';
 import { loadConfig, type Config } from '../../src/config/index.js';
 import type { OutgoingMessage } from '../../src/notify/message.js';
 import { enqueueAnomalyAlerts } from '../../src/notify/anomaly-alerts.js';
@@ -62,11 +62,11 @@ async function seed(db: Database): Promise<void> {
   const flavor = (name: string, hour: string) => ({
     snapshotId: f, flavorId: `f-${name}`, flavorName: name, currencyCode: 'EUR', pricePerHour: hour, pricePerMonth: null, priceStatus: 'show', projectId: 380101, regionId: 38, raw: {},
   });
-  await bulkInsert(db, gpuFlavors, [flavor(H100, '3.10'), flavor(A100, '2.45'), flavor(L40S, '1.72'), flavor(CHEAP, '0.01')]);
+  await bulkInsert(db, gpuFlavorsKept, [flavor(H100, '3.10'), flavor(A100, '2.45'), flavor(L40S, '1.72'), flavor(CHEAP, '0.01')]);
   // Project 380102: its a100 price rises from 2.45 to 3.45 per hour from 05-18 (a new flavor snapshot the evening before).
   const priced = async (at: Date, hour: string) => {
     const id = await snapshot(db, await run(db, at), 'flavor', P, at);
-    await bulkInsert(db, gpuFlavors, [{ ...flavor(A100, hour), snapshotId: id, projectId: 380102 }]);
+    await bulkInsert(db, gpuFlavorsKept, [{ ...flavor(A100, hour), snapshotId: id, projectId: 380102 }]);
   };
   await priced(flavorAt, '2.45');
   await priced(new Date('2025-05-17T23:00:00Z'), '3.45');
@@ -76,15 +76,15 @@ async function seed(db: Database): Promise<void> {
     const runId = await run(db, at);
     const id = await snapshot(db, runId, 'instance', S, at);
     const p = await snapshot(db, runId, 'instance', P, at);
-    await bulkInsert(db, instances, [{ snapshotId: p, ...instance(P, 'p1', A100, 'platform', true) }]);
+    await bulkInsert(db, instancesKept, [{ snapshotId: p, ...instance(P, 'p1', A100, 'platform', true) }]);
     if (day === '2025-05-16') {
       // The collection of 05-16 failed half-way: incomplete snapshots, which no figure reads.
-      await bulkInsert(db, instances, [{ snapshotId: id, ...instance(S, 'a1', H100, 'ml', true) }]);
+      await bulkInsert(db, instancesKept, [{ snapshotId: id, ...instance(S, 'a1', H100, 'ml', true) }]);
       await db.execute('update snapshots set complete = false where id = any($1::int[])', [[id, p]]);
       continue;
     }
     ids.push(p);
-    await bulkInsert(db, instances, [
+    await bulkInsert(db, instancesKept, [
       { snapshotId: id, ...instance(S, 'a1', H100, 'ml', true) },
       { snapshotId: id, ...instance(S, 'a2', A100, 'ml', true) },
       ...(day >= '2025-05-20' ? [{ snapshotId: id, ...instance(S, 'a3', H100, 'ml', true) }] : []),
@@ -278,7 +278,7 @@ describe.each(testDatabases())('anomalies on $name', (database) => {
     // A complete instance snapshot of scope S taken at `at`, holding these instances, rolled up as a collection does.
     const addSnapshot = async (at: Date, rows: Array<[string, string, string]>) => {
       const id = await snapshot(db, await run(db, at), 'instance', S, at);
-      await bulkInsert(db, instances, rows.map(([name, flavor, team]) => ({ snapshotId: id, ...instance(S, name, flavor, team, true) })));
+      await bulkInsert(db, instancesKept, rows.map(([name, flavor, team]) => ({ snapshotId: id, ...instance(S, name, flavor, team, true) })));
       await computeCostRollups(db, id);
     };
     await markStored();

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bulkInsert } from '../../src/db/bulk.js';
 import type { Database, Queryable } from '../../src/db/connection.js';
 import { computeCostRollups } from '../../src/costing/derive/rollups.js';
-import { instances, snapshots } from '../../src/db/schema.js';
+import { instances, snapshots, instancesKept } from '../../src/db/schema.js';
 import { costReport } from '../../src/reports/cost.js';
 import { inventoryReport } from '../../src/reports/inventory.js';
 import { overviewReport } from '../../src/reports/overview.js';
@@ -169,7 +169,7 @@ describe.each(testDatabases())('cached reports on $name', ({ open }) => {
       .values({ kind: 'instance', scopeKey: SCOPE_A.scopeKey, projectId: SCOPE_A.projectId, regionId: SCOPE_A.regionId, takenAt: new Date('2025-03-10T17:10:00Z'), complete: false })
       .returning({ id: snapshots.id });
     const id = row!.id;
-    await bulkInsert(db, instances, [
+    await bulkInsert(db, instancesKept, [
       { snapshotId: id, instanceId: 'i9', name: 'late-1', status: 'ACTIVE', flavorId: 'f-a100', flavorName: 'g-a100', projectId: 1, regionId: 1, tags: { team: 'new' }, raw: {} },
     ]);
     if (complete) await finalise(id);

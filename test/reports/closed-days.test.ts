@@ -12,7 +12,7 @@ import { recomputeRollups } from '../../src/collect/recompute.js';
 import { closeCompleteDays } from '../../src/costing/derive/closed-days.js';
 import { computeCostRollups } from '../../src/costing/derive/rollups.js';
 import { gapCapsFor } from '../../src/costing/gap-caps.js';
-import { instances } from '../../src/db/schema.js';
+import { instances, instancesKept } from '../../src/db/schema.js';
 import { DEFAULT_CACHE_OPTIONS } from '../../src/reports/shared/cache.js';
 import { reportCache } from '../../src/reports/shared/define.js';
 import { addDays } from '../../src/reports/shared/format.js';
@@ -97,7 +97,7 @@ describe.each(testDatabases())('closed days on $name', (database) => {
       // i1 (ml, 2.50/h) stopped at 02-15 12:00 until the next daily snapshot (02-16 00:00): 12 h x 2.50 = 30 less.
       const at = new Date('2025-02-15T12:00:00Z');
       const id = await snapshot(db, await run(db, at), 'instance', A, at);
-      await bulkInsert(db, instances, [{ snapshotId: id, ...instance(A, 'i1', 'g-a100', 'ml', false) }, { snapshotId: id, ...instance(A, 'i2', 'g-h100', 'web', true) }]);
+      await bulkInsert(db, instancesKept, [{ snapshotId: id, ...instance(A, 'i1', 'g-a100', 'ml', false) }, { snapshotId: id, ...instance(A, 'i2', 'g-h100', 'web', true) }]);
       await computeCostRollups(db, id);
       // Its rate holds from 02-15 12:00 for at most 24 h: 02-15 and 02-16 are re-opened.
       expect(await closedDays(db)).toEqual(daysFrom('2025-02-01', '2025-03-09').filter((d) => d !== '2025-02-15' && d !== '2025-02-16'));
@@ -209,7 +209,7 @@ describe.each(testDatabases())('closed days on $name', (database) => {
     it('ignores the totals of re-opened days, and sums them again when they are closed', async () => {
       const at = new Date('2025-02-15T12:00:00Z');
       const id = await snapshot(db, await run(db, at), 'instance', A, at);
-      await bulkInsert(db, instances, [{ snapshotId: id, ...instance(A, 'i1', 'g-a100', 'ml', false) }, { snapshotId: id, ...instance(A, 'i2', 'g-h100', 'web', true) }]);
+      await bulkInsert(db, instancesKept, [{ snapshotId: id, ...instance(A, 'i1', 'g-a100', 'ml', false) }, { snapshotId: id, ...instance(A, 'i2', 'g-h100', 'web', true) }]);
       await computeCostRollups(db, id);
       // The totals of 02-15 still say ml 60; the day is integrated live: i1 ran 12 h of it (30 less in February).
       expect(await totalsOf('2025-02-15', 'tag:team')).toEqual([['ml', 'EUR', 60], ['web', 'EUR', 96], ['web', 'USD', 72]]);

@@ -15,7 +15,7 @@ import { describe, expect, it } from 'vitest';
 import { bulkInsert } from '../../src/db/bulk.js';
 import type { Database } from '../../src/db/connection.js';
 import { computeCostRollups } from '../../src/costing/derive/rollups.js';
-import { gpuFlavors, instances } from '../../src/db/schema.js';
+import { gpuFlavors, instances, gpuFlavorsKept, instancesKept } from '../../src/db/schema.js';
 import { loadConfig } from '../../src/config/index.js';
 import type { Coverage, Row } from '../../src/reports/report.js';
 import { testDatabases } from '../helpers/databases.js';
@@ -45,12 +45,12 @@ function times(): Date[] {
 async function seed(db: Database): Promise<void> {
   const flavorAt = new Date('2025-04-30T23:00:00Z');
   const f = await snapshot(db, await run(db, flavorAt), 'flavor', S, flavorAt);
-  await bulkInsert(db, gpuFlavors, [
+  await bulkInsert(db, gpuFlavorsKept, [
     { snapshotId: f, flavorId: 'f-g-a100', flavorName: 'g-a100', currencyCode: 'EUR', pricePerHour: '2.50', pricePerMonth: null, priceStatus: 'show', projectId: 1, regionId: 1, raw: {} },
   ]);
   for (const at of times()) {
     const id = await snapshot(db, await run(db, at), 'instance', S, at);
-    await bulkInsert(db, instances, [{ snapshotId: id, ...instance(S, 'i1', 'g-a100', 'ml', true) }]);
+    await bulkInsert(db, instancesKept, [{ snapshotId: id, ...instance(S, 'i1', 'g-a100', 'ml', true) }]);
     await computeCostRollups(db, id);
   }
 }

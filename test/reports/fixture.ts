@@ -29,21 +29,7 @@
 import { bulkInsert } from '../../src/db/bulk.js';
 import type { Database } from '../../src/db/connection.js';
 import { computeCostRollups } from '../../src/costing/derive/rollups.js';
-import {
-  collectionRuns,
-  freeFeatures,
-  gpuClusterServers,
-  gpuClusters,
-  gpuFlavors,
-  imageTags,
-  instancePorts,
-  instances,
-  k8sClusterPrices,
-  keypairs,
-  snapshots,
-  storageSshKeys,
-  type SnapshotKind,
-} from '../../src/db/schema.js';
+import { collectionRuns, freeFeatures, gpuClusterServers, gpuClusters, gpuFlavors, imageTags, instancePorts, instances, k8sClusterPrices, keypairs, snapshots, storageSshKeys, type SnapshotKind, freeFeaturesKept, gpuClustersKept, imageTagsKept, instancePortsKept, instancesKept, k8sClusterPricesKept, keypairsKept, storageSshKeysKept, gpuClusterServersKept, gpuFlavorsKept } from '../../src/db/schema.js';
 
 export const TP = new Date('2025-03-09T23:00:00Z');
 export const T0 = new Date('2025-03-10T10:00:00Z');
@@ -133,7 +119,7 @@ async function insertInstances(db: Database, snapshotId: number, scope: Scope, a
   const specs = instancesAt(scope, at);
   await bulkInsert(
     db,
-    instances,
+    instancesKept,
     specs.map((s) => ({
       snapshotId,
       instanceId: s.id,
@@ -168,7 +154,7 @@ async function insertFlavors(db: Database, snapshotId: number, scope: Scope): Pr
       ];
   await bulkInsert(
     db,
-    gpuFlavors,
+    gpuFlavorsKept,
     rows.map((r) => ({
       snapshotId,
       ...r,
@@ -183,7 +169,7 @@ async function insertFlavors(db: Database, snapshotId: number, scope: Scope): Pr
 }
 
 async function insertCluster(db: Database, snapshotId: number): Promise<void> {
-  await bulkInsert(db, gpuClusters, [
+  await bulkInsert(db, gpuClustersKept, [
     {
       snapshotId,
       clusterId: 'c1',
@@ -203,7 +189,7 @@ async function insertCluster(db: Database, snapshotId: number): Promise<void> {
   ]);
   await bulkInsert(
     db,
-    gpuClusterServers,
+    gpuClusterServersKept,
     (['s1', 's2', 's3'] as const).map((id) => ({
       snapshotId,
       clusterId: 'c1',
@@ -231,7 +217,7 @@ async function insertK8s(db: Database, snapshotId: number): Promise<void> {
     price_without_discount_per_month: null,
     tax_percent: '0',
   });
-  await bulkInsert(db, k8sClusterPrices, [
+  await bulkInsert(db, k8sClusterPricesKept, [
     {
       snapshotId,
       clusterName: 'k8s-prod',
@@ -252,24 +238,24 @@ async function insertK8s(db: Database, snapshotId: number): Promise<void> {
 
 async function insertInventoryExtras(db: Database, seeded: Seeded, runId: number, at: Date): Promise<void> {
   const ports = await snapshot(db, seeded, runId, 'port', SCOPE_A, at);
-  await bulkInsert(db, instancePorts, [
+  await bulkInsert(db, instancePortsKept, [
     { snapshotId: ports, instanceId: 'i1', portId: 'port-1', name: 'eth0', securityGroups: [{ id: 'sg-1', name: 'default' }], projectId: 1, regionId: 1, raw: {} },
     { snapshotId: ports, instanceId: 'i2', portId: 'port-2', name: 'eth0', securityGroups: [], projectId: 1, regionId: 1, raw: {} },
   ]);
   const keys = await snapshot(db, seeded, runId, 'keypair', SCOPE_A, at);
-  await bulkInsert(db, keypairs, [
+  await bulkInsert(db, keypairsKept, [
     { snapshotId: keys, keypairId: 'kp-1', name: 'deploy', fingerprint: 'aa:bb', state: 'ACTIVE', sharedInProject: true, projectId: 1, regionId: 1, createdAt: new Date('2024-01-01T00:00:00Z'), raw: {} },
     { snapshotId: keys, keypairId: 'kp-2', name: '=cmd', fingerprint: 'cc:dd', state: 'ACTIVE', sharedInProject: false, projectId: 1, regionId: 1, createdAt: null, raw: {} },
   ]);
   const storage = await snapshot(db, seeded, runId, 'storage_key', null, at);
-  await bulkInsert(db, storageSshKeys, [{ snapshotId: storage, keyId: '9007199254740993', name: 'backup', createdAt: new Date('2024-06-01T00:00:00Z'), raw: {} }]);
+  await bulkInsert(db, storageSshKeysKept, [{ snapshotId: storage, keyId: '9007199254740993', name: 'backup', createdAt: new Date('2024-06-01T00:00:00Z'), raw: {} }]);
   const images = await snapshot(db, seeded, runId, 'image_tag', SCOPE_A, at);
-  await bulkInsert(db, imageTags, [
+  await bulkInsert(db, imageTagsKept, [
     { snapshotId: images, imageId: 'img-1', key: 'os', value: 'ubuntu', readOnly: true, projectId: 1, regionId: 1, raw: {} },
     { snapshotId: images, imageId: 'img-1', key: 'Owner.Team', value: 'ml', readOnly: false, projectId: 1, regionId: 1, raw: {} },
   ]);
   const features = await snapshot(db, seeded, runId, 'free_feature', null, at);
-  await bulkInsert(db, freeFeatures, [
+  await bulkInsert(db, freeFeaturesKept, [
     { snapshotId: features, activationId: '101', clientId: '7', featureId: '3', featureName: 'CDN logs', featureService: 'CDN', isFree: true, createdAt: new Date('2024-02-01T00:00:00Z'), raw: {} },
   ]);
 }
@@ -300,7 +286,7 @@ export async function seedKnownDataset(db: Database): Promise<Seeded> {
     { collector: 'instances', scope: 'p1-r1', endpoint: 'GET /cloud/v1/securitygroups', status: null, message: 'connect ECONNREFUSED' },
   ]);
   const abandoned = await snapshot(db, seeded, seeded.runs.failed, 'instance', SCOPE_A, new Date('2025-03-10T16:30:00Z'), false);
-  await bulkInsert(db, instances, [
+  await bulkInsert(db, instancesKept, [
     { snapshotId: abandoned, instanceId: 'ghost', name: 'ghost', status: 'ACTIVE', flavorName: 'g-h100', projectId: 1, regionId: 1, tags: { team: 'ghost' }, raw: {} },
   ]);
 

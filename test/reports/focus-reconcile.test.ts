@@ -30,7 +30,7 @@ import { loadConfig, type Config } from '../../src/config/index.js';
 import type { Database } from '../../src/db/connection.js';
 import { bulkInsert } from '../../src/db/bulk.js';
 import { computeCostRollups } from '../../src/costing/derive/rollups.js';
-import { gpuFlavors, instances, k8sClusterPrices, snapshots } from '../../src/db/schema.js';
+import { gpuFlavors, instances, k8sClusterPrices, snapshots, gpuFlavorsKept, instancesKept, k8sClusterPricesKept } from '../../src/db/schema.js';
 import { appTest } from '../helpers/reports-app.js';
 import { testDatabases } from '../helpers/databases.js';
 import { parseCsv } from '../web/fixtures.js';
@@ -97,27 +97,27 @@ async function seedHistory(db: Database): Promise<void> {
   const before = new Date('2025-03-09T23:00:00Z');
   const runF = await runAt(db, before);
   const eur = await snapshotAt(db, runF, 'flavor', A, before);
-  await bulkInsert(db, gpuFlavors, [flavor(eur, A, 'g-a100', 'EUR', '2.50'), flavor(eur, A, 'g-h100', 'EUR', '4.00')]);
+  await bulkInsert(db, gpuFlavorsKept, [flavor(eur, A, 'g-a100', 'EUR', '2.50'), flavor(eur, A, 'g-h100', 'EUR', '4.00')]);
   const usd = await snapshotAt(db, runF, 'flavor', B, before);
-  await bulkInsert(db, gpuFlavors, [flavor(usd, B, 'g-a100', 'USD', '3.00')]);
+  await bulkInsert(db, gpuFlavorsKept, [flavor(usd, B, 'g-a100', 'USD', '3.00')]);
   // The repricing: from 13:00 on, g-a100 costs 3.00 in p1-r1.
   const runR = await runAt(db, at(13));
   const repriced = await snapshotAt(db, runR, 'flavor', A, at(13));
-  await bulkInsert(db, gpuFlavors, [flavor(repriced, A, 'g-a100', 'EUR', '3.00'), flavor(repriced, A, 'g-h100', 'EUR', '4.00')]);
+  await bulkInsert(db, gpuFlavorsKept, [flavor(repriced, A, 'g-a100', 'EUR', '3.00'), flavor(repriced, A, 'g-h100', 'EUR', '4.00')]);
 
   for (const hour of HOURS) {
     const runId = await runAt(db, at(hour));
     const a = await snapshotAt(db, runId, 'instance', A, at(hour));
     const a1 = hour < 4 ? instance(a, A, 'a1', 'g-a100', true, [], {}) : instance(a, A, 'a1', 'g-a100', true, [{ key: 'Team', value: 'Platform' }], { team: 'platform' });
-    await bulkInsert(db, instances, [
+    await bulkInsert(db, instancesKept, [
       a1,
       instance(a, A, 'a2', 'g-a100', true, [{ key: 'team', value: 'ml' }], { team: 'ml' }),
       instance(a, A, 'a3', 'g-h100', hour < 16, [{ key: 'team', value: 'ml' }, { key: 'gpu-reserved', value: null }], { team: 'ml', 'gpu-reserved': '' }),
     ]);
     const b = await snapshotAt(db, runId, 'instance', B, at(hour));
-    await bulkInsert(db, instances, [instance(b, B, 'b1', 'g-a100', true, [{ key: 'team', value: 'web' }], { team: 'web' })]);
+    await bulkInsert(db, instancesKept, [instance(b, B, 'b1', 'g-a100', true, [{ key: 'team', value: 'web' }], { team: 'web' })]);
     const k = await snapshotAt(db, runId, 'k8s_price', A, at(hour));
-    await bulkInsert(db, k8sClusterPrices, [
+    await bulkInsert(db, k8sClusterPricesKept, [
       { snapshotId: k, clusterName: 'k8s-prod', currencyCode: 'EUR', pricePerHour: '1.20', pricePerMonth: '876', priceStatus: 'show', projectId: 1, regionId: 1, raw: {} },
     ]);
     priced.push(a, b, k);
@@ -293,26 +293,26 @@ async function seedEndless(db: Database): Promise<void> {
   const before = new Date('2025-03-09T23:00:00Z');
   const runF = await runAt(db, before);
   const eur = await snapshotAt(db, runF, 'flavor', A, before);
-  await bulkInsert(db, gpuFlavors, [flavor(eur, A, 'g-a', 'EUR', '1.001')]);
+  await bulkInsert(db, gpuFlavorsKept, [flavor(eur, A, 'g-a', 'EUR', '1.001')]);
   const usd = await snapshotAt(db, runF, 'flavor', B, before);
-  await bulkInsert(db, gpuFlavors, [flavor(usd, B, 'g-u', 'USD', '0.3335'), flavor(usd, B, 'g-v', 'USD', '1.001')]);
+  await bulkInsert(db, gpuFlavorsKept, [flavor(usd, B, 'g-u', 'USD', '0.3335'), flavor(usd, B, 'g-v', 'USD', '1.001')]);
   const runR = await runAt(db, at(12, 30));
   const repriced = await snapshotAt(db, runR, 'flavor', A, at(12, 30));
-  await bulkInsert(db, gpuFlavors, [flavor(repriced, A, 'g-a', 'EUR', '1.002')]);
+  await bulkInsert(db, gpuFlavorsKept, [flavor(repriced, A, 'g-a', 'EUR', '1.002')]);
   const priced: number[] = [];
   for (const [hour, minute] of FOOT_HOURS) {
     const early = hour < 4;
     const runId = await runAt(db, at(hour, minute));
     const a = await snapshotAt(db, runId, 'instance', A, at(hour, minute));
     const team = (t: string): [Array<{ key: string; value: string }>, Record<string, string>] => [[{ key: 'team', value: t }], { team: t }];
-    await bulkInsert(db, instances, [
+    await bulkInsert(db, instancesKept, [
       instance(a, A, 'x1', 'g-a', true, ...team('a')),
       early ? instance(a, A, 'x2', 'g-a', true, [], {}) : instance(a, A, 'x2', 'g-a', true, ...team('b')),
       instance(a, A, 'x3', 'g-a', early, ...team('a')),
       instance(a, A, 'x4', 'g-a', early, [], {}),
     ]);
     const b = await snapshotAt(db, runId, 'instance', B, at(hour, minute));
-    await bulkInsert(db, instances, [instance(b, B, 'y1', 'g-u', true, ...team('c')), ...(early ? [] : [instance(b, B, 'y2', 'g-v', true, ...team('c'))])]);
+    await bulkInsert(db, instancesKept, [instance(b, B, 'y1', 'g-u', true, ...team('c')), ...(early ? [] : [instance(b, B, 'y2', 'g-v', true, ...team('c'))])]);
     priced.push(a, b);
   }
   for (const id of priced) await computeCostRollups(db, id);

@@ -18,7 +18,7 @@
 import { bulkInsert } from '../../src/db/bulk.js';
 import type { Database } from '../../src/db/connection.js';
 import { computeCostRollups } from '../../src/costing/derive/rollups.js';
-import { gpuFlavors, instances } from '../../src/db/schema.js';
+import { gpuFlavors, instances, gpuFlavorsKept, instancesKept } from '../../src/db/schema.js';
 import { addDays } from '../../src/reports/shared/format.js';
 import { A, B, instance, run, snapshot } from './periods-fixture.js';
 
@@ -29,11 +29,11 @@ export async function seedFooting(db: Database): Promise<void> {
   const flavorAt = new Date('2025-02-28T23:00:00Z');
   const runF = await run(db, flavorAt);
   const eur = await snapshot(db, runF, 'flavor', A, flavorAt);
-  await bulkInsert(db, gpuFlavors, [
+  await bulkInsert(db, gpuFlavorsKept, [
     { snapshotId: eur, flavorId: 'f-g-a', flavorName: 'g-a', currencyCode: 'EUR', pricePerHour: '1.001', pricePerMonth: '730.735', priceStatus: 'show', projectId: 1, regionId: 1, hardware: { gpu: '1x A100' }, raw: {} },
   ]);
   const usd = await snapshot(db, runF, 'flavor', B, flavorAt);
-  await bulkInsert(db, gpuFlavors, [
+  await bulkInsert(db, gpuFlavorsKept, [
     { snapshotId: usd, flavorId: 'f-g-u', flavorName: 'g-u', currencyCode: 'USD', pricePerHour: '0.3335', pricePerMonth: '243.455', priceStatus: 'show', projectId: 2, regionId: 2, hardware: { gpu: '1x A100' }, raw: {} },
   ]);
   const times: Date[] = [];
@@ -44,13 +44,13 @@ export async function seedFooting(db: Database): Promise<void> {
     const runId = await run(db, at);
     const a = await snapshot(db, runId, 'instance', A, at);
     const cMissing = at.getTime() === new Date('2025-03-10T00:00:00Z').getTime();
-    await bulkInsert(db, instances, [
+    await bulkInsert(db, instancesKept, [
       { snapshotId: a, ...instance(A, 'ia', 'g-a', 'a', true) },
       { snapshotId: a, ...instance(A, 'ib', 'g-a', 'b', true) },
       ...(cMissing ? [] : [{ snapshotId: a, ...instance(A, 'ic', 'g-a', 'c', true) }]),
     ]);
     const b = await snapshot(db, runId, 'instance', B, at);
-    await bulkInsert(db, instances, [
+    await bulkInsert(db, instancesKept, [
       { snapshotId: b, ...instance(B, 'jx', 'g-u', 'x', true) },
       { snapshotId: b, ...instance(B, 'jy', 'g-u', 'y', true) },
     ]);

@@ -24,7 +24,7 @@ import { parseCsv } from '../web/fixtures.js';
 import { bulkInsert } from '../../src/db/bulk.js';
 import type { Database } from '../../src/db/connection.js';
 import { computeCostRollups } from '../../src/costing/derive/rollups.js';
-import { gpuFlavors, instances } from '../../src/db/schema.js';
+import { gpuFlavors, instances, gpuFlavorsKept, instancesKept } from '../../src/db/schema.js';
 import { FOOTING_NOW as NOW, seedFooting } from './footing-fixture.js';
 import type { ReportsApp } from './helpers.js';
 import { A, instance, periodsConfig, run, snapshot } from './periods-fixture.js';
@@ -203,14 +203,14 @@ describe.each(testDatabases())('the projection on $name', (database) => {
 async function seedThirds(db: Database): Promise<void> {
   const flavorAt = new Date('2025-02-28T23:00:00Z');
   const flavors = await snapshot(db, await run(db, flavorAt), 'flavor', A, flavorAt);
-  await bulkInsert(db, gpuFlavors, [
+  await bulkInsert(db, gpuFlavorsKept, [
     { snapshotId: flavors, flavorId: 'f-g-a', flavorName: 'g-a', currencyCode: 'EUR', pricePerHour: '1.001', pricePerMonth: '730.735', priceStatus: 'show', projectId: 1, regionId: 1, hardware: {}, raw: {} },
   ]);
   const ids: number[] = [];
   for (const day of ['2025-03-01', '2025-03-02']) {
     for (const [at, running] of [[`${day}T00:00:00Z`, true], [`${day}T04:40:00Z`, false]] as const) {
       const id = await snapshot(db, await run(db, new Date(at)), 'instance', A, new Date(at));
-      if (running) await bulkInsert(db, instances, [{ snapshotId: id, ...instance(A, 'id', 'g-a', 'd', true) }, { snapshotId: id, ...instance(A, 'ie', 'g-a', 'e', true) }]);
+      if (running) await bulkInsert(db, instancesKept, [{ snapshotId: id, ...instance(A, 'id', 'g-a', 'd', true) }, { snapshotId: id, ...instance(A, 'ie', 'g-a', 'e', true) }]);
       ids.push(id);
     }
   }

@@ -20,7 +20,7 @@ import type { Coverage, Row } from '../../src/reports/report.js';
 import { bulkInsert } from '../../src/db/bulk.js';
 import type { Database } from '../../src/db/connection.js';
 import { computeCostRollups } from '../../src/costing/derive/rollups.js';
-import { instances } from '../../src/db/schema.js';
+import { instances, instancesKept } from '../../src/db/schema.js';
 import { addDays } from '../../src/reports/shared/format.js';
 import { testDatabases } from '../helpers/databases.js';
 import { appTest } from '../helpers/reports-app.js';
@@ -38,12 +38,12 @@ async function seedMonths(db: Database): Promise<void> {
     const at = new Date(`${day}T00:00:00Z`);
     const runId = await run(db, at);
     const a = await snapshot(db, runId, 'instance', A, at);
-    await bulkInsert(db, instances, [
+    await bulkInsert(db, instancesKept, [
       { snapshotId: a, ...instance(A, 'i1', 'g-a100', 'ml', true) },
       ...(day >= '2025-02-01' ? [{ snapshotId: a, ...instance(A, 'i2', 'g-h100', 'web', true) }] : []),
     ]);
     const b = await snapshot(db, runId, 'instance', B, at);
-    await bulkInsert(db, instances, [{ snapshotId: b, ...instance(B, 'j1', 'g-a100', 'web', day !== '2025-01-10' && day !== '2025-01-11') }]);
+    await bulkInsert(db, instancesKept, [{ snapshotId: b, ...instance(B, 'j1', 'g-a100', 'web', day !== '2025-01-10' && day !== '2025-01-11') }]);
     ids.push(a, b);
   }
   for (const id of ids) await computeCostRollups(db, id);

@@ -23,7 +23,7 @@ import { bulkInsert } from '../../src/db/bulk.js';
 import type { Database } from '../../src/db/connection.js';
 import { refreshCostDaily } from '../../src/costing/derive/closed-days.js';
 import { computeCostRollups } from '../../src/costing/derive/rollups.js';
-import { gpuFlavors, instances, snapshots } from '../../src/db/schema.js';
+import { gpuFlavors, instances, snapshots, gpuFlavorsKept, instancesKept } from '../../src/db/schema.js';
 import { loadConfig, type Config } from '../../src/config/index.js';
 import { addDays } from '../../src/reports/shared/format.js';
 
@@ -76,12 +76,12 @@ export function instance(scope: typeof A, id: string, flavor: string, team: stri
 export async function seedPeriodFlavors(db: Database, flavorAt: Date): Promise<void> {
   const runF = await run(db, flavorAt);
   const eur = await snapshot(db, runF, 'flavor', A, flavorAt);
-  await bulkInsert(db, gpuFlavors, [
+  await bulkInsert(db, gpuFlavorsKept, [
     { snapshotId: eur, flavorId: 'f-g-a100', flavorName: 'g-a100', currencyCode: 'EUR', pricePerHour: '2.50', pricePerMonth: '1825', priceStatus: 'show', projectId: 1, regionId: 1, raw: {} },
     { snapshotId: eur, flavorId: 'f-g-h100', flavorName: 'g-h100', currencyCode: 'EUR', pricePerHour: '4.00', pricePerMonth: '2920', priceStatus: 'show', projectId: 1, regionId: 1, raw: {} },
   ]);
   const usd = await snapshot(db, runF, 'flavor', B, flavorAt);
-  await bulkInsert(db, gpuFlavors, [
+  await bulkInsert(db, gpuFlavorsKept, [
     { snapshotId: usd, flavorId: 'f-g-a100', flavorName: 'g-a100', currencyCode: 'USD', pricePerHour: '3.00', pricePerMonth: '2190', priceStatus: 'show', projectId: 2, regionId: 2, raw: {} },
   ]);
 }
@@ -95,13 +95,13 @@ export async function seedPeriods(db: Database): Promise<void> {
     const runId = await run(db, at);
     const february = day >= '2025-02-01' && day <= '2025-02-28';
     const a = await snapshot(db, runId, 'instance', A, at);
-    await bulkInsert(db, instances, [
+    await bulkInsert(db, instancesKept, [
       { snapshotId: a, ...instance(A, 'i1', 'g-a100', 'ml', true) },
       ...(february ? [{ snapshotId: a, ...instance(A, 'i2', 'g-h100', 'web', true) }] : []),
     ]);
     const b = await snapshot(db, runId, 'instance', B, at);
     const stopped = (day >= '2025-02-20' && day <= '2025-02-28') || day === '2025-03-05';
-    await bulkInsert(db, instances, [{ snapshotId: b, ...instance(B, 'j1', 'g-a100', 'web', !stopped) }]);
+    await bulkInsert(db, instancesKept, [{ snapshotId: b, ...instance(B, 'j1', 'g-a100', 'web', !stopped) }]);
     ids.push(a, b);
   }
   for (const id of ids) await computeCostRollups(db, id);

@@ -79,19 +79,19 @@ describe.runIf(postgres.length > 0)('inventory CSV written by Postgres', () => {
         const snapshot = (kind: string, scope: string, at: Date) => seeded.snapshots.get(`${kind}@${scope}@${at.toISOString()}`)!;
         const latestA = snapshot('instance', SCOPE_A.scopeKey, T3);
         await db.execute(
-          `update instances_staged set name = $2, tags = $3::jsonb where snapshot_id = $1 and instance_id = 'i4'`,
+          `update instances_kept set name = $2, tags = $3::jsonb where snapshot_id = $1 and instance_id = 'i4'`,
           [latestA, '=1+2\n"quoted", end', JSON.stringify({ z: 'say "hi"\nthen', 10: 'ten', 2: 'two', a: '=SUM(A1)', 'tab\tkey': '\u0001' })],
         );
-        await db.execute(`update instances_staged set name = '' where snapshot_id = $1 and instance_id = 'i3'`, [latestA]);
-        await db.execute(`update instances_staged set name = $2, tags = '{}'::jsonb where snapshot_id = $1 and instance_id = 'i5'`, [latestA, '@home, -1']);
+        await db.execute(`update instances_kept set name = '' where snapshot_id = $1 and instance_id = 'i3'`, [latestA]);
+        await db.execute(`update instances_kept set name = $2, tags = '{}'::jsonb where snapshot_id = $1 and instance_id = 'i5'`, [latestA, '@home, -1']);
         // Full-width formula starts, which spreadsheets in East Asian locales read as formulas.
-        await db.execute(`update instances_staged set name = '＝SUM(A1)' where instance_id = 'i2'`);
-        await db.execute(`update instances_staged set name = '＋1' where instance_id = 'i7'`);
-        await db.execute(`update instances_staged set name = '－1' where instance_id = 'j2'`);
-        await db.execute(`update keypairs_staged set fingerprint = '＠cc:dd' where keypair_id = 'kp-2'`);
+        await db.execute(`update instances_kept set name = '＝SUM(A1)' where instance_id = 'i2'`);
+        await db.execute(`update instances_kept set name = '＋1' where instance_id = 'i7'`);
+        await db.execute(`update instances_kept set name = '－1' where instance_id = 'j2'`);
+        await db.execute(`update keypairs_kept set fingerprint = '＠cc:dd' where keypair_id = 'kp-2'`);
         // Scope B priced in yen with half a yen: rounded half away from zero to whole yen (hourly: 2 digits).
         await db.execute(
-          `update gpu_flavors_staged set currency_code = 'jpy', price_per_hour = 333.125, price_per_month = 243181.5
+          `update gpu_flavors_kept set currency_code = 'jpy', price_per_hour = 333.125, price_per_month = 243181.5
             where snapshot_id = $1 and flavor_name = 'g-a100'`,
           [snapshot('flavor', SCOPE_B.scopeKey, new Date(TP.getTime() - 5 * 60_000))],
         );
