@@ -19,6 +19,8 @@ import type { HeldLock } from '../db/connection.js';
 import { isConnectionLost } from '../db/errors.js';
 import { beginRun, finishRun, heartbeat, type FinishResult } from './run-record.js';
 import { openSnapshot, type SnapshotWriter } from './snapshot-writer.js';
+import { reclaimStagingSpace } from '../db/versions.js';
+import type { SnapshotKind } from '../db/schema.js';
 import type {
   CollectorDeps,
   CollectorName,
@@ -291,11 +293,28 @@ async function executeRun(deps: CollectorDeps, input: ExecuteInput): Promise<Run
     }
   };
 
+  // Once a collector's scopes are all finalised, its staging tables are empty: their space goes
+  // back at once (not at the next vacuum). Not the run's failure when it cannot: logged, retried
+  // after the next collection.
+  const reclaimStaging = async (kind: SnapshotKind): Promise<void> => {
+    try {
+      const truncated = await reclaimStagingSpace(db, kind);
+      log.debug({ kind, truncated }, 'staging space reclaimed');
+    } catch (err) {
+      log.warn({ err, kind }, 'could not reclaim the space of the staging tables');
+    }
+  };
+
   try {
     emit({ type: 'run-started', runId, collectors: input.collectors, scopes: deps.scopes.length });
     log.info({ collectors: input.collectors, scopes: deps.scopes.length, trigger: input.trigger }, 'collection started');
     for (const phase of collectorPhases(input.collectors)) {
-      await Promise.all(phase.map((collector) => Promise.all(collector.units(ctx).map((unit) => runUnit(collector, unit)))));
+      await Promise.all(
+        phase.map(async (collector) => {
+          await Promise.all(collector.units(ctx).map((unit) => runUnit(collector, unit)));
+          await reclaimStaging(collector.kind);
+        }),
+      );
     }
   } catch (err) {
     fatal = true;

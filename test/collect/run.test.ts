@@ -118,6 +118,14 @@ describe.each(testDatabases())('the collection run loop ($name)', ({ open }) => 
       );
     });
 
+    it('gives back the staging tables of every collector it ran, failed units included', async () => {
+      const sizes = await db.query<{ relname: string; bytes: string }>(
+        `SELECT relname, pg_relation_size(oid)::text AS bytes FROM pg_class
+          WHERE relname IN ('gpu_flavors_staged', 'instances_staged', 'keypairs_staged', 'instance_ports_staged') ORDER BY relname`,
+      );
+      expect(sizes).toEqual(['gpu_flavors_staged', 'instance_ports_staged', 'instances_staged', 'keypairs_staged'].map((relname) => ({ relname, bytes: '0' })));
+    });
+
     it('reports every unit once, and starts a phase only when the one before has ended', () => {
       expect(events[0]).toEqual({ type: 'run-started', runId: summary.runId, collectors: ['flavors', 'instances', 'keypairs', 'ports'], scopes: 3 });
       expect(events.at(-1)).toEqual({ type: 'run-finished', summary });
