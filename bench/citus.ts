@@ -33,7 +33,7 @@ import { loadAverage, ms, out, percentile, secs } from './measure.js';
 import { BENCH_SERVER, parseBenchOptions } from './options.js';
 import { ROOT } from './runtime.js';
 
-const DEFAULT_CITUS = process.env.TEST_CITUS_URL ?? 'postgres://postgres@127.0.0.1:9700/postgres';
+export const DEFAULT_CITUS = process.env.TEST_CITUS_URL ?? 'postgres://postgres@127.0.0.1:9700/postgres';
 
 const parseOptions = (args: string[]) =>
   parseBenchOptions('citus', args, { size: 10_000, samples: 20, citusUrl: DEFAULT_CITUS, databaseUrl: BENCH_SERVER as string, keep: false });
@@ -48,7 +48,7 @@ interface Engine {
 }
 
 /** Runs `node src/cli.ts <command>` as `npm run cli` does, with `env`; its wall time, exit code and the end of its output. */
-async function cli(command: string, env: Record<string, string>): Promise<{ ms: number; code: number | null; tail: string }> {
+export async function cli(command: string, env: Record<string, string>): Promise<{ ms: number; code: number | null; tail: string }> {
   const started = performance.now();
   const child = spawn(process.execPath, ['--max-semi-space-size=64', '--import', 'tsx', 'src/cli.ts', command], {
     cwd: ROOT,

@@ -11,6 +11,7 @@ const BENCHMARKS: Record<string, () => Promise<{ main(args: string[]): Promise<v
   history: () => import('./history.js'),
   'overview-load': () => import('./overview-load.js'),
   citus: () => import('./citus.js'),
+  writes: () => import('./writes.js'),
 };
 
 async function run(argv: string[]): Promise<void> {
