@@ -271,12 +271,13 @@ interface ColumnInfo {
 const dialect = new PgDialect();
 
 /**
- * The table as messages name it: a resource kind's staging table (`instances_staged`, see
- * db/versions.ts) by the name readers know it by (`instances`, the view of every snapshot's rows).
+ * The table as messages name it: a resource kind's staging or kept table (`instances_staged`,
+ * `instances_kept`, see db/versions.ts) by the name readers know it by (`instances`, the view of
+ * every snapshot's rows).
  */
 function labelOf(table: PgTable): string {
   const { name, schema } = getTableConfig(table);
-  const label = name.replace(/_staged$/, '');
+  const label = name.replace(/_(staged|kept)$/, '');
   return schema ? `${quoteIdent(schema)}.${quoteIdent(label)}` : quoteIdent(label);
 }
 
