@@ -120,7 +120,11 @@ export async function writeDailyTotals(q: Queryable, days: readonly string[]): P
         union all
         select k.day, k.kind, t.dimension, $2::text, k.currency, k.price_seconds, k.resource_seconds, k.unpriced_resource_seconds, k.gpu_seconds, k.gpu_price_seconds, k.gpu_unknown_resource_seconds
         from d k join tag_dims t on t.day = k.day and k.dimension = t.kind_dimension
-        where not exists (select 1 from cost_daily x where x.day = k.day and x.dimension = t.dimension and x.kind = k.kind and x.scope_key = k.scope_key)
+        -- An anti-join on the day's rows, not a correlated NOT EXISTS: Citus refuses a correlated
+        -- subquery next to a CTE.
+        left join (select distinct day, kind, scope_key, dimension from d) x
+          on x.day = k.day and x.dimension = t.dimension and x.kind = k.kind and x.scope_key = k.scope_key
+        where x.day is null
       )
       insert into cost_daily_totals (day, kind, dimension, group_value, currency, price_seconds, resource_seconds, unpriced_resource_seconds,
         gpu_seconds, gpu_price_seconds, gpu_unknown_resource_seconds)
@@ -184,7 +188,9 @@ export async function refreshCostDaily(
         from pieces p
         join tag_dims t on t.kind = p.kind and t.scope_key = p.scope_key
         join cost_rollups k on k.snapshot_id = p.id and k.dimension = t.kind_dimension
-        where not exists (select 1 from cost_rollups x where x.snapshot_id = p.id and x.dimension = t.dimension)
+        -- x correlated with k, not p (the same snapshot): Citus plans the anti-join only when it
+        -- joins two shards of cost_rollups on their distribution column directly.
+        where not exists (select 1 from cost_rollups x where x.snapshot_id = k.snapshot_id and x.dimension = t.dimension)
       )
       insert into cost_daily (day, kind, scope_key, project_id, region_id, dimension, group_value, currency,
         price_seconds, resource_seconds, unpriced_resource_seconds, max_resource_count, gpu_seconds, gpu_price_seconds, gpu_unknown_resource_seconds, computed_at)
