@@ -10,6 +10,7 @@ import pg from 'pg';
 import { distributeTables } from '../../src/db/citus-distribute.js';
 import { openDatabase, type Database } from '../../src/db/connection.js';
 import { migrateDatabase } from '../../src/db/migrate.js';
+import type { TestDatabase } from './databases.js';
 
 export const CITUS_URL = process.env.TEST_CITUS_URL || undefined;
 if (CITUS_URL && !/^postgres(ql)?:\/\//.test(CITUS_URL)) {
@@ -99,6 +100,21 @@ export async function openDistributedDatabase(baseUrl: string, seed?: (db: Datab
     close: async () => {
       await db.close();
       await citus.drop();
+    },
+  };
+}
+
+/**
+ * The Citus cluster as one more target of the suites written for testDatabases(): each open()
+ * gives a fresh distributed database (openDistributedDatabase), dropped on every node by its close().
+ */
+export function citusTestDatabase(): TestDatabase {
+  return {
+    name: 'citus',
+    open: async () => {
+      if (!CITUS_URL) throw new Error('citusTestDatabase: TEST_CITUS_URL is not set');
+      const distributed = await openDistributedDatabase(CITUS_URL);
+      return { ...distributed.db, close: distributed.close };
     },
   };
 }

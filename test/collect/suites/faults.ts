@@ -6,10 +6,10 @@ import type { Database } from '../../../src/db/connection.js';
 import type { RunError } from '../../../src/db/schema.js';
 import { runCollectCommand, runCollection, runLockName, type CollectorDeps } from '../../../src/collect/index.js';
 import type { Simulator } from '../../../src/simulator/index.js';
-import { testDatabases } from '../../helpers/databases.js';
+import { testDatabases, type TestDatabase } from '../../helpers/databases.js';
 import { latestSnapshots, startTestSimulator, testClient, testConfig, testDeps } from '../helpers.js';
 
-export function faultsSuite(): void {
+export function faultsSuite(databases: TestDatabase[] = testDatabases()): void {
   describe('faults', () => {
     const MISSING_PROJECT = { projectId: 999_999, regionId: 38, securityGroups: ['5c1d0b6e-0000-4000-8000-000000000001'], k8sClusters: ['nowhere'] };
 
@@ -20,7 +20,7 @@ export function faultsSuite(): void {
       return { stream, text: () => text };
     }
 
-    describe.each(testDatabases())('faults during a collection ($name)', ({ open }) => {
+    describe.each(databases)('faults during a collection ($name)', ({ open }) => {
       let sim: Simulator;
       let config: Config;
       let client: CloudClient;
