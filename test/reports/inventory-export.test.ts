@@ -55,11 +55,11 @@ describe.each(testDatabases())('inventory export in one query on $name', ({ open
       [SCOPE_A.scopeKey, T3],
     );
     await db.execute(
-      `insert into gpu_flavors_staged
-        select (jsonb_populate_record(null::gpu_flavors_staged, to_jsonb(f) || jsonb_build_object('snapshot_id', $1::int,
+      `insert into gpu_flavors_kept
+        select (jsonb_populate_record(null::gpu_flavors_kept, to_jsonb(f) || jsonb_build_object('snapshot_id', $1::int,
                 'price_per_hour', case when f.flavor_name = 'g-a100' then 2.75 else f.price_per_hour end,
                 'price_per_month', case when f.flavor_name = 'g-a100' then null else f.price_per_month end))).*
-          from gpu_flavors_staged f
+          from gpu_flavors_kept f
          where f.snapshot_id = (select id from snapshots where kind = 'flavor' and scope_key = $2 and id <> $1 order by taken_at desc limit 1)`,
       [flavors!.id, SCOPE_A.scopeKey],
     );
