@@ -17,7 +17,7 @@ import { computeCostRollups } from '../costing/derive/rollups.js';
 import { PRICED_KINDS, TAG_DIMENSION_PREFIX } from '../costing/pricing.js';
 import { withLockTimeout } from '../db/local-settings.js';
 import { UNTAGGED, type OriginalTag } from '../db/schema.js';
-import { versionedTable, versionSeenBy } from '../db/versions.js';
+import { snapshotRowsSql, versionedTable, versionSeenBy } from '../db/versions.js';
 import { retagColumns } from './tags.js';
 
 /** Tag-bearing resource tables per priced kind, with their primary key after snapshot_id (trusted constants). */
@@ -83,8 +83,9 @@ export async function recomputeRollups(db: Database, rules: TagRules, options: R
 
 /** Re-derives `tags` and `tags_read_only` of one table's rows of a snapshot; returns the rows changed. */
 async function retagTable(tx: Queryable, spec: { table: string; keys: readonly string[] }, snapshotId: number, rules: TagRules): Promise<number> {
+  // The snapshot's rows read from versions and kept rows directly (Citus cannot plan the view).
   const rows = await tx.query<Record<string, unknown> & { tags: Record<string, string>; tags_read_only: string[]; tags_original: OriginalTag[] }>(
-    `select ${spec.keys.join(', ')}, tags, tags_read_only, tags_original from ${spec.table} where snapshot_id = $1`,
+    snapshotRowsSql(versionedTable(spec.table), `${spec.keys.join(', ')}, tags, tags_read_only, tags_original`, '$1'),
     [snapshotId],
   );
   const changed: Array<{ keys: string[]; tags: string; readOnly: string }> = [];

@@ -5,10 +5,13 @@
  * or else PGlite: a first collection, the work the service does after a run (days closed, current
  * instances, budget and anomaly alerts), then a second collection in which nothing changed and the
  * work after it again. Every run succeeds, every table holds as many rows, and the cost rollups
- * hold the same figures (as text, exact) on both.
+ * hold the same figures (as text, exact) on both; then `recompute-rollups` under changed tag
+ * rules (the team key renamed) retags and rebuilds the same rows and figures on both.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCollection } from '../../src/collect/index.js';
+import { recomputeRollups, type RecomputeSummary } from '../../src/collect/recompute.js';
+import type { TagRules } from '../../src/tags/normalise.js';
 import { workAfterRun } from '../../src/notify/after-run.js';
 import pino from 'pino';
 import type { Database } from '../../src/db/connection.js';
@@ -78,20 +81,35 @@ async function perKind(database: Database, kinds: readonly string[]): Promise<Re
   return Object.fromEntries(kinds.map((k) => [k, { snapshots: snapshots.get(k) ?? 0, presence: presence.get(k) ?? 0 }]));
 }
 
+/** Tag rules after an administrator renamed the team key: every team-tagged row is retagged. */
+const RENAMED_TEAM: TagRules = { tagAliases: { team: 'owner' }, tagKeyCase: 'lower', tagValueCase: 'lower', tagValueAliases: {} };
+
+/** recompute-rollups under RENAMED_TEAM: its summary and the cost figures it leaves. */
+async function recompute(database: Database): Promise<{ summary: RecomputeSummary; rollups: string[] }> {
+  const summary = await recomputeRollups(database, RENAMED_TEAM);
+  return { summary, rollups: await rollupFigures(database) };
+}
+
 /** Kinds whose collection writes no cost rollups (fold, presence and run record only). */
 const UNPRICED_KINDS = ['keypair', 'flavor', 'storage_key', 'free_feature'];
 
 describe.skipIf(!CITUS_URL)(citusSuiteTitle('a collection on a distributed database'), () => {
   let citus: DistributedDatabase | undefined;
   let database: Database | undefined;
-  let plain: { name: string; counts: Record<string, number>; kinds: Awaited<ReturnType<typeof perKind>>; rollups: string[] };
+  let plain: { name: string; counts: Record<string, number>; kinds: Awaited<ReturnType<typeof perKind>>; rollups: string[]; recomputed: Awaited<ReturnType<typeof recompute>> };
   let distributed: { statuses: string[]; loggedErrors: string[]; errors: unknown };
   beforeAll(async () => {
     const plainTarget = testDatabases().at(-1)!; // Postgres when TEST_DATABASE_URL is set, else PGlite
     const reference = await plainTarget.open();
     try {
       expect(await collectTwice(reference), plainTarget.name).toEqual({ statuses: ['succeeded', 'succeeded'], loggedErrors: [] });
-      plain = { name: plainTarget.name, counts: await rowCounts(reference), kinds: await perKind(reference, UNPRICED_KINDS), rollups: await rollupFigures(reference) };
+      plain = {
+        name: plainTarget.name,
+        counts: await rowCounts(reference),
+        kinds: await perKind(reference, UNPRICED_KINDS),
+        rollups: await rollupFigures(reference),
+        recomputed: await recompute(reference),
+      };
     } finally {
       await reference.close();
     }
@@ -123,5 +141,12 @@ describe.skipIf(!CITUS_URL)(citusSuiteTitle('a collection on a distributed datab
     const rollups = await rollupFigures(database!);
     expect(rollups.length).toBeGreaterThan(0);
     expect(rollups).toEqual(plain.rollups);
+  });
+
+  it('recomputes the rollups under changed tag rules as on a plain database', async () => {
+    expect(plain.recomputed.summary.failures).toEqual([]);
+    expect(plain.recomputed.summary.retaggedRows).toBeGreaterThan(0);
+    expect(plain.recomputed.rollups.some((line) => line.includes('|tag:owner|'))).toBe(true);
+    expect(await recompute(database!)).toEqual(plain.recomputed);
   });
 });
