@@ -62,6 +62,18 @@ export async function cli(command: string, env: Record<string, string>): Promise
   return { ms: performance.now() - started, code, tail: output.trim().split('\n').slice(-6).join('\n') };
 }
 
+/**
+ * What to collect, as a configuration file in a new temporary folder (the caller removes it): the
+ * simulator's manifest is a valid configuration file (config/scopes.ts).
+ */
+export function simulatorConfigFile(simManifest: unknown, bench: string): { configDir: string; configFile: string } {
+  const configDir = mkdtempSync(join(tmpdir(), `ct-bench-${bench}-`));
+  const manifest = simManifest as { scopes: unknown; image_ids?: unknown; free_feature_ids?: unknown };
+  const configFile = join(configDir, 'cloudtally.json');
+  writeFileSync(configFile, JSON.stringify({ scopes: manifest.scopes, image_ids: manifest.image_ids ?? [], free_feature_ids: manifest.free_feature_ids ?? [] }));
+  return { configDir, configFile };
+}
+
 async function timedGet(url: string): Promise<{ ms: number; status: number }> {
   const t = performance.now();
   const res = await request(url);
@@ -118,11 +130,7 @@ export async function main(args: string[]): Promise<void> {
     { label: 'Postgres', url: withDatabase(o.databaseUrl, plainName), drop: () => onServer(o.databaseUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${plainName} WITH (FORCE)`)).then(() => undefined) },
   ];
   const sim = await startChildSimulator(o.size);
-  // What to collect: the simulator's manifest is a valid configuration file (config/scopes.ts).
-  const configDir = mkdtempSync(join(tmpdir(), 'ct-bench-citus-'));
-  const manifest = sim.manifest as { scopes: unknown; image_ids?: unknown; free_feature_ids?: unknown };
-  const configFile = join(configDir, 'cloudtally.json');
-  writeFileSync(configFile, JSON.stringify({ scopes: manifest.scopes, image_ids: manifest.image_ids ?? [], free_feature_ids: manifest.free_feature_ids ?? [] }));
+  const { configDir, configFile } = simulatorConfigFile(sim.manifest, 'citus');
   try {
     const citus = await createCitusDatabase(o.citusUrl, 'ct_bench_citus_');
     engines.push({ label: 'Citus', url: citus.url, drop: citus.drop });

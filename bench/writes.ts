@@ -12,11 +12,9 @@
  * BENCH_DATABASE_URL) and, when a Citus coordinator answers (--citus-url, else TEST_CITUS_URL),
  * on Citus too, placed by `npm run cli -- distribute`.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { createCitusDatabase } from '../test/helpers/citus.js';
-import { cli, DEFAULT_CITUS } from './citus.js';
+import { cli, DEFAULT_CITUS, simulatorConfigFile } from './citus.js';
 import { startChildSimulator } from './collect.js';
 import { benchDatabaseName, onServer, withDatabase } from './database.js';
 import { loadAverage, out, secs } from './measure.js';
@@ -62,10 +60,7 @@ export async function main(args: string[]): Promise<void> {
   const o = parseOptions(args);
   out(`What a collection writes: ${o.size.toLocaleString('en-US')} instances from the simulator, npm run collect into a fresh database, a first collection then ${o.repeats} unchanged, no VACUUM in between (load ${loadAverage()})`);
   const sim = await startChildSimulator(o.size);
-  const configDir = mkdtempSync(join(tmpdir(), 'ct-bench-writes-'));
-  const manifest = sim.manifest as { scopes: unknown; image_ids?: unknown; free_feature_ids?: unknown };
-  const configFile = join(configDir, 'cloudtally.json');
-  writeFileSync(configFile, JSON.stringify({ scopes: manifest.scopes, image_ids: manifest.image_ids ?? [], free_feature_ids: manifest.free_feature_ids ?? [] }));
+  const { configDir, configFile } = simulatorConfigFile(sim.manifest, 'writes');
   const engines: Engine[] = [];
   try {
     const plainName = benchDatabaseName('writes');
