@@ -8,10 +8,14 @@
 --     buffer, emptied at finalising and truncated once a collector's scopes are all finalised.
 --     Nothing reads it but the fold (an unlogged table cannot be read on a replica);
 --   * rows of snapshots not yet complete move back to the buffer.
+-- On a database already distributed with Citus, the moves below run on every shard, after which
+-- Citus creates the trigger functions on the workers only if the moves used one connection per
+-- worker (sequential); elsewhere the setting is an unused placeholder.
+SET LOCAL citus.multi_shard_modify_mode TO 'sequential';
 --> statement-breakpoint
 ALTER TABLE "gpu_clusters_staged" RENAME TO "gpu_clusters_kept";
 --> statement-breakpoint
-ALTER TABLE "gpu_clusters_kept" RENAME CONSTRAINT "gpu_clusters_pk" TO "gpu_clusters_kept_pk";
+ALTER INDEX "gpu_clusters_pk" RENAME TO "gpu_clusters_kept_pk";
 --> statement-breakpoint
 CREATE UNLOGGED TABLE "gpu_clusters_staged" (LIKE "gpu_clusters_kept" INCLUDING DEFAULTS);
 --> statement-breakpoint
@@ -30,7 +34,7 @@ END $$;
 --> statement-breakpoint
 ALTER TABLE "gpu_cluster_servers_staged" RENAME TO "gpu_cluster_servers_kept";
 --> statement-breakpoint
-ALTER TABLE "gpu_cluster_servers_kept" RENAME CONSTRAINT "gpu_cluster_servers_pk" TO "gpu_cluster_servers_kept_pk";
+ALTER INDEX "gpu_cluster_servers_pk" RENAME TO "gpu_cluster_servers_kept_pk";
 --> statement-breakpoint
 CREATE UNLOGGED TABLE "gpu_cluster_servers_staged" (LIKE "gpu_cluster_servers_kept" INCLUDING DEFAULTS);
 --> statement-breakpoint
@@ -49,7 +53,7 @@ END $$;
 --> statement-breakpoint
 ALTER TABLE "instances_staged" RENAME TO "instances_kept";
 --> statement-breakpoint
-ALTER TABLE "instances_kept" RENAME CONSTRAINT "instances_pk" TO "instances_kept_pk";
+ALTER INDEX "instances_pk" RENAME TO "instances_kept_pk";
 --> statement-breakpoint
 CREATE UNLOGGED TABLE "instances_staged" (LIKE "instances_kept" INCLUDING DEFAULTS);
 --> statement-breakpoint
@@ -68,7 +72,7 @@ END $$;
 --> statement-breakpoint
 ALTER TABLE "instance_ports_staged" RENAME TO "instance_ports_kept";
 --> statement-breakpoint
-ALTER TABLE "instance_ports_kept" RENAME CONSTRAINT "instance_ports_pk" TO "instance_ports_kept_pk";
+ALTER INDEX "instance_ports_pk" RENAME TO "instance_ports_kept_pk";
 --> statement-breakpoint
 CREATE UNLOGGED TABLE "instance_ports_staged" (LIKE "instance_ports_kept" INCLUDING DEFAULTS);
 --> statement-breakpoint
@@ -87,7 +91,7 @@ END $$;
 --> statement-breakpoint
 ALTER TABLE "keypairs_staged" RENAME TO "keypairs_kept";
 --> statement-breakpoint
-ALTER TABLE "keypairs_kept" RENAME CONSTRAINT "keypairs_pk" TO "keypairs_kept_pk";
+ALTER INDEX "keypairs_pk" RENAME TO "keypairs_kept_pk";
 --> statement-breakpoint
 CREATE UNLOGGED TABLE "keypairs_staged" (LIKE "keypairs_kept" INCLUDING DEFAULTS);
 --> statement-breakpoint
@@ -106,7 +110,7 @@ END $$;
 --> statement-breakpoint
 ALTER TABLE "storage_ssh_keys_staged" RENAME TO "storage_ssh_keys_kept";
 --> statement-breakpoint
-ALTER TABLE "storage_ssh_keys_kept" RENAME CONSTRAINT "storage_ssh_keys_pk" TO "storage_ssh_keys_kept_pk";
+ALTER INDEX "storage_ssh_keys_pk" RENAME TO "storage_ssh_keys_kept_pk";
 --> statement-breakpoint
 CREATE UNLOGGED TABLE "storage_ssh_keys_staged" (LIKE "storage_ssh_keys_kept" INCLUDING DEFAULTS);
 --> statement-breakpoint
@@ -125,7 +129,7 @@ END $$;
 --> statement-breakpoint
 ALTER TABLE "image_tags_staged" RENAME TO "image_tags_kept";
 --> statement-breakpoint
-ALTER TABLE "image_tags_kept" RENAME CONSTRAINT "image_tags_pk" TO "image_tags_kept_pk";
+ALTER INDEX "image_tags_pk" RENAME TO "image_tags_kept_pk";
 --> statement-breakpoint
 CREATE UNLOGGED TABLE "image_tags_staged" (LIKE "image_tags_kept" INCLUDING DEFAULTS);
 --> statement-breakpoint
@@ -144,7 +148,7 @@ END $$;
 --> statement-breakpoint
 ALTER TABLE "free_features_staged" RENAME TO "free_features_kept";
 --> statement-breakpoint
-ALTER TABLE "free_features_kept" RENAME CONSTRAINT "free_features_pk" TO "free_features_kept_pk";
+ALTER INDEX "free_features_pk" RENAME TO "free_features_kept_pk";
 --> statement-breakpoint
 CREATE UNLOGGED TABLE "free_features_staged" (LIKE "free_features_kept" INCLUDING DEFAULTS);
 --> statement-breakpoint
@@ -163,7 +167,7 @@ END $$;
 --> statement-breakpoint
 ALTER TABLE "gpu_flavors_staged" RENAME TO "gpu_flavors_kept";
 --> statement-breakpoint
-ALTER TABLE "gpu_flavors_kept" RENAME CONSTRAINT "gpu_flavors_pk" TO "gpu_flavors_kept_pk";
+ALTER INDEX "gpu_flavors_pk" RENAME TO "gpu_flavors_kept_pk";
 --> statement-breakpoint
 CREATE UNLOGGED TABLE "gpu_flavors_staged" (LIKE "gpu_flavors_kept" INCLUDING DEFAULTS);
 --> statement-breakpoint
@@ -182,7 +186,7 @@ END $$;
 --> statement-breakpoint
 ALTER TABLE "k8s_cluster_prices_staged" RENAME TO "k8s_cluster_prices_kept";
 --> statement-breakpoint
-ALTER TABLE "k8s_cluster_prices_kept" RENAME CONSTRAINT "k8s_cluster_prices_pk" TO "k8s_cluster_prices_kept_pk";
+ALTER INDEX "k8s_cluster_prices_pk" RENAME TO "k8s_cluster_prices_kept_pk";
 --> statement-breakpoint
 CREATE UNLOGGED TABLE "k8s_cluster_prices_staged" (LIKE "k8s_cluster_prices_kept" INCLUDING DEFAULTS);
 --> statement-breakpoint

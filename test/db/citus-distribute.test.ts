@@ -2,16 +2,23 @@
  * `npm run cli -- distribute` as a child process. On a Citus coordinator (TEST_CITUS_URL, e.g.
  * from scripts/citus-cluster.sh): a fresh database and one that already holds a collection from
  * the simulator are placed as src/db/distribution.ts says (checked in pg_dist_partition), a second
- * run changes nothing, and the sequences are past the rows. On plain Postgres (TEST_DATABASE_URL)
+ * run changes nothing, and the sequences are past the rows; a database distributed under an
+ * earlier release's schema takes the later migrations and has their tables placed by the next run.
+ * On plain Postgres (TEST_DATABASE_URL)
  * the command refuses and changes nothing.
  */
 import { randomBytes } from 'node:crypto';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCollection } from '../../src/collect/index.js';
-import { openDatabase } from '../../src/db/connection.js';
+import { openDatabase, type Database } from '../../src/db/connection.js';
+import { distributeTables } from '../../src/db/citus-distribute.js';
 import { DISTRIBUTED_TABLES, LOCAL_TABLES, REFERENCE_TABLES } from '../../src/db/distribution.js';
-import { migrateDatabase } from '../../src/db/migrate.js';
+import { MIGRATIONS_FOLDER, migrateDatabase } from '../../src/db/migrate.js';
+import { viewRowsSql } from '../../src/db/versions.js';
 import { startTestSimulator, testClient, testConfig, testDeps } from '../collect/helpers.js';
 import { CITUS_URL, citusSuiteTitle, createCitusDatabase, type CitusDatabase } from '../helpers/citus.js';
 import { spawnCli } from '../helpers/cli.js';
@@ -163,6 +170,91 @@ describe.skipIf(!CITUS_URL)(citusSuiteTitle('distribute on a Citus coordinator')
         `select nextval(pg_get_serial_sequence('collection_runs', 'id'))::text as next, (select max(id) from collection_runs) as max`,
       );
       expect(Number(run!.next)).toBeGreaterThan(run!.max);
+    }, 300_000);
+  });
+});
+
+/** A copy of migrations/ without the migration `tag` and those after it: the schema of an earlier release. */
+function migrationsBefore(tag: string): string {
+  const folder = mkdtempSync(join(tmpdir(), 'ct-migrations-'));
+  cpSync(MIGRATIONS_FOLDER, folder, { recursive: true });
+  const journalFile = join(folder, 'meta', '_journal.json');
+  const journal = JSON.parse(readFileSync(journalFile, 'utf8')) as { entries: Array<{ tag: string }> };
+  const cut = journal.entries.findIndex((e) => e.tag === tag);
+  if (cut < 0) throw new Error(`no migration ${tag}`);
+  for (const entry of journal.entries.slice(cut)) rmSync(join(folder, `${entry.tag}.sql`));
+  writeFileSync(journalFile, JSON.stringify({ ...journal, entries: journal.entries.slice(0, cut) }));
+  return folder;
+}
+
+describe.skipIf(!CITUS_URL)(citusSuiteTitle('distribute, then upgrade'), () => {
+  describe('a database distributed before migration 0036 (unlogged staging)', () => {
+    const db = freshCitusDatabase();
+
+    it('applies the migration to the distributed tables, keeps every row, places the new tables and collects', async () => {
+      const folder = migrationsBefore('0036_unlogged_staging');
+      const rowsOf = (q: { query: Database['query'] }) =>
+        // The view's rows read as reports read them (Citus cannot plan the view itself).
+        q.query<{ snapshot_id: number; instance_id: string; name: string }>(
+          `select r.snapshot_id, r.instance_id, r.name from ${viewRowsSql('instances', '(select id, kind, scope_key, taken_at, versioned from snapshots)', ['instance_id', 'name'])} r order by 1, 2`,
+        );
+      let before: Awaited<ReturnType<typeof rowsOf>>;
+      const database = await openDatabase({ driver: 'pg', url: db.url }, { poolSize: 2 });
+      try {
+        await migrateDatabase(database, { migrationsFolder: folder });
+        // A backfilled snapshot (rows kept, written through the view) and a folded one (versions).
+        const [kept] = await database.query<{ id: number }>(
+          `insert into snapshots (kind, scope_key, project_id, region_id, taken_at, complete) values ('instance', 'p1-r1', 1, 1, '2025-01-01T00:00:00Z', true) returning id`,
+        );
+        await database.execute(`insert into instances (snapshot_id, instance_id, name, raw) values ($1, 'i-1', 'kept-1', '{}'), ($1, 'i-2', 'kept-2', '{}')`, [kept!.id]);
+        await database.execute(
+          `insert into snapshots (kind, scope_key, project_id, region_id, taken_at, complete, versioned) values ('instance', 'p1-r1', 1, 1, '2025-01-02T00:00:00Z', true, true)`,
+        );
+        await database.execute(
+          `insert into instances_versions (scope_key, instance_id, name, raw, valid_from) values ('p1-r1', 'i-1', 'folded-1', '{}', '2025-01-02T00:00:00Z'), ('p1-r1', 'i-3', 'folded-3', '{}', '2025-01-02T00:00:00Z')`,
+        );
+        await distributeTables(database);
+        // Before 0036 the kept rows are in instances_staged.
+        before = await database.query(
+          `select t.snapshot_id, t.instance_id, t.name from instances_staged t
+           union all
+           select s.id, v.instance_id, v.name from snapshots s join instances_versions v on v.scope_key = s.scope_key and v.valid_from <= s.taken_at and coalesce(v.valid_to, 'infinity') > s.taken_at
+            where s.versioned and s.kind = 'instance'
+           order by 1, 2`,
+        );
+      } finally {
+        await database.close();
+        rmSync(folder, { recursive: true, force: true });
+      }
+      expect(before.map((r) => r.name)).toEqual(['kept-1', 'kept-2', 'folded-1', 'folded-3']);
+
+      // The release's distribute: applies 0036 on the distributed tables, then places what it created.
+      const upgraded = await distribute(db.url);
+      expect(upgraded.stderr).not.toMatch(/error/i);
+      expect(upgraded.code).toBe(0);
+      expectPlacedAsPlanned(await placements(db.url));
+      const [staging] = await query<{ persistence: string }>(db.url, `select relpersistence as persistence from pg_class where relname = 'instances_staged'`);
+      expect(staging!.persistence).toBe('u');
+
+      const sim = await startTestSimulator();
+      const config = testConfig();
+      const client = testClient(sim, config);
+      const after = await openDatabase({ driver: 'pg', url: db.url }, { poolSize: 4 });
+      try {
+        expect(await rowsOf(after)).toEqual(before);
+        const summary = await runCollection(testDeps(after, sim, client, config), { trigger: 'manual' });
+        expect(summary.status).toBe('succeeded');
+        const [collected] = await after.query<{ n: number }>(
+          `select count(*)::int as n from snapshots where complete and versioned and kind = 'instance' and taken_at > '2025-01-03'`,
+        );
+        expect(collected!.n).toBeGreaterThan(0);
+        // The earlier rows read as before, beside the new collection's.
+        expect((await rowsOf(after)).filter((r) => before.some((b) => b.snapshot_id === r.snapshot_id))).toEqual(before);
+      } finally {
+        await after.close();
+        await client.close();
+        await sim.close();
+      }
     }, 300_000);
   });
 });
