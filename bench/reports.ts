@@ -40,10 +40,10 @@ import { storeExplanations } from '../src/costing/derive/anomaly-explanations.js
 import { explanationSource } from '../src/reports/anomalies.js';
 import { refreshCurrentInstances } from '../src/costing/derive/current-instances.js';
 import { idleTagExtraction } from '../src/read-models/idle-rules-sql.js';
-import { inventoryExportQuery, inventoryReport } from '../src/reports/inventory.js';
+import { inventoryExportQueries, inventoryReport } from '../src/reports/inventory.js';
 import { inlineParams } from '../src/db/sql-literal.js';
-import { latestSnapshotIds, latestSnapshotsSql } from '../src/db/latest-snapshots.js';
-import { csvColumns, csvQuery } from '../src/present/csv.js';
+import { latestSnapshots, latestSnapshotsSql } from '../src/db/latest-snapshots.js';
+import { csvColumns, csvQueries } from '../src/present/csv.js';
 import { DEFAULT_CACHE_OPTIONS } from '../src/reports/shared/cache.js';
 import { reportCache } from '../src/reports/shared/define.js';
 import { createWebApp } from '../src/web/app.js';
@@ -299,9 +299,11 @@ export async function concurrentUsers(url: string, users: number, perUser: numbe
  * The baseline of the CSV export: `psql \copy (<the export's SQL>) to '/dev/null' csv`, the same
  * query with the same session settings (UTC, JIT off), timed from spawning psql to its exit.
  */
-async function psqlCopy(url: string, sql: string): Promise<number> {
+/** `psql \copy` of each statement in turn, in one session (the export's statements, one per snapshot). */
+async function psqlCopy(url: string, statements: string | readonly string[]): Promise<number> {
   const t = performance.now();
-  const child = spawn('psql', ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', url, '-c', `\\copy (${sql}) to '/dev/null' csv`], {
+  const copies = (typeof statements === 'string' ? [statements] : statements).flatMap((sql) => ['-c', `\\copy (${sql}) to '/dev/null' csv`]);
+  const child = spawn('psql', ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', url, ...copies], {
     env: { ...process.env, PGOPTIONS: '-c TimeZone=UTC -c jit=off', PGAPPNAME: 'cloudtally-bench' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -479,13 +481,13 @@ export async function main(args: string[]): Promise<void> {
     const csvUrl = `${base}/api/reports/inventory.csv?kind=instances`;
     const exported = await inventoryReport.export({ db: database, config, now }, inventoryReport.params.parse({ kind: 'instances' }));
     if (!exported.sql) throw new Error('bench reports: the inventory export offers no SQL on Postgres');
-    const exportQuery = csvQuery(csvColumns(exported.columns), exported.sql);
-    if (!exportQuery) throw new Error('bench reports: the inventory columns have no SQL writer');
-    const copySql = inlineParams(exportQuery.text.replace(/\s+/g, ' '), exportQuery.values);
+    const exportQueries = csvQueries(csvColumns(exported.columns), exported.sql);
+    if (!exportQueries) throw new Error('bench reports: the inventory columns have no SQL writer');
+    const copySql = exportQueries.map((q) => inlineParams(q.text.replace(/\s+/g, ' '), q.values));
     // A second baseline: the same rows unformatted (the columns Node would read to write the file
     // itself), so the cost of formatting in SQL shows too, not only the ratio to its own query.
-    const rowsQuery = inventoryExportQuery({ db: database, config, now }, inventoryReport.params.parse({ kind: 'instances' }), await latestSnapshotIds(database, ['instance']));
-    const rowsSql = inlineParams(rowsQuery.sql.replace(/\s+/g, ' '), rowsQuery.values);
+    const rowsQueries = inventoryExportQueries({ db: database, config, now }, inventoryReport.params.parse({ kind: 'instances' }), await latestSnapshots(database, ['instance']));
+    const rowsSql = rowsQueries.map((q) => inlineParams(q.sql.replace(/\s+/g, ' '), q.values));
     const warm = await download(csvUrl);
     out(`CSV export of every instance (warm-up): ${warm.rows.toLocaleString('en-US')} rows, ${(warm.bytes / 1048576).toFixed(1)} MB in ${secs(warm.ms)}`);
     // The issue's baseline: a plain ordered select of the same rows and columns (plainReadSql).

@@ -128,12 +128,12 @@ export function pricedResourcesSql(
 }
 
 /**
- * The rows of ONE snapshot as relations written by code (CTE names, see rollups.ts), each with its
- * snapshot_id and the columns of SOURCE_COLUMNS, and its flavor catalogue as a relation of one row
- * (flavors_by_name, flavors_by_id: flavorCatalogueSelectSql over the pricing flavor snapshot's
- * rows). With them pricedResourcesSql joins no view and correlates nothing with a distributed
- * table, which Citus cannot plan (a view's lateral join across two colocation groups); on
- * Postgres the CTEs are inlined, the same plan as through the views.
+ * The rows of the snapshots as relations written by code (CTE names, see snapshot-sources.ts),
+ * each with its snapshot_id and the columns of SOURCE_COLUMNS, and the flavor catalogues as a
+ * relation of one row per pricing flavor snapshot (snapshot_id, flavors_by_name, flavors_by_id:
+ * flavorCatalogueSelectSql), which `snaps` names in its column flavor_snapshot_id. With them
+ * pricedResourcesSql joins no view and correlates nothing with a distributed table, which Citus
+ * cannot plan (a view's lateral join across two colocation groups).
  */
 export interface SnapshotSources {
   instances: string;
@@ -233,7 +233,9 @@ function flavorPrices(quantity: string, alsoKnownWhen?: string): string {
  * numeric value through jsonb. OFFSET 0 computes all this once per snapshot, not per resource.
  */
 function snapshotsWithFlavors(snaps: string, kind: PricedKind, sources?: SnapshotSources): string {
-  if (sources) return `(select s.*, fm.flavors_by_name, fm.flavors_by_id from ${snaps} s cross join ${sources.catalogue} fm where s.kind = '${kind}')`;
+  if (sources) {
+    return `(select s.*, fm.flavors_by_name, fm.flavors_by_id from ${snaps} s left join ${sources.catalogue} fm on fm.snapshot_id = s.flavor_snapshot_id where s.kind = '${kind}')`;
+  }
   return `(select s.*, fm.flavors_by_name, fm.flavors_by_id
     from (select s0.*, ${flavorSnapshotSql('s0')} as flavor_snapshot_id from ${snaps} s0 where s0.kind = '${kind}' offset 0) s
     ${flavorCatalogueSql('fm', 's.flavor_snapshot_id')}
@@ -320,7 +322,7 @@ function clusterBranch(snaps: string, sources?: SnapshotSources): string {
     ${flavorPrices('coalesce(sv.active, 0)', 'coalesce(sv.total, 0) > 0')}
   from ${snapshotsWithFlavors(snaps, 'cluster', sources)} s
   join ${sources?.gpu_clusters ?? 'gpu_clusters'} c on c.snapshot_id = s.id
-  ${sources ? serverCountsOfOneSnapshot(sources.gpu_cluster_servers) : `left join lateral (
+  ${sources ? serverCountsOfSources(sources.gpu_cluster_servers) : `left join lateral (
     select ${SERVER_COUNTS} from gpu_cluster_servers v where v.snapshot_id = c.snapshot_id and v.cluster_id = c.cluster_id) sv on true`}
   ${flavorLookupSql('s', 'c.flavor_name', 'c.flavor_name')}`;
 }
@@ -328,9 +330,10 @@ function clusterBranch(snaps: string, sources?: SnapshotSources): string {
 /** Servers listed and running per cluster (`v`: the servers). */
 const SERVER_COUNTS = `count(*)::int as total, (count(*) filter (where ${runningSql('v.status', 'v.vm_state')}))::int as active`;
 
-/** The server counts of each cluster `c` from the servers of the one snapshot (SnapshotSources): grouped once, joined by cluster. */
-function serverCountsOfOneSnapshot(servers: string): string {
-  return `left join (select v.cluster_id, ${SERVER_COUNTS} from ${servers} v group by v.cluster_id) sv on sv.cluster_id = c.cluster_id`;
+/** The server counts of each cluster `c` from the servers of the snapshots (SnapshotSources): grouped once, joined by snapshot and cluster. */
+function serverCountsOfSources(servers: string): string {
+  return `left join (select v.snapshot_id, v.cluster_id, ${SERVER_COUNTS} from ${servers} v group by v.snapshot_id, v.cluster_id) sv
+    on sv.snapshot_id = c.snapshot_id and sv.cluster_id = c.cluster_id`;
 }
 
 function k8sBranch(snaps: string, sources?: SnapshotSources): string {

@@ -13,6 +13,8 @@ export interface SnapshotInfo {
   region_id: number | null;
   taken_at: Date;
   run_id: number | null;
+  /** Whether its rows are versions (folded), else kept rows (versions.ts). */
+  versioned: boolean;
 }
 
 /**
@@ -32,7 +34,7 @@ export function latestSnapshotsSql(kindsParam: string, atParam?: string): string
       from keys k where k.scope_key is not null
     )
     select l.* from keys k cross join lateral (
-      select id, kind, scope_key, project_id, region_id, taken_at, run_id from snapshots s
+      select id, kind, scope_key, project_id, region_id, taken_at, run_id, versioned from snapshots s
       where s.complete and s.kind = k.kind and s.scope_key = k.scope_key${upTo}
       order by s.taken_at desc, s.id desc limit 1
     ) l

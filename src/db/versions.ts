@@ -107,12 +107,19 @@ export function versionedTable(name: string): VersionedTable {
  * and kept tables directly. Citus cannot plan the view (a lateral join across two colocation
  * groups) but plans this: each side joins a reference-table subquery of the one snapshot.
  */
-export function snapshotRowsSql(table: VersionedTable, select: string, snapshotParam: string): string {
+export function snapshotRowsSql(table: VersionedTable, select: string, snapshotParam: string, where?: RowFilter): string {
   return `SELECT ${select} FROM "${table.versions}" v,
       (SELECT scope_key AS s_scope, taken_at AS s_at FROM snapshots WHERE id = ${snapshotParam} AND versioned AND kind = '${table.kind}') s
-     WHERE v.scope_key = s.s_scope AND ${versionCurrentAt('v', 's.s_at')}
+     WHERE v.scope_key = s.s_scope AND ${versionCurrentAt('v', 's.s_at')}${andWhere(where, 'v')}
     UNION ALL
-    SELECT ${select} FROM "${table.kept}" t, (SELECT id AS s_id FROM snapshots WHERE id = ${snapshotParam}) s WHERE t.snapshot_id = s.s_id`;
+    SELECT ${select} FROM "${table.kept}" t, (SELECT id AS s_id FROM snapshots WHERE id = ${snapshotParam}) s WHERE t.snapshot_id = s.s_id${andWhere(where, 't')}`;
+}
+
+/** A further condition on a table's rows, given the alias of the table (`v` or `t`). */
+export type RowFilter = (alias: string) => string;
+
+function andWhere(where: RowFilter | undefined, alias: string): string {
+  return where ? ` and (${where(alias)})` : '';
 }
 
 /**
@@ -122,13 +129,13 @@ export function snapshotRowsSql(table: VersionedTable, select: string, snapshotP
  * Citus cannot plan (the versions and kept tables sit in different colocation groups).
  * `snaps` is a relation name or a parenthesised subquery written by code.
  */
-export function snapshotsRowsSql(table: VersionedTable, columns: readonly string[], snaps: string): string {
+export function snapshotsRowsSql(table: VersionedTable, columns: readonly string[], snaps: string, where?: RowFilter): string {
   const list = (alias: string) => columns.map((c) => `${alias}."${c}"`).join(', ');
   return `select s.id as snapshot_id, ${list('v')} from ${snaps} s
       join "${table.versions}" v on v.scope_key = s.scope_key and ${versionCurrentAt('v', 's.taken_at')}
-     where s.versioned and s.kind = '${table.kind}'
+     where s.versioned and s.kind = '${table.kind}'${andWhere(where, 'v')}
     union all
-    select t.snapshot_id, ${list('t')} from "${table.kept}" t join ${snaps} s on t.snapshot_id = s.id`;
+    select t.snapshot_id, ${list('t')} from "${table.kept}" t join ${snaps} s on t.snapshot_id = s.id${where ? ` where ${where('t')}` : ''}`;
 }
 
 /**
@@ -193,23 +200,29 @@ export function versionMovedBetween(v: string, from: string, to: string): string
 
 /**
  * SQL (a SELECT of one column `row_key`) of the first `limit` values of column `key` among the
- * rows of snapshot `s` in `table` (the rows the view shows: its versions when `s` is versioned,
- * and its kept rows) in byte order ("C", the default) or with `collate: null` in the database's
- * own order, after the value `after` (an SQL expression; NULL: from the first); `limit` is an SQL
- * expression. Each side is ordered and limited on its own so that the versions side can walk an
- * index on (scope_key, key) (the "C" one of instances, or the primary key) and stop after
- * `limit` rows: with the scope given by an outer reference, the planner only uses that index for
- * an order that starts with scope_key (constant here, so the same order).
+ * rows of one snapshot in `table` (the rows its view shows: the versions current at its taken_at
+ * when it is versioned, and its kept rows) in byte order ("C", the default) or with
+ * `collate: null` in the database's own order; `limit` is an SQL expression. The snapshot is
+ * given by SQL expressions of its id and scope key (bound parameters): the versions side walks
+ * the index on (scope_key, key) of that one scope and stops after `limit` rows, and on Citus
+ * each side reads one shard.
  */
-export function snapshotKeysSql(table: VersionedTable, s: string, key: string, limit: string, opts: { collate?: 'C' | null; after?: string } = {}): string {
+export function snapshotKeysSql(
+  table: VersionedTable,
+  s: { id: string; scopeKey: string; versioned: boolean },
+  key: string,
+  limit: string,
+  opts: { collate?: 'C' | null } = {},
+): string {
   const collate = opts.collate === null ? '' : ` collate "${opts.collate ?? 'C'}"`;
-  const after = (col: string) => (opts.after ? ` and (${opts.after} is null or ${col}${collate} > ${opts.after})` : '');
+  const kept = `(select t."${key}" as row_key from "${table.kept}" t where t.snapshot_id = ${s.id} order by t."${key}"${collate} limit ${limit})`;
+  if (!s.versioned) return `select u.row_key from ${kept} u`;
   return `select u.row_key from (
       (select v."${key}" as row_key from "${table.versions}" v
-        where ${s}.versioned and ${s}.kind = '${table.kind}' and ${versionSeenBy('v', s)}${after(`v."${key}"`)}
+        where v.scope_key = ${s.scopeKey} and ${versionCurrentAt('v', `(select taken_at from snapshots where id = ${s.id})`)}
         order by v.scope_key, v."${key}"${collate} limit ${limit})
       union all
-      (select t."${key}" from "${table.kept}" t where t.snapshot_id = ${s}.id${after(`t."${key}"`)} order by t."${key}"${collate} limit ${limit})
+      ${kept}
     ) u order by u.row_key${collate} limit ${limit}`;
 }
 

@@ -22,9 +22,10 @@ import type { CsvColumn, CsvOptions } from './csv.js';
 import { FORMULA_START_CODES } from './formula.js';
 import { DECIMAL_DIGITS, HOURLY_EXTRA_DIGITS } from './money.js';
 
-/** A report's rows as one SQL query, for the database to write the CSV (see ReportExport.sql). */
+/** A report's rows as SQL, for the database to write the CSV (see ReportExport.sql). */
 export interface ExportSql {
-  query(select: (value: (key: string) => string) => string[]): { text: string; values: unknown[] };
+  /** Statements run in turn, whose results one after the other are the rows in order. */
+  queries(select: (value: (key: string) => string) => string[]): Array<{ text: string; values: unknown[] }>;
   /** The query's result as CSV written by the database, in pieces (a record may span two). */
   csvCopy(text: string, values: readonly unknown[]): AsyncIterable<Buffer>;
 }

@@ -233,12 +233,12 @@ function csvLine(record: readonly string[]): string {
 }
 
 /**
- * The query whose result, copied out as CSV, is the export's rows: each column's cell written in
+ * The statements whose results, copied out as CSV one after the other, are the export's rows: each column's
  * SQL (csv-sql.ts); null when a column has no SQL writer. The benchmark's baseline runs it too.
  */
-export function csvQuery(columns: readonly CsvColumn[], sql: ExportSql, options: CsvOptions = {}): { text: string; values: unknown[] } | null {
+export function csvQueries(columns: readonly CsvColumn[], sql: ExportSql, options: CsvOptions = {}): Array<{ text: string; values: unknown[] }> | null {
   if (!columns.every((c) => csvCellSql(c, (key) => key, options) !== null)) return null;
-  return sql.query((value) => columns.map((c) => csvCellSql(c, value, options)!));
+  return sql.queries((value) => columns.map((c) => csvCellSql(c, value, options)!));
 }
 
 function headerLine(columns: readonly CsvColumn[]): string {
@@ -264,18 +264,20 @@ function totalsAhead(columns: readonly CsvColumn[], options: CsvStreamOptions): 
 async function* copiedCsvChunks(
   columns: CsvColumn[],
   sql: ExportSql,
-  query: { text: string; values: unknown[] },
+  queries: ReadonlyArray<{ text: string; values: unknown[] }>,
   options: CsvStreamOptions,
   progress: CsvProgress,
 ): AsyncGenerator<string | Buffer> {
   const totalLines = totalsAhead(columns, options);
   let header: string | null = headerLine(columns);
-  for await (const piece of withCrlf(sql.csvCopy(query.text, query.values), progress)) {
-    if (header !== null) {
-      yield header;
-      header = null;
+  for (const query of queries) {
+    for await (const piece of withCrlf(sql.csvCopy(query.text, query.values), progress)) {
+      if (header !== null) {
+        yield header;
+        header = null;
+      }
+      yield piece;
     }
-    yield piece;
   }
   yield (header ?? '') + (await totalLines());
 }
@@ -356,9 +358,9 @@ export function incompleteExportLine(reason: string, rows: number): string {
  */
 export async function streamCsv(out: Writable, columns: readonly PresentedColumn[], rows: AsyncIterable<Row>, options: CsvStreamOptions = {}): Promise<void> {
   const cells = csvColumns(columns, options.regionNames);
-  const query = options.sql ? csvQuery(cells, options.sql, options) : null;
+  const queries = options.sql ? csvQueries(cells, options.sql, options) : null;
   const progress: CsvProgress = { rows: 0 };
-  const chunks = options.sql && query ? copiedCsvChunks(cells, options.sql, query, options, progress) : csvChunks(cells, rows, options, progress);
+  const chunks = options.sql && queries ? copiedCsvChunks(cells, options.sql, queries, options, progress) : csvChunks(cells, rows, options, progress);
   // The rows' failure is kept here rather than thrown into the pipeline, which would destroy `out`
   // before anything could be said in it.
   let failure: { error: unknown; started: boolean } | null = null;

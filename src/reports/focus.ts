@@ -6,10 +6,11 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { snapshotKeysSql, versionedTable } from '../db/versions.js';
+import { versionedTable } from '../db/versions.js';
 import { gapCapsFor } from '../costing/gap-caps.js';
 import { pricePieces, type PricePiece } from '../costing/price-pieces.js';
 import { PRICED_KINDS, pricedResourcesSql, type PricedKind } from '../costing/pricing.js';
+import { pricedSnapshotsSql, snapshotSourcesSql, SOURCES } from '../costing/snapshot-sources.js';
 import { scopeOf } from './shared/access-scope.js';
 import { tagsInScopeSql } from '../db/access-scope-sql.js';
 import type { Column, DatasetMetadata, Row } from './report.js';
@@ -17,7 +18,7 @@ import { addDays, monthBounds } from './shared/format.js';
 import { idParam } from './shared/params.js';
 import { periodCoverage } from './shared/coverage.js';
 import { checkPeriodParams, periodField, periodParamShape, resolvePeriod, type ResolvedPeriod } from './shared/period.js';
-import { latestSnapshots, snapshotsByIdSql } from '../db/latest-snapshots.js';
+import { latestSnapshots } from '../db/latest-snapshots.js';
 import { freshnessNotes } from './shared/snapshots.js';
 import { dailyCostsFor, dividedOnce } from '../costing/cost-over-time.js';
 import { gapCapText } from './shared/time.js';
@@ -295,19 +296,28 @@ async function* groupsByDay(ctx: ReportCtx, p: FocusParams, period: Period): Asy
 }
 
 /**
- * The upper bound of `group`'s next batch of resource ids after `after`: the smallest of each of
- * its snapshots' `size`-th id (so a batch holds about `size` resources), or null for "the rest".
- * Each snapshot's ids are read in order from the versions' primary key (scope_key, id, ...) and
- * the walk stops at the `size`-th (snapshotKeysSql), rather than sorting all of them.
+ * The upper bound of `group`'s next batch of resource ids after `after`: the `size`-th of the ids
+ * that any of its snapshots can hold (the scope's versions current at some time between its first
+ * and last snapshot, and the snapshots' kept rows), or null for "the rest". Each snapshot then
+ * holds at most `size` resources of the batch. Read in order from the versions' primary key
+ * (scope_key, id, ...), stopping at the `size`-th, rather than sorting all of them; one statement
+ * with the scope as a constant, which Citus routes to the scope's shard.
  */
 async function batchBound(ctx: ReportCtx, group: Group, after: string | null, size: number): Promise<string | null> {
   const source = ID_SOURCE[group.kind];
-  const keys = snapshotKeysSql(versionedTable(source.table), 's', source.id, '$3::int + 1', { collate: null, after: '$2::text' });
+  const table = versionedTable(source.table);
+  const id = `"${source.id}"`;
   const rows = await ctx.db.query<{ bound: string | null }>(
-    `select min(b.id) as bound from snapshots s
-     cross join lateral (select k.row_key as id from (${keys}) k order by k.row_key offset $3 limit 1) b
-     where s.id = any($1::int[])`,
-    [[...new Set(group.pieces.map((x) => x.snapshot_id))], after, size - 1],
+    `with s as (select min(taken_at) as first_at, max(taken_at) as last_at, bool_or(versioned) as versioned from snapshots where id = any($1::int[]))
+     select u.id as bound from (
+       (select distinct v.${id} as id from "${table.versions}" v, s
+         where s.versioned and v.scope_key = $4 and v.valid_from <= s.last_at and coalesce(v.valid_to, 'infinity'::timestamptz) > s.first_at
+           and ($2::text is null or v.${id} > $2)
+         order by 1 limit $3::int + 1)
+       union
+       (select distinct t.${id} from "${table.kept}" t where t.snapshot_id = any($1::int[]) and ($2::text is null or t.${id} > $2) order by 1 limit $3::int + 1)
+     ) u order by u.id offset $3 limit 1`,
+    [[...new Set(group.pieces.map((x) => x.snapshot_id))], after, size - 1, group.scopeKey],
   );
   return rows[0]?.bound ?? null;
 }
@@ -373,13 +383,14 @@ async function batchRows(ctx: ReportCtx, groups: readonly Group[], after: string
   // lookups (carrying names through the aggregation would make it sort wider rows).
   const sums = await ctx.db.query<SegmentSums>(
     `with p as (select * from unnest($1::int[], $2::numeric[], $3::text[], $6::timestamptz[], $7::timestamptz[]) as p(id, secs, currency, starts_at, ends_at)),
-      latest as (select s.id, s.kind, s.scope_key, s.project_id, s.region_id, s.taken_at, s.run_id from snapshots s where s.id in (select id from p)),
+      latest as (${pricedSnapshotsSql('(select id from p)')}),
+      ${snapshotSourcesSql(kind, { many: 'latest' }, { resources: '($4::text is null or $id > $4) and ($5::text is null or $id <= $5)', materialized: true })},
       held as (
         select x.scope_key, x.resource_id, x.snapshot_id, x.taken_at, x.currency, x.unit_price_per_hour, x.flavor, x.tags, x.tags_original,
           x.price_per_hour, x.quantity, p.secs, p.starts_at, p.ends_at
-        from (${pricedResourcesSql('latest', [kind])}) x
+        from (${pricedResourcesSql('latest', [kind], { sources: SOURCES })}) x
         join p on p.id = x.snapshot_id and (p.currency is null or p.currency = x.currency)
-        where x.currency is not null and x.price_per_hour > 0 and ($4::text is null or x.resource_id > $4) and ($5::text is null or x.resource_id <= $5)
+        where x.currency is not null and x.price_per_hour > 0
           and ($8::text is null or ${tagsInScopeSql('x.tags', '$8::text', '$9::text[]')})
       ),
       marked as (
@@ -410,9 +421,10 @@ async function batchRows(ctx: ReportCtx, groups: readonly Group[], after: string
   // The groups' order (scopes as pricePieces sorted them), ids in the database's order within each.
   const sorted = groups.length === 1 ? sums : [...sums].sort((a, b) => position.get(a.scope_key)!.index - position.get(b.scope_key)!.index);
   const details = await ctx.db.query<SegmentDetails>(
-    `with latest as (${snapshotsByIdSql('$1')})
+    `with latest as (${pricedSnapshotsSql('(select unnest($1::int[]))')}),
+      ${snapshotSourcesSql(kind, { many: 'latest' }, { resources: '$id = any($2::text[])', materialized: true })}
      select x.snapshot_id, x.resource_id, x.name, x.flavor, x.tags, x.tags_original, x.project_id, x.region_id, x.region_name, x.gpus
-     from (${pricedResourcesSql('latest', [kind])}) x where x.resource_id = any($2::text[])`,
+     from (${pricedResourcesSql('latest', [kind], { sources: SOURCES })}) x`,
     [[...new Set(sums.map((r) => r.last_id))], [...new Set(sums.map((r) => r.resource_id))]],
   );
   const detail = new Map(details.map((d) => [`${d.snapshot_id}|${d.resource_id}`, d]));

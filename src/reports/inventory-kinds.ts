@@ -3,7 +3,8 @@
  * scope), columns, the filters and sorts it supports. SQL here is trusted text written by code;
  * every user value reaches SQL as a bound parameter (see inventory.ts).
  */
-import { PRICED_KINDS, pricedResourcesSql, runningSql } from '../costing/pricing.js';
+import { PRICED_KINDS, pricedResourcesSql, runningSql, type PricedKind } from '../costing/pricing.js';
+import { SOURCES } from '../costing/snapshot-sources.js';
 import type { SnapshotKind } from '../db/schema.js';
 import type { Column } from './report.js';
 
@@ -42,6 +43,13 @@ export interface KindSpec {
    * (NULL when not tracked), plus every column key and every column filters use.
    */
   source: string;
+  /**
+   * What the source reads besides `latest`: the rows of these views as CTEs named by rowsOf
+   * (`rows_<view>`), and the priced resources of these kinds (pricedResourcesSql over the CTEs of
+   * snapshot-sources.ts). Reports read the views' rows so, never the views themselves, which
+   * Citus cannot plan (see snapshotSourcesSql).
+   */
+  reads: { views?: readonly string[]; priced?: readonly PricedKind[] };
   columns: Column[];
   filters: readonly FilterName[];
   sorts: Record<string, SortSpec>;
@@ -91,13 +99,18 @@ const PRICE_SORTS: Record<string, SortSpec> = {
 };
 
 /** Priced kinds through the cost model, so every price here is the one the cost reports sum. */
-function pricedSource(kinds: readonly (typeof PRICED_KINDS)[number][]): string {
+function pricedSource(kinds: readonly PricedKind[]): string {
   return `select r.snapshot_id, r.scope_key, r.resource_id as row_key,
       case r.kind when 'k8s_price' then 'k8s_price' else r.kind end as presence_kind, r.resource_id as presence_id,
       r.kind, r.resource_id, r.name, r.project_id, r.region_id, r.region_name, r.status, r.running, r.flavor, r.tags,
       r.created_at, r.ssh_key_name, r.servers_total, r.quantity as servers_running,
       r.currency, r.unit_price_per_hour, r.price_per_hour, r.price_per_month
-    from (${pricedResourcesSql('latest', kinds)}) r`;
+    from (${pricedResourcesSql('latest', kinds, { sources: SOURCES })}) r`;
+}
+
+/** The CTE holding the rows of `view` for the snapshots of `latest` (see KindSpec.reads). */
+export function rowsOf(view: string): string {
+  return `rows_${view}`;
 }
 
 const PRICED_FILTERS: readonly FilterName[] = ['project', 'region', 'status', 'state', 'flavor', 'currency', 'priced', 'tag', 'missing_tag', 'q'];
@@ -147,6 +160,7 @@ export const KINDS: Record<InventoryKind, KindSpec> = {
     label: 'Instances',
     snapshotKinds: ['instance'],
     source: pricedSource(['instance']),
+    reads: { priced: ['instance'] },
     columns: [...RESOURCE_COLUMNS.slice(0, 9), { key: 'ssh_key_name', label: 'SSH key', kind: 'text', sortable: true, secondary: true }, ...RESOURCE_COLUMNS.slice(9)],
     filters: PRICED_FILTERS,
     sorts: { ...RESOURCE_SORTS, ssh_key_name: text('b.ssh_key_name') },
@@ -159,6 +173,7 @@ export const KINDS: Record<InventoryKind, KindSpec> = {
     label: 'GPU clusters',
     snapshotKinds: ['cluster'],
     source: pricedSource(['cluster']),
+    reads: { priced: ['cluster'] },
     columns: [
       ...RESOURCE_COLUMNS.slice(0, 7),
       { key: 'servers_running', label: 'Servers running', kind: 'int', sortable: true },
@@ -176,6 +191,7 @@ export const KINDS: Record<InventoryKind, KindSpec> = {
     label: 'Priced resources (instances, GPU clusters, Kubernetes clusters)',
     snapshotKinds: PRICED_KINDS,
     source: pricedSource(PRICED_KINDS),
+    reads: { priced: PRICED_KINDS },
     // The kind says more than the flavor here: the flavor waits behind "More columns".
     columns: [{ key: 'kind', label: 'Kind', kind: 'text', sortable: true }, ...RESOURCE_COLUMNS.map((c) => (c.key === 'flavor' ? { ...c, secondary: true } : c))],
     filters: [...PRICED_FILTERS, 'type'],
@@ -200,9 +216,10 @@ export const KINDS: Record<InventoryKind, KindSpec> = {
         case when c.currency is not null then case when ${SERVER_RUNNING} then c.unit_price_per_hour else 0 end end as price_per_hour,
         case when c.currency is not null then case when ${SERVER_RUNNING} then c.unit_price_per_month else 0 end end as price_per_month
       from latest l
-      join gpu_cluster_servers v on v.snapshot_id = l.id
-      left join (${pricedResourcesSql('latest', ['cluster'])}) c on c.snapshot_id = v.snapshot_id and c.resource_id = v.cluster_id
+      join ${rowsOf('gpu_cluster_servers')} v on v.snapshot_id = l.id
+      left join (${pricedResourcesSql('latest', ['cluster'], { sources: SOURCES })}) c on c.snapshot_id = v.snapshot_id and c.resource_id = v.cluster_id
       where l.kind = 'cluster'`,
+    reads: { views: ['gpu_cluster_servers'], priced: ['cluster'] },
     columns: [
       { key: 'resource_id', label: 'Server ID', kind: 'text', sortable: true },
       { key: 'name', label: 'Name', kind: 'text', sortable: true },
@@ -242,7 +259,8 @@ export const KINDS: Record<InventoryKind, KindSpec> = {
         (select string_agg(coalesce(g ->> 'name', g ->> 'id', ''), ', ') from jsonb_array_elements(coalesce(p.security_groups, '[]'::jsonb)) g) as security_groups,
         -- Ports of an instance that the latest collection could not read are its last known ones.
         coalesce(p.read_at, l.taken_at) as read_at, p.read_at is not null as last_known
-      from latest l join instance_ports p on p.snapshot_id = l.id where l.kind = 'port'`,
+      from latest l join ${rowsOf('instance_ports')} p on p.snapshot_id = l.id where l.kind = 'port'`,
+    reads: { views: ['instance_ports'] },
     columns: [
       { key: 'resource_id', label: 'Port ID', kind: 'text', sortable: true },
       { key: 'name', label: 'Name', kind: 'text', sortable: true },
@@ -265,7 +283,8 @@ export const KINDS: Record<InventoryKind, KindSpec> = {
     source: `select k.snapshot_id, l.scope_key, k.keypair_id as row_key, 'keypair' as presence_kind, k.name as presence_id,
         k.keypair_id as resource_id, k.name, k.fingerprint, k.state as status, k.shared_in_project, k.created_at,
         coalesce(k.project_id, l.project_id) as project_id, coalesce(k.region_id, l.region_id) as region_id
-      from latest l join keypairs k on k.snapshot_id = l.id where l.kind = 'keypair'`,
+      from latest l join ${rowsOf('keypairs')} k on k.snapshot_id = l.id where l.kind = 'keypair'`,
+    reads: { views: ['keypairs'] },
     columns: [
       { key: 'name', label: 'Name', kind: 'text', sortable: true },
       { key: 'resource_id', label: 'ID', kind: 'text', sortable: true },
@@ -286,7 +305,8 @@ export const KINDS: Record<InventoryKind, KindSpec> = {
     snapshotKinds: ['storage_key'],
     source: `select k.snapshot_id, l.scope_key, k.key_id::text as row_key, 'storage_key' as presence_kind, k.key_id::text as presence_id,
         k.key_id::text as resource_id, k.name, k.created_at
-      from latest l join storage_ssh_keys k on k.snapshot_id = l.id where l.kind = 'storage_key'`,
+      from latest l join ${rowsOf('storage_ssh_keys')} k on k.snapshot_id = l.id where l.kind = 'storage_key'`,
+    reads: { views: ['storage_ssh_keys'] },
     columns: [
       { key: 'resource_id', label: 'Key ID', kind: 'text', sortable: true },
       { key: 'name', label: 'Name', kind: 'text', sortable: true },
@@ -304,7 +324,8 @@ export const KINDS: Record<InventoryKind, KindSpec> = {
     source: `select t.snapshot_id, l.scope_key, t.image_id || '/' || t.key as row_key, 'image_tag' as presence_kind, t.image_id || '/' || t.key as presence_id,
         t.image_id, t.key, t.value, t.read_only,
         coalesce(t.project_id, l.project_id) as project_id, coalesce(t.region_id, l.region_id) as region_id
-      from latest l join image_tags t on t.snapshot_id = l.id where l.kind = 'image_tag'`,
+      from latest l join ${rowsOf('image_tags')} t on t.snapshot_id = l.id where l.kind = 'image_tag'`,
+    reads: { views: ['image_tags'] },
     columns: [
       { key: 'image_id', label: 'Image', kind: 'text', sortable: true },
       { key: 'key', label: 'Key', kind: 'text', sortable: true },
@@ -324,7 +345,8 @@ export const KINDS: Record<InventoryKind, KindSpec> = {
     source: `select f.snapshot_id, l.scope_key, f.activation_id::text as row_key, 'free_feature' as presence_kind, f.activation_id::text as presence_id,
         f.activation_id::text as resource_id, f.feature_name as name, f.feature_service, f.is_free,
         f.client_id::text as client_id, f.feature_id::text as feature_id, f.created_at
-      from latest l join free_features f on f.snapshot_id = l.id where l.kind = 'free_feature'`,
+      from latest l join ${rowsOf('free_features')} f on f.snapshot_id = l.id where l.kind = 'free_feature'`,
+    reads: { views: ['free_features'] },
     columns: [
       { key: 'resource_id', label: 'Activation ID', kind: 'text', sortable: true },
       { key: 'name', label: 'Feature', kind: 'text', sortable: true },

@@ -8,7 +8,8 @@ import { z } from 'zod';
 import { Binds } from '../db/binds.js';
 import { formatInstanceRef } from '../read-models/refs.js';
 import { PRICED_KINDS } from '../costing/pricing.js';
-import { snapshotKeysSql, versionedTable } from '../db/versions.js';
+import { snapshotKeysSql, snapshotsRowsSql, versionedTable } from '../db/versions.js';
+import { pricedSnapshotsSql, snapshotSourcesSql } from '../costing/snapshot-sources.js';
 import type { Queryable } from '../db/connection.js';
 import type { Config } from '../config/index.js';
 import { normaliseTagKey } from '../tags/normalise.js';
@@ -17,14 +18,14 @@ import { detailRows, keysetRows } from './shared/batches.js';
 import { appUrl, stopConfirmPath } from './shared/links.js';
 import { dirParam, idParam, instantParam, repeated, tagFilterParam, tagKeyParam, textParam } from './shared/params.js';
 import { formatAge } from './shared/format.js';
-import { latestSnapshots, latestSnapshotsSql, SNAPSHOT_COLUMNS, snapshotsByIdSql, type SnapshotInfo } from '../db/latest-snapshots.js';
+import { latestSnapshots, latestSnapshotsSql, SNAPSHOT_COLUMNS, type SnapshotInfo } from '../db/latest-snapshots.js';
 import { freshnessNotes } from './shared/snapshots.js';
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
 import type { AccessScope } from '../auth/access-scope.js';
 import { scopeCondition, scopeOf } from './shared/access-scope.js';
 import { totalRow } from './shared/totals.js';
-import { ALL_SORT_KEYS, FILTER_NAMES, INVENTORY_KINDS, KINDS, type FilterName, type InventoryKind, type KindSpec, type SortSpec } from './inventory-kinds.js';
+import { ALL_SORT_KEYS, FILTER_NAMES, INVENTORY_KINDS, KINDS, rowsOf, type FilterName, type InventoryKind, type KindSpec, type SortSpec } from './inventory-kinds.js';
 import { rollupSummary, tagFilterValues, type RollupSummary } from './inventory-rollups.js';
 import { optionalSelect, pricedKindSelect, repeatedTextFields, scopeFilterFields } from './shared/fields.js';
 
@@ -119,16 +120,21 @@ function conditions(spec: KindSpec, p: InventoryParams, ctx: ReportCtx, binds: B
  * The rows of a kind with presence (first/last seen) and, for instances and servers, statuses
  * changed by a stop through cloudtally since the latest snapshot (they cost 0 from then on).
  * Snapshots read: these ids (the latest, as of `at`, read first: latestSnapshotIds), or the one
- * outer row `outer` (a lateral subquery per snapshot). The ids are read before the statement
- * because Citus refuses the recursive latest-snapshots walk inside a statement over sharded tables.
+ * snapshot given, whose scope then bounds the presence read (an index range of one scope, and on
+ * Citus one shard). The ids are read before the statement because Citus refuses the recursive
+ * latest-snapshots walk inside a statement over sharded tables. The views' rows are read as CTEs
+ * (KindSpec.reads): Citus, which cannot plan the statement with them inlined, computes them first.
  */
-type SnapshotSource = number[] | { outer: string };
+type SnapshotSource = number[] | Pick<SnapshotInfo, 'id' | 'scope_key'>;
 
 function baseSql(spec: KindSpec, binds: Binds, source: SnapshotSource, at: Date | undefined): string {
   // Phase 2 reads exactly the snapshots phase 1 read, even if a newer one completed in between.
-  const snapshots = Array.isArray(source)
-    ? `select * from ${snapshotsByIdSql(binds.add(source))} l`
-    : `select ${SNAPSHOT_COLUMNS.map((c) => `${source.outer}.${c}`).join(', ')}`;
+  const ids = `(select unnest(${binds.add(Array.isArray(source) ? source : [source.id])}::int[]))`;
+  const snapshots = spec.reads.priced ? pricedSnapshotsSql(ids) : `select ${SNAPSHOT_COLUMNS.join(', ')} from snapshots where id in ${ids}`;
+  const rows = [
+    ...(spec.reads.views ?? []).map((view) => `${rowsOf(view)} as (${snapshotsRowsSql(versionedTable(view), versionedTable(view).columns, 'latest')})`),
+    ...(spec.reads.priced ? [snapshotSourcesSql(spec.reads.priced, { many: 'latest' })] : []),
+  ];
   // As of a past time, rows are as collected then: no stop or scheduled stop made since.
   const current = spec.overridable && !at;
   const override = current
@@ -145,9 +151,9 @@ function baseSql(spec: KindSpec, binds: Binds, source: SnapshotSource, at: Date 
     : spec.overridable
       ? `, null::text as status_now, false as stopped_since_snapshot, null::timestamptz as scheduled_stop_at`
       : `, null::text as status_now, false as stopped_since_snapshot`;
-  // One outer snapshot: its scope given to the planner, which reads that scope's presence (an index range), not every scope's.
-  const sameScope = !Array.isArray(source) ? ` and p.scope_key = ${source.outer}.scope_key` : '';
+  const sameScope = Array.isArray(source) ? '' : ` and p.scope_key = ${binds.add(source.scope_key)}::text`;
   return `latest as (${snapshots}),
+    ${rows.join(',\n    ')},
     src as (${spec.source}),
     b as (
       select src.*, p.first_seen_at as first_seen, p.last_seen_at as last_seen ${overridden}
@@ -225,50 +231,56 @@ function keysQuery(ctx: ReportCtx, p: InventoryParams, page: PageRequest) {
 }
 
 /**
- * Phase 1 of a page in the default order (scope key, snapshot, row key): each snapshot, in that
- * order, gives only its first offset + limit rows, so the page reads the first rows of one or
- * two snapshots (a later one is only started) instead of sorting every row. With `snapshotIds`
- * (the snapshots the page spans, in order, the rows before them counted out of the offset), only
- * those. Without filters, and where the kind says which view's rows the source rows are
- * (rowsOf), a snapshot's keys are read straight from that view's versions in order, stopping
- * after the page (an index walk); otherwise each snapshot's rows are built, filtered and the
- * first ones kept.
+ * Phase 1 of a page in the default order (scope key, snapshot, row key): the snapshots in that
+ * order, each read by a statement of its own that gives only its first `offset + limit` keys,
+ * until the page is full: the page reads the first rows of one or two snapshots (a later one is
+ * only started) instead of sorting every row, and each statement reads one scope (on Citus, one
+ * shard of each table). With `snapshots` the ones the page spans (the rows before them counted
+ * out of the offset), only those.
  */
-function firstKeysQuery(ctx: ReportCtx, p: InventoryParams, page: { limit: number; offset: number }, snapshotIds: number[]) {
-  const spec = KINDS[p.kind];
-  const binds = new Binds();
-  const listed = `select * from ${snapshotsByIdSql(binds.add(snapshotIds))} l`;
-  const filtered = conditions(spec, p, ctx, new Binds()).length > 0;
-  const rowsOf = spec.rowsOf;
-  const first = binds.add(page.offset + page.limit);
-  const keysOfSnapshot =
-    !filtered && rowsOf && spec.snapshotKinds.every((k) => rowsOf[k])
-      ? spec.snapshotKinds
-          .map((kind) => {
-            const rows = rowsOf[kind]!;
-            return `select o.id as __sid, x.row_key as __rk from (${snapshotKeysSql(versionedTable(rows.view), 'o', rows.key, `${first}::int`)}) x where o.kind = '${kind}'`;
-          })
-          .join('\n      union all\n      ')
-      : filteredKeysOfSnapshot(ctx, p, binds, `${first}::int`);
-  const sql = `select k.__sid, k.__rk
-    from (select s.*, s.scope_key collate "C" as scope_c from (${listed}) s order by scope_c, s.id) o
-    cross join lateral (
-      ${keysOfSnapshot}
-    ) k
-    order by o.scope_c, o.id, k.__rk collate "C"
-    limit ${binds.add(page.limit)}::int offset ${binds.add(page.offset)}::int`;
-  return { sql, values: binds.values };
+async function firstPageKeys(ctx: ReportCtx, p: InventoryParams, page: { limit: number; offset: number }, snapshots: readonly SnapshotInfo[]): Promise<Record<string, unknown>[]> {
+  const keys: Record<string, unknown>[] = [];
+  let skip = page.offset;
+  for (const snapshot of inDefaultOrder(snapshots)) {
+    const query = keysOfSnapshotQuery(ctx, p, snapshot, skip + page.limit - keys.length);
+    const found = await ctx.db.query<Record<string, unknown>>(query.sql, query.values);
+    keys.push(...found.slice(skip));
+    skip = Math.max(0, skip - found.length);
+    if (keys.length >= page.limit) break;
+  }
+  return keys.slice(0, page.limit);
 }
 
-/** The first `first` rows of snapshot `o` matching the filters, in row key order (firstKeysQuery). */
-function filteredKeysOfSnapshot(ctx: ReportCtx, p: InventoryParams, binds: Binds, first: string): string {
+/** Snapshots in the default order's first terms: scope key in byte order ("C"), then id. */
+function inDefaultOrder(snapshots: readonly SnapshotInfo[]): SnapshotInfo[] {
+  return [...snapshots].sort((a, b) => Buffer.compare(Buffer.from(a.scope_key), Buffer.from(b.scope_key)) || a.id - b.id);
+}
+
+/**
+ * The first `first` keys (__sid, __rk) of one snapshot's rows matching the filters, in row key
+ * order. Without filters, and where the kind says which view's rows the source rows are
+ * (rowsOf), read straight from that view's versions in order, stopping after `first` (an index
+ * walk); otherwise the snapshot's rows are built, filtered and the first ones kept.
+ */
+function keysOfSnapshotQuery(ctx: ReportCtx, p: InventoryParams, snapshot: SnapshotInfo, first: number) {
   const spec = KINDS[p.kind];
-  const base = baseSql(spec, binds, { outer: 'o' }, p.at);
+  const binds = new Binds();
+  const limit = `${binds.add(first)}::int`;
+  const filtered = conditions(spec, p, ctx, new Binds()).length > 0;
+  const rows = spec.rowsOf?.[snapshot.kind];
+  if (!filtered && rows) {
+    const id = `${binds.add(snapshot.id)}::int`;
+    const scopeKey = snapshot.versioned ? `${binds.add(snapshot.scope_key)}::text` : 'null';
+    const keys = snapshotKeysSql(versionedTable(rows.view), { id, scopeKey, versioned: snapshot.versioned }, rows.key, limit);
+    return { sql: `select ${id} as __sid, k.row_key as __rk from (${keys}) k order by k.row_key collate "C"`, values: binds.values };
+  }
+  const base = baseSql(spec, binds, snapshot, p.at);
   const where = conditions(spec, p, ctx, binds);
-  return `with ${base}
-      select b.snapshot_id as __sid, b.row_key as __rk from b
-      ${where.length ? `where ${where.join(' and ')}` : ''}
-      order by b.row_key collate "C" limit ${first}`;
+  const sql = `with ${base}
+    select b.snapshot_id as __sid, b.row_key as __rk from b
+    ${where.length ? `where ${where.join(' and ')}` : ''}
+    order by b.row_key collate "C" limit ${limit}`;
+  return { sql, values: binds.values };
 }
 
 /**
@@ -289,18 +301,20 @@ function snapshotsSpanned(snapshots: RollupSummary['snapshots'], offset: number,
   return { ids, offset: within };
 }
 
-/** One page in the default order (firstKeysQuery), then the details of its rows. */
+/** One page in the default order (firstPageKeys), then the details of its rows. */
 async function firstPageRows(
   ctx: ReportCtx,
   p: InventoryParams,
   page: { limit: number; offset: number },
   rolled: RollupSummary | null,
-  latestIds: number[],
+  snapshots: readonly SnapshotInfo[],
 ): Promise<Record<string, unknown>[]> {
   const spanned = rolled ? snapshotsSpanned(rolled.snapshots, page.offset, page.limit) : null;
   if (spanned && spanned.ids.length === 0) return [];
-  const keys = spanned ? firstKeysQuery(ctx, p, { limit: page.limit, offset: spanned.offset }, spanned.ids) : firstKeysQuery(ctx, p, page, latestIds);
-  return detailsInOrder(ctx.db, p, await ctx.db.query<Record<string, unknown>>(keys.sql, keys.values));
+  const keys = spanned
+    ? await firstPageKeys(ctx, p, { limit: page.limit, offset: spanned.offset }, snapshots.filter((s) => spanned.ids.includes(s.id)))
+    : await firstPageKeys(ctx, p, page, snapshots);
+  return detailsInOrder(ctx.db, p, keys);
 }
 
 /** Phase 2: every column of the rows whose keys phase 1 found (index lookups, not a scan). */
@@ -457,7 +471,7 @@ export const inventoryReport: Report<InventoryParams> = defineReport({
     const [rows, counted, totals] = await Promise.all([
       params.sort
         ? fetchRows(ctx.db, ctx, params, { limit: page.limit, offset: page.offset, snapshotIds: latestIds })
-        : firstPageRows(ctx, params, { limit: page.limit, offset: page.offset ?? 0 }, rolled, latestIds),
+        : firstPageRows(ctx, params, { limit: page.limit, offset: page.offset ?? 0 }, rolled, snapshots),
       rowCount(ctx, params, rolled, latestIds),
       costTotals(ctx, params, rolled, latestIds),
     ]);
@@ -493,7 +507,7 @@ export const inventoryReport: Report<InventoryParams> = defineReport({
     // One list of snapshots for the rows, the SQL export and the totals.
     const snapshots = await latestSnapshots(ctx.db, KINDS[params.kind].snapshotKinds, params.at);
     const latestIds = snapshots.map((s) => s.id);
-    const sql = exportSql(ctx, params, latestIds);
+    const sql = exportSql(ctx, params, snapshots);
     return {
       columns: columnsOf(params.kind),
       rows: inventoryRows(ctx, params, undefined, {}, snapshots),
@@ -529,9 +543,11 @@ export const inventoryReport: Report<InventoryParams> = defineReport({
 async function unreadPortsNotes(db: Queryable, snapshotIds: number[]): Promise<string[]> {
   if (snapshotIds.length === 0) return [];
   const [counts] = await db.query<{ unread: number; unknown: number }>(
-    `select count(*)::int as unread,
-       count(*) filter (where not exists (select 1 from instance_ports p where p.snapshot_id = u.snapshot_id and p.instance_id = u.instance_id))::int as unknown
-     from unread_instance_ports u where u.snapshot_id = any($1::int[])`,
+    `with latest as (select ${SNAPSHOT_COLUMNS.join(', ')} from snapshots where id = any($1::int[])),
+       known as (select distinct p.snapshot_id, p.instance_id from (${snapshotsRowsSql(versionedTable('instance_ports'), ['instance_id'], 'latest')}) p),
+       unread as (select u.snapshot_id, u.instance_id from unread_instance_ports u where u.snapshot_id = any($1::int[]))
+     select count(*)::int as unread, (count(*) filter (where k.instance_id is null))::int as unknown
+     from unread u left join known k on k.snapshot_id = u.snapshot_id and k.instance_id = u.instance_id`,
     [snapshotIds],
   );
   if (!counts || counts.unread === 0) return [];
@@ -556,48 +572,35 @@ export interface ExportSizes {
 }
 
 /**
- * The one query a cursor export runs: every row matching the parameters, in the page order, with
- * the columns toRow reads (a row's keys, history ids and the like are not parsed for nothing);
- * exported for the benchmark's `psql \copy` baseline of the same SQL.
+ * The statements a cursor export runs, in turn: every row matching the parameters, in the page
+ * order, with the columns toRow reads (a row's keys, history ids and the like are not parsed for
+ * nothing); exported for the benchmark's `psql \copy` baseline of the same SQL.
  */
-export function inventoryExportQuery(ctx: ReportCtx, p: InventoryParams, latestIds: number[]): { sql: string; values: unknown[] } {
-  return exportQuery(ctx, p, rowInputs(p.kind).map((c) => `b.${c}`), latestIds);
-}
-
-function exportQuery(ctx: ReportCtx, p: InventoryParams, select: readonly string[], latestIds: number[]): { sql: string; values: unknown[] } {
-  if (!p.sort) return exportQueryBySnapshot(ctx, p, select, latestIds);
-  const spec = KINDS[p.kind];
-  const binds = new Binds();
-  const base = baseSql(spec, binds, latestIds, p.at);
-  const where = conditions(spec, p, ctx, binds);
-  const sql = `with ${base}
-    select ${select.join(', ')} from b
-    ${where.length ? `where ${where.join(' and ')}` : ''}
-    order by ${orderBy(orderingOf(spec, p))}`;
-  return { sql, values: binds.values };
+export function inventoryExportQueries(ctx: ReportCtx, p: InventoryParams, snapshots: readonly SnapshotInfo[]): Array<{ sql: string; values: unknown[] }> {
+  return exportQueries(ctx, p, rowInputs(p.kind).map((c) => `b.${c}`), snapshots);
 }
 
 /**
- * exportQuery in the default order (scope key, snapshot, row key): the latest snapshots in that
- * order, each snapshot's rows built, joined (presence, stops) and filtered on their own (a lateral
- * per snapshot), so every join and sort holds one snapshot's rows, not all of them: at 100,000
- * instances in 10 scopes the joins of the whole set spilled to disk and the final sort of the wide
- * rows did too. The outer order is the list's; the planner sorts only within each snapshot.
+ * The export's statements. Sorted: one over every snapshot. In the default order (scope key,
+ * snapshot, row key): one per snapshot in that order, each building, joining (presence, stops) and
+ * filtering one snapshot's rows, so every join and sort holds one snapshot's rows, not all of
+ * them (at 100,000 instances in 10 scopes the joins of the whole set spilled to disk and the final
+ * sort of the wide rows did too), and each reads one scope (on Citus, one shard of each table).
  */
-function exportQueryBySnapshot(ctx: ReportCtx, p: InventoryParams, select: readonly string[], latestIds: number[]): { sql: string; values: unknown[] } {
+function exportQueries(ctx: ReportCtx, p: InventoryParams, select: readonly string[], snapshots: readonly SnapshotInfo[]): Array<{ sql: string; values: unknown[] }> {
   const spec = KINDS[p.kind];
-  const binds = new Binds();
-  const listed = `select * from ${snapshotsByIdSql(binds.add(latestIds))} l`;
-  const base = baseSql(spec, binds, { outer: 'o' }, p.at);
-  const where = conditions(spec, p, ctx, binds);
-  const sql = `select ${select.join(', ')}
-    from (select s.*, s.scope_key collate "C" as scope_c from (${listed}) s order by scope_c, s.id) o
-    cross join lateral (
-      with ${base}
-      select b.* from b ${where.length ? `where ${where.join(' and ')}` : ''}
-    ) b
-    order by o.scope_c, o.id, b.row_key collate "C"`;
-  return { sql, values: binds.values };
+  const statement = (source: SnapshotSource, order: string) => {
+    const binds = new Binds();
+    const base = baseSql(spec, binds, source, p.at);
+    const where = conditions(spec, p, ctx, binds);
+    const sql = `with ${base}
+    select ${select.join(', ')} from b
+    ${where.length ? `where ${where.join(' and ')}` : ''}
+    order by ${order}`;
+    return { sql, values: binds.values };
+  };
+  if (p.sort) return [statement(snapshots.map((s) => s.id), orderBy(orderingOf(spec, p)))];
+  return inDefaultOrder(snapshots).map((snapshot) => statement(snapshot, 'b.row_key collate "C"'));
 }
 
 /**
@@ -624,14 +627,11 @@ function fieldSql(kind: InventoryKind, key: string): string {
  * The export as SQL for the database to write (report.ts ExportSql): every kind whose cells
  * toRow computes from the row alone (the ports' "last known" age is written in Node).
  */
-function exportSql(ctx: ReportCtx, p: InventoryParams, latestIds: number[]): ExportSql | undefined {
+function exportSql(ctx: ReportCtx, p: InventoryParams, snapshots: readonly SnapshotInfo[]): ExportSql | undefined {
   const csvCopy = ctx.db.csvCopy;
   if (!csvCopy || p.kind === 'ports') return undefined;
   return {
-    query: (select) => {
-      const { sql, values } = exportQuery(ctx, p, select((key) => fieldSql(p.kind, key)), latestIds);
-      return { text: sql, values };
-    },
+    queries: (select) => exportQueries(ctx, p, select((key) => fieldSql(p.kind, key)), snapshots).map(({ sql, values }) => ({ text: sql, values })),
     csvCopy,
   };
 }
@@ -658,9 +658,10 @@ export async function* inventoryRows(
   const snapshots = latest ?? (await latestSnapshots(ctx.db, KINDS[params.kind].snapshotKinds, params.at));
   const latestIds = snapshots.map((s) => s.id);
   if (ctx.db.cursorBatches && !options.paged) {
-    const query = inventoryExportQuery(ctx, params, latestIds);
-    for await (const batch of ctx.db.cursorBatches<Record<string, unknown>>(query.sql, query.values, sizes.cursorBatch ?? EXPORT_CURSOR_BATCH)) {
-      for (const r of batch) yield toRow(params.kind, r, now, params.at !== undefined);
+    for (const query of inventoryExportQueries(ctx, params, snapshots)) {
+      for await (const batch of ctx.db.cursorBatches<Record<string, unknown>>(query.sql, query.values, sizes.cursorBatch ?? EXPORT_CURSOR_BATCH)) {
+        for (const r of batch) yield toRow(params.kind, r, now, params.at !== undefined);
+      }
     }
     return;
   }
@@ -668,9 +669,7 @@ export async function* inventoryRows(
     yield* exportBatches(ctx, params, sizes, latestIds);
     return;
   }
-  // The default order's first terms: scope key in byte order ("C"), then snapshot id.
-  const ordered = [...snapshots].sort((a, b) => Buffer.compare(Buffer.from(a.scope_key), Buffer.from(b.scope_key)) || a.id - b.id);
-  for (const snapshot of ordered) yield* exportBatches(ctx, params, sizes, [snapshot.id]);
+  for (const snapshot of inDefaultOrder(snapshots)) yield* exportBatches(ctx, params, sizes, [snapshot.id]);
 }
 
 async function* exportBatches(ctx: ReportCtx, params: InventoryParams, sizes: ExportSizes, snapshotIds: number[]): AsyncGenerator<Row> {

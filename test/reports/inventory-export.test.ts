@@ -96,9 +96,12 @@ describe.each(testDatabases())('inventory export in one query on $name', ({ open
     const exported = await inventoryReport.export(oneQuery, params);
     if (!exported.sql) return null;
     const columns = csvColumns(exported.columns);
-    const { text, values } = exported.sql.query((value) => columns.map((c, i) => `${csvCellSql(c, value, {})} as c${i}`));
-    const rows = await db.query<Record<string, string | null>>(text, values);
-    return rows.map((r) => columns.map((_, i) => r[`c${i}`] ?? ''));
+    const cells: string[][] = [];
+    for (const { text, values } of exported.sql.queries((value) => columns.map((c, i) => `${csvCellSql(c, value, {})} as c${i}`))) {
+      const rows = await db.query<Record<string, string | null>>(text, values);
+      cells.push(...rows.map((r) => columns.map((_, i) => r[`c${i}`] ?? '')));
+    }
+    return cells;
   }
 
   const queries: Array<Record<string, string>> = [

@@ -6,21 +6,19 @@ import { sqlLiteral as sqlText } from '../../db/sql-literal.js';
 import { inTransaction } from '../../db/transaction.js';
 import { sameContentSql, snapshotRowsSql, versionedTable } from '../../db/versions.js';
 import {
-  flavorCatalogueSelectSql,
   flavorSnapshotSql,
   NO_VALUE,
   PRICED_KINDS,
   pricedResourcesSql,
-  SOURCE_COLUMNS,
   STATE_RUNNING,
   STATE_STOPPED,
   TAG_DIMENSION_PREFIX,
   type PricedKind,
-  type SnapshotSources,
 } from '../pricing.js';
 import { CAP_TOLERANCE_SECS } from '../gap-caps.js';
 import { partitionPrefixSql } from '../partitions.js';
 import { partitionKeys } from './partition-keys.js';
+import { snapshotSourcesSql, SOURCES } from '../snapshot-sources.js';
 /**
  * Writes cost_rollups rows for one complete priced snapshot (kind instance, cluster or k8s_price),
  * using the latest complete flavor snapshot of the same scope taken at or before it. Idempotent
@@ -129,36 +127,6 @@ async function reopenDaysAffectedBy(tx: Queryable, snapshotId: number): Promise<
   );
 }
 
-/** The CTEs of snapshotSourcesSql, as pricedResourcesSql reads them. */
-const SOURCES: SnapshotSources = {
-  instances: 'src_instances',
-  gpu_clusters: 'src_gpu_clusters',
-  gpu_cluster_servers: 'src_gpu_cluster_servers',
-  k8s_cluster_prices: 'src_k8s_cluster_prices',
-  catalogue: 'src_catalogue',
-};
-
-/**
- * CTEs (after `s`, the snapshot $1 with the flavor snapshot pricing it) of the snapshot's rows that
- * a kind's pricing reads, straight from the versions and staged tables (snapshotRowsSql), and its
- * flavor catalogue: what Citus plans, where it cannot plan the views (SnapshotSources).
- */
-function snapshotSourcesSql(kind: PricedKind): string {
-  const rowsOf = (view: keyof typeof SOURCE_COLUMNS, snapshot: string, withId: boolean) =>
-    snapshotRowsSql(versionedTable(view), `${withId ? `${snapshot}::int as snapshot_id, ` : ''}${SOURCE_COLUMNS[view].map((c) => `"${c}"`).join(', ')}`, snapshot);
-  const views: Record<PricedKind, ReadonlyArray<keyof SnapshotSources & keyof typeof SOURCE_COLUMNS>> = {
-    instance: ['instances'],
-    cluster: ['gpu_clusters', 'gpu_cluster_servers'],
-    k8s_price: ['k8s_cluster_prices'],
-  };
-  const ctes = views[kind].map((view) => `${SOURCES[view]} as (${rowsOf(view, '$1', true)})`);
-  if (kind !== 'k8s_price') {
-    ctes.push(`src_flavors as (${rowsOf('gpu_flavors', '(select flavor_snapshot_id from s)', false)})`);
-    ctes.push(`${SOURCES.catalogue} as (${flavorCatalogueSelectSql('src_flavors')})`);
-  }
-  return ctes.join(',\n  ');
-}
-
 /**
  * One pass over the snapshot's priced resources aggregates them two ways at once (grouping
  * sets): per (currency, running, project, region, kind, flavor) for the fixed dimensions, and
@@ -189,7 +157,7 @@ function rollupInsertSql(kind: PricedKind, keys: readonly string[]): string {
     select x.id, x.kind, x.scope_key, x.project_id, x.region_id, x.taken_at, x.run_id, ${flavorSnapshotSql('x')} as flavor_snapshot_id
       from snapshots x where x.id = $1
   ),
-  ${snapshotSourcesSql(kind)},
+  ${snapshotSourcesSql(kind, { one: 's', id: '$1' })},
   sets as materialized (
     select grouping(r.tags) = 1${companyFixed} as fixed_set, grouping(r.flavor) = 1 as tag_set${valueMarks},
       r.currency, r.running, r.project_id, r.region_id, r.kind, r.flavor, r.tags,
