@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { PRICED_KINDS, pricedResourcesSql } from '../costing/pricing.js';
+import { pricedSnapshotsSql, snapshotSourcesSql, SOURCES } from '../costing/snapshot-sources.js';
 import { tagsInScopeSql } from '../db/access-scope-sql.js';
 import { scopeOf } from './shared/access-scope.js';
 import { gpuCountSql } from '../db/gpu-count.js';
@@ -13,7 +14,7 @@ import { offsetRows } from './shared/batches.js';
 import { addDays, chartNumber, isoDay } from './shared/format.js';
 import { appUrl } from './shared/links.js';
 import { dirParam, idParam, intParam, sortParam, textParam } from './shared/params.js';
-import { latestSnapshotIds, latestSnapshots, latestSnapshotsSql, snapshotsByIdSql } from '../db/latest-snapshots.js';
+import { latestSnapshotIds, latestSnapshots, snapshotsByIdSql } from '../db/latest-snapshots.js';
 import { viewRowsSql } from '../db/versions.js';
 import { freshnessNotes } from './shared/snapshots.js';
 import { defineReport } from './shared/define.js';
@@ -50,7 +51,7 @@ const ORDER: Record<(typeof SORTS)[number], string> = {
 function inUseSql(scoped: boolean): string {
   return scoped
     ? `select r.scope_key, r.flavor as group_value, count(*)::int as n
-        from (${pricedResourcesSql('priced', ['instance', 'cluster'])}) r
+        from (${pricedResourcesSql('priced', ['instance', 'cluster'], { sources: SOURCES })}) r
         where ${tagsInScopeSql('r.tags', '$7::text', '$8::text[]')}
         group by r.scope_key, r.flavor`
     : `select r.scope_key, r.group_value, sum(r.resource_count)::int as n
@@ -63,7 +64,8 @@ function catalogueSql(p: FlavorsParams, scoped: boolean): string {
   const dir = p.dir ?? (p.sort && !['scope', 'flavor_name'].includes(p.sort) ? 'desc' : 'asc');
   const order = p.sort ? `${ORDER[p.sort]} ${dir}, scope_key, flavor_id` : 'scope_key, coalesce(flavor_name, flavor_id), flavor_id';
   return `with latest as (${snapshotsByIdSql('$1')}),
-      priced as (${latestSnapshotsSql('$2')}),
+      priced as (${pricedSnapshotsSql('(select unnest($2::int[]))')}),${scoped ? `
+      ${snapshotSourcesSql(['instance', 'cluster'], { many: 'priced' })},` : ''}
       in_use as (${inUseSql(scoped)}),
       rows as (
         select l.scope_key, coalesce(f.project_id, l.project_id) as project_id, coalesce(f.region_id, l.region_id) as region_id,
@@ -82,8 +84,10 @@ function catalogueSql(p: FlavorsParams, scoped: boolean): string {
 /** A page of the catalogues of the flavor snapshots `latestIds` (read once per request or export). */
 async function catalogue(ctx: ReportCtx, p: FlavorsParams, latestIds: number[], limit: number, offset: number): Promise<{ rows: Row[]; total: number; unpriced: number }> {
   const scope = scopeOf(ctx);
+  // The priced snapshots read first: Citus refuses the recursive walk in a statement over sharded tables.
+  const pricedIds = await latestSnapshotIds(ctx.db, PRICED_KINDS);
   const found = await ctx.db.query<Record<string, unknown>>(catalogueSql(p, scope !== null), [
-    latestIds, PRICED_KINDS, p.project ?? null, p.region ?? null, limit, offset, ...(scope ? [scope.key, [...scope.values]] : []),
+    latestIds, pricedIds, p.project ?? null, p.region ?? null, limit, offset, ...(scope ? [scope.key, [...scope.values]] : []),
   ]);
   return {
     rows: found.map((r) => ({

@@ -18,7 +18,7 @@ import { detailRows, keysetRows } from './shared/batches.js';
 import { appUrl, stopConfirmPath } from './shared/links.js';
 import { dirParam, idParam, instantParam, repeated, tagFilterParam, tagKeyParam, textParam } from './shared/params.js';
 import { formatAge } from './shared/format.js';
-import { latestSnapshots, latestSnapshotsSql, SNAPSHOT_COLUMNS, type SnapshotInfo } from '../db/latest-snapshots.js';
+import { latestSnapshots, SNAPSHOT_COLUMNS, type SnapshotInfo } from '../db/latest-snapshots.js';
 import { freshnessNotes } from './shared/snapshots.js';
 import { defineReport } from './shared/define.js';
 import type { Report, ReportCtx } from './shared/types.js';
@@ -78,8 +78,8 @@ function inScopeSql(kind: InventoryKind, scope: AccessScope, binds: Binds): stri
     case 'servers':
       return scopeCondition(scope, 'b', binds);
     case 'ports':
-      return `exists (select 1 from (${latestSnapshotsSql(binds.add(['instance']))}) li join instances i on i.snapshot_id = li.id
-        where li.scope_key = b.scope_key and i.instance_id = b.instance_id and ${scopeCondition(scope, 'i', binds)})`;
+      // The instances of the scope that are the user's (scopeInstancesSql, with the base).
+      return `exists (select 1 from scope_instances si where si.scope_key = b.scope_key and si.instance_id = b.instance_id)`;
     default:
       return 'false';
   }
@@ -127,13 +127,33 @@ function conditions(spec: KindSpec, p: InventoryParams, ctx: ReportCtx, binds: B
  */
 type SnapshotSource = number[] | Pick<SnapshotInfo, 'id' | 'scope_key'>;
 
-function baseSql(spec: KindSpec, binds: Binds, source: SnapshotSource, at: Date | undefined): string {
+/**
+ * CTE `scope_instances` (scope_key, instance_id): the instances in the latest complete instance
+ * snapshot of each scope of `latest` whose tags put them in the user's scope; a port is the user's
+ * when its instance is. Read from the versions and kept tables (snapshotsRowsSql), the latest
+ * instance snapshots found per scope from `snapshots` alone: what Citus plans.
+ */
+function scopeInstancesSql(scope: AccessScope, binds: Binds): string {
+  return `scope_instance_snapshots as (
+      select x.id, x.kind, x.scope_key, x.taken_at, x.versioned from snapshots x
+      where x.id in (select (select i.id from snapshots i where i.complete and i.kind = 'instance' and i.scope_key = l.scope_key
+                             order by i.taken_at desc, i.id desc limit 1)
+                     from (select distinct scope_key from latest) l)),
+    scope_instances as (
+      select s.scope_key, r.instance_id
+      from (${snapshotsRowsSql(versionedTable('instances'), ['instance_id', 'tags'], 'scope_instance_snapshots')}) r
+      join scope_instance_snapshots s on s.id = r.snapshot_id
+      where ${scopeCondition(scope, 'r', binds)})`;
+}
+
+function baseSql(spec: KindSpec, binds: Binds, source: SnapshotSource, at: Date | undefined, scope: AccessScope | null = null): string {
   // Phase 2 reads exactly the snapshots phase 1 read, even if a newer one completed in between.
   const ids = `(select unnest(${binds.add(Array.isArray(source) ? source : [source.id])}::int[]))`;
   const snapshots = spec.reads.priced ? pricedSnapshotsSql(ids) : `select ${SNAPSHOT_COLUMNS.join(', ')} from snapshots where id in ${ids}`;
   const rows = [
     ...(spec.reads.views ?? []).map((view) => `${rowsOf(view)} as (${snapshotsRowsSql(versionedTable(view), versionedTable(view).columns, 'latest')})`),
     ...(spec.reads.priced ? [snapshotSourcesSql(spec.reads.priced, { many: 'latest' })] : []),
+    ...(scope && spec === KINDS.ports ? [scopeInstancesSql(scope, binds)] : []),
   ];
   // As of a past time, rows are as collected then: no stop or scheduled stop made since.
   const current = spec.overridable && !at;
@@ -214,7 +234,7 @@ interface PageRequest {
 function keysQuery(ctx: ReportCtx, p: InventoryParams, page: PageRequest) {
   const spec = KINDS[p.kind];
   const binds = new Binds();
-  const base = baseSql(spec, binds, page.snapshotIds, p.at);
+  const base = baseSql(spec, binds, page.snapshotIds, p.at, scopeOf(ctx));
   const where = conditions(spec, p, ctx, binds);
   const ordering = orderingOf(spec, p);
   if (page.after) {
@@ -274,7 +294,7 @@ function keysOfSnapshotQuery(ctx: ReportCtx, p: InventoryParams, snapshot: Snaps
     const keys = snapshotKeysSql(versionedTable(rows.view), { id, scopeKey, versioned: snapshot.versioned }, rows.key, limit);
     return { sql: `select ${id} as __sid, k.row_key as __rk from (${keys}) k order by k.row_key collate "C"`, values: binds.values };
   }
-  const base = baseSql(spec, binds, snapshot, p.at);
+  const base = baseSql(spec, binds, snapshot, p.at, scopeOf(ctx));
   const where = conditions(spec, p, ctx, binds);
   const sql = `with ${base}
     select b.snapshot_id as __sid, b.row_key as __rk from b
@@ -330,7 +350,7 @@ function detailsQuery(p: InventoryParams, snapshotIds: number[], rowKeys: string
 function countQuery(ctx: ReportCtx, p: InventoryParams, latestIds: number[]) {
   const spec = KINDS[p.kind];
   const binds = new Binds();
-  const base = baseSql(spec, binds, latestIds, p.at);
+  const base = baseSql(spec, binds, latestIds, p.at, scopeOf(ctx));
   const where = conditions(spec, p, ctx, binds);
   return { sql: `with ${base} select count(*)::int as n from b ${where.length ? `where ${where.join(' and ')}` : ''}`, values: binds.values };
 }
@@ -346,7 +366,7 @@ function hasCost(spec: KindSpec): boolean {
 function totalsQuery(ctx: ReportCtx, p: InventoryParams, latestIds: number[]) {
   const spec = KINDS[p.kind];
   const binds = new Binds();
-  const base = baseSql(spec, binds, latestIds, p.at);
+  const base = baseSql(spec, binds, latestIds, p.at, scopeOf(ctx));
   const where = ['b.currency is not null', ...conditions(spec, p, ctx, binds)];
   // What each row shows (fieldSql): a row stopped through cloudtally since its snapshot costs 0.
   const cost = (column: string) => `sum(${fieldSql(p.kind, column)}) as ${column}`;
@@ -591,7 +611,7 @@ function exportQueries(ctx: ReportCtx, p: InventoryParams, select: readonly stri
   const spec = KINDS[p.kind];
   const statement = (source: SnapshotSource, order: string) => {
     const binds = new Binds();
-    const base = baseSql(spec, binds, source, p.at);
+    const base = baseSql(spec, binds, source, p.at, scopeOf(ctx));
     const where = conditions(spec, p, ctx, binds);
     const sql = `with ${base}
     select ${select.join(', ')} from b

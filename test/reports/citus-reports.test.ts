@@ -7,13 +7,14 @@
  */
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AccessScope } from '../../src/auth/access-scope.js';
 import type { Database } from '../../src/db/connection.js';
 import { allReports } from '../../src/reports/index.js';
 import { CITUS_URL, citusSuiteTitle, openDistributedDatabase, type DistributedDatabase } from '../helpers/citus.js';
 import { testDatabases } from '../helpers/databases.js';
 import { NOW, seedKnownDataset, T1 } from './fixture.js';
 import { INVENTORY_KINDS, type InventoryKind } from '../../src/reports/inventory-kinds.js';
-import { startReportsApp, testConfig, type ReportsApp } from './helpers.js';
+import { exportRows, run, startReportsApp, testConfig, type ReportsApp } from './helpers.js';
 
 interface Answer {
   status: number;
@@ -35,6 +36,9 @@ function withoutTimes(value: unknown): unknown {
   }
   return value;
 }
+
+/** A user scoped to team ml (the fixture's tags), as the web app puts it in the report context. */
+const TEAM_ML: AccessScope = { by: 'tag:team', key: 'team', values: ['ml'] };
 
 async function serve(db: Database): Promise<ReportsApp> {
   const config = testConfig();
@@ -102,6 +106,32 @@ describe.skipIf(!CITUS_URL)(citusSuiteTitle('every report on a distributed datab
       }
     });
   });
+
+  // The web app takes the scope from the signed-in user (test/auth/scoped-access.test.ts); here the
+  // reports are run with it directly, each rows and export compared.
+  const scopedNames = allReports().filter((r) => r.scoped).map((r) => r.name);
+  describe.each([...scopedNames.map((name) => [name, {}] as const), ...INVENTORY_KINDS.map((kind) => ['inventory', { kind }] as const)])(
+    '%s %o for a user scoped to team ml',
+    (name, query) => {
+      it(`gives the same page and export as on ${plainTarget.name}`, async () => {
+        const report = allReports().find((r) => r.name === name)!;
+        const config = testConfig();
+        const [a, b] = await Promise.all(
+          [citus!.db, plain!].map(async (db) => {
+            const ctx = { db, config, now: NOW, scope: TEAM_ML };
+            const out = await run(report, ctx, query);
+            return { rows: out.rows, totals: out.totals ?? null, summary: out.summary, exported: await exportRows(report, ctx, query) };
+          }),
+        );
+        expect(withoutTimes(a)).toEqual(withoutTimes(b));
+        if (name === 'inventory' && (query as { kind?: string }).kind === 'instances') {
+          // The scope applies: only team ml's instances, and some of them.
+          expect(b.exported.length).toBeGreaterThan(0);
+          for (const row of b.exported) expect((row.tags as Record<string, string>).team).toBe('ml');
+        }
+      });
+    },
+  );
 
   describe.each(names)('%s', (name) => {
     it(`JSON answers 200 and the same as on ${plainTarget.name}`, async () => {
