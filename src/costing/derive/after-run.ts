@@ -1,9 +1,10 @@
 /**
- * What is derived from the snapshots after each collection run (and at start-up): the current
- * instances the idle list reads and the anomaly explanations the reports show by default. Each
- * step's failure is logged and never fails the run: readers of a derived table not refreshed read
- * the snapshots meanwhile.
+ * What is derived from the snapshots after each collection run (and at start-up): fresh table
+ * statistics (db/analyse.ts), the current instances the idle list reads and the anomaly
+ * explanations the reports show by default. Each step's failure is logged and never fails the
+ * run: readers of a derived table not refreshed read the snapshots meanwhile.
  */
+import { analyseChangedTables } from '../../db/analyse.js';
 import type { Database } from '../../db/connection.js';
 import type { Logger } from '../../logger.js';
 import { storeExplanations, type ExplanationSource } from './anomaly-explanations.js';
@@ -18,8 +19,15 @@ export interface DeriveDeps {
   explanations(now: Date): ExplanationSource;
 }
 
-/** Refreshes the current instances, then stores the default anomaly explanations. */
+/** Analyses the tables the run changed, refreshes the current instances, then stores the default anomaly explanations. */
 export async function deriveAfterRun(deps: DeriveDeps, finishedAt: Date): Promise<void> {
+  await loggedStep(
+    deps.logger,
+    'statistics',
+    () => analyseChangedTables(deps.db),
+    (tables) => (tables.length > 0 ? [{ tables }, 'tables analysed'] : null),
+    'analysing the changed tables failed (plans use the older statistics)',
+  );
   await refreshCurrentInstancesLogged(deps);
   await loggedStep(
     deps.logger,
