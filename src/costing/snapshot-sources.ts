@@ -68,8 +68,8 @@ export function snapshotSourcesSql(
   const as = opts.materialized ? 'as materialized' : 'as';
   const ctes = priced.flatMap((kind) => VIEWS_OF[kind]).map((view) => `${SOURCES[view]} ${as} (${rowsOf(view)})`);
   if (priced.some((kind) => kind !== 'k8s_price')) {
-    const priced = 'many' in snapshots ? snapshots.many : snapshots.one;
-    const flavorSnapshots = `(select f.id, f.kind, f.scope_key, f.taken_at, f.versioned from snapshots f where f.id in (select flavor_snapshot_id from ${priced}))`;
+    const pricedRelation = 'many' in snapshots ? snapshots.many : snapshots.one;
+    const flavorSnapshots = `(select f.id, f.kind, f.scope_key, f.taken_at, f.versioned from snapshots f where f.id in (select flavor_snapshot_id from ${pricedRelation}))`;
     ctes.push(`src_flavors as (${snapshotsRowsSql(versionedTable('gpu_flavors'), SOURCE_COLUMNS.gpu_flavors, flavorSnapshots)})`);
     // Materialized: a few rows computed once; inlined, the planner re-aggregated it for every resource row.
     ctes.push(`${SOURCES.catalogue} as materialized (${flavorCatalogueSelectSql('src_flavors', undefined, 'snapshot_id')})`);
