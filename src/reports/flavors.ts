@@ -81,13 +81,25 @@ function catalogueSql(p: FlavorsParams, scoped: boolean): string {
       from rows order by ${order} limit $5 offset $6`;
 }
 
-/** A page of the catalogues of the flavor snapshots `latestIds` (read once per request or export). */
-async function catalogue(ctx: ReportCtx, p: FlavorsParams, latestIds: number[], limit: number, offset: number): Promise<{ rows: Row[]; total: number; unpriced: number }> {
+/**
+ * The snapshots a catalogue reads, read once per request or export: the latest flavor snapshots,
+ * and the latest priced ones (whose resources are counted as in use). Read before the statement:
+ * Citus refuses the recursive walk in a statement over sharded tables.
+ */
+interface CatalogueSnapshots {
+  flavorIds: number[];
+  pricedIds: number[];
+}
+
+async function catalogueSnapshots(ctx: ReportCtx, flavorIds: number[]): Promise<CatalogueSnapshots> {
+  return { flavorIds, pricedIds: await latestSnapshotIds(ctx.db, PRICED_KINDS) };
+}
+
+/** A page of the catalogues of the flavor snapshots. */
+async function catalogue(ctx: ReportCtx, p: FlavorsParams, snaps: CatalogueSnapshots, limit: number, offset: number): Promise<{ rows: Row[]; total: number; unpriced: number }> {
   const scope = scopeOf(ctx);
-  // The priced snapshots read first: Citus refuses the recursive walk in a statement over sharded tables.
-  const pricedIds = await latestSnapshotIds(ctx.db, PRICED_KINDS);
   const found = await ctx.db.query<Record<string, unknown>>(catalogueSql(p, scope !== null), [
-    latestIds, pricedIds, p.project ?? null, p.region ?? null, limit, offset, ...(scope ? [scope.key, [...scope.values]] : []),
+    snaps.flavorIds, snaps.pricedIds, p.project ?? null, p.region ?? null, limit, offset, ...(scope ? [scope.key, [...scope.values]] : []),
   ]);
   return {
     rows: found.map((r) => ({
@@ -187,11 +199,11 @@ export const flavorsReport: Report<FlavorsParams> = defineReport({
 
   async run(ctx, params, page) {
     const snapshots = await latestSnapshots(ctx.db, ['flavor']);
-    const latestIds = snapshots.map((s) => s.id);
-    const table = await catalogue(ctx, params, latestIds, page.limit, page.offset);
+    const snaps = await catalogueSnapshots(ctx, snapshots.map((s) => s.id));
+    const table = await catalogue(ctx, params, snaps, page.limit, page.offset);
     let flavor = params.flavor;
     if (!flavor) {
-      const all = await catalogue(ctx, { ...params, sort: 'in_use', dir: 'desc' }, latestIds, 1, 0);
+      const all = await catalogue(ctx, { ...params, sort: 'in_use', dir: 'desc' }, snaps, 1, 0);
       flavor = (all.rows[0]?.flavor_name as string | undefined) ?? undefined;
     }
     return {
@@ -213,8 +225,8 @@ export const flavorsReport: Report<FlavorsParams> = defineReport({
   },
 
   async export(ctx, params) {
-    const latestIds = await latestSnapshotIds(ctx.db, ['flavor']);
-    return { columns: COLUMNS, rows: offsetRows(async (limit, offset) => (await catalogue(ctx, params, latestIds, limit, offset)).rows) };
+    const snaps = await catalogueSnapshots(ctx, await latestSnapshotIds(ctx.db, ['flavor']));
+    return { columns: COLUMNS, rows: offsetRows(async (limit, offset) => (await catalogue(ctx, params, snaps, limit, offset)).rows) };
   },
 
   scoped: true,
