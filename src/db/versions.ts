@@ -203,20 +203,21 @@ export function versionMovedBetween(v: string, from: string, to: string): string
  * rows of one snapshot in `table` (the rows its view shows: the versions current at its taken_at
  * when it is versioned, and its kept rows) in byte order ("C", the default) or with
  * `collate: null` in the database's own order; `limit` is an SQL expression. The snapshot is
- * given by SQL expressions of its id and scope key (bound parameters): the versions side walks
- * the index on (scope_key, key) of that one scope and stops after `limit` rows, and on Citus
- * each side reads one shard.
+ * given by SQL expressions of its id and, when versioned, scope key (bound parameters): the
+ * versions side walks the index on (scope_key, key) of that one scope and stops after `limit`
+ * rows, and on Citus each side reads one shard.
  */
 export function snapshotKeysSql(
   table: VersionedTable,
-  s: { id: string; scopeKey: string; versioned: boolean },
+  /** `scopeKey` only when the snapshot is versioned (its rows are versions of that scope). */
+  s: { id: string; scopeKey?: string },
   key: string,
   limit: string,
   opts: { collate?: 'C' | null } = {},
 ): string {
   const collate = opts.collate === null ? '' : ` collate "${opts.collate ?? 'C'}"`;
   const kept = `(select t."${key}" as row_key from "${table.kept}" t where t.snapshot_id = ${s.id} order by t."${key}"${collate} limit ${limit})`;
-  if (!s.versioned) return `select u.row_key from ${kept} u`;
+  if (s.scopeKey === undefined) return `select u.row_key from ${kept} u`;
   return `select u.row_key from (
       (select v."${key}" as row_key from "${table.versions}" v
         where v.scope_key = ${s.scopeKey} and ${versionCurrentAt('v', `(select taken_at from snapshots where id = ${s.id})`)}

@@ -290,8 +290,8 @@ function keysOfSnapshotQuery(ctx: ReportCtx, p: InventoryParams, snapshot: Snaps
   const rows = spec.rowsOf?.[snapshot.kind];
   if (!filtered && rows) {
     const id = `${binds.add(snapshot.id)}::int`;
-    const scopeKey = snapshot.versioned ? `${binds.add(snapshot.scope_key)}::text` : 'null';
-    const keys = snapshotKeysSql(versionedTable(rows.view), { id, scopeKey, versioned: snapshot.versioned }, rows.key, limit);
+    const scopeKey = snapshot.versioned ? `${binds.add(snapshot.scope_key)}::text` : undefined;
+    const keys = snapshotKeysSql(versionedTable(rows.view), { id, scopeKey }, rows.key, limit);
     return { sql: `select ${id} as __sid, k.row_key as __rk from (${keys}) k order by k.row_key collate "C"`, values: binds.values };
   }
   const base = baseSql(spec, binds, snapshot, p.at, scopeOf(ctx));
