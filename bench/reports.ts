@@ -71,8 +71,8 @@ type Options = ReturnType<typeof parseOptions>;
 
 /**
  * Generates the history run by run, each finalised as a collection is: the run's priced snapshots
- * get their rollups (computeCostRollups, timed) while their rows are staged, then every snapshot of
- * the run is folded into versions. Returns ms of rollups per run of `instances` instances.
+ * is folded into versions, then its priced snapshots get their rollups (computeCostRollups, timed),
+ * as the snapshot writer finalises. Returns ms of rollups per run of `instances` instances.
  */
 export async function generate(db: Database, shape: BenchShape): Promise<{ perRun: number[]; total: number }> {
   let t = performance.now();
@@ -97,6 +97,9 @@ export async function generate(db: Database, shape: BenchShape): Promise<{ perRu
     async (runId) => {
       // Statistics of the freshly filled staging table, as a collection refreshes them before finalising.
       await db.execute('ANALYZE instances_staged');
+      // The fold first, as the snapshot writer finalises: the rollups read the rows from versions
+      // and kept tables, not from staging (before the fold they would find no rows).
+      await foldSnapshots(db, ['flavor', 'instance', 'cluster', 'k8s_price'], runId);
       const snaps = await db.query<{ id: number; kind: string }>(
         "select id, kind from snapshots where run_id = $1 and kind in ('instance', 'cluster', 'k8s_price') order by taken_at, id",
         [runId],
@@ -109,12 +112,17 @@ export async function generate(db: Database, shape: BenchShape): Promise<{ perRu
         rollupMs += performance.now() - started;
       }
       perRun.push(runMs);
-      await foldSnapshots(db, ['flavor', 'instance', 'cluster', 'k8s_price'], runId);
       // What autovacuum does between hourly collections: the folded rows' space is reused by the
       // next run's staging (without it the staging table grows by a run's rows every run).
       await db.execute('VACUUM instances_staged');
     },
   );
+  // Every priced snapshot has rollups, as after a collection: the cost reports read them.
+  const unrolled = await db.query<{ n: number }>(
+    `select count(*)::int as n from snapshots s where s.complete and s.kind in ('instance', 'cluster', 'k8s_price')
+       and not exists (select 1 from cost_rollups r where r.snapshot_id = s.id)`,
+  );
+  if (unrolled[0]!.n > 0) throw new Error(`bench reports: ${unrolled[0]!.n} priced snapshot(s) of the generated history have no rollups`);
   const rows = await db.query<{ n: string; versions: string }>('select count(*) as n, (select count(*) from instances_versions) as versions from instances');
   out(`instances: ${Number(rows[0]!.n).toLocaleString('en-US')} rows (${Number(rows[0]!.versions).toLocaleString('en-US')} versions), rollups and fold, in ${secs(performance.now() - t)}`);
   t = performance.now();
