@@ -141,6 +141,20 @@ export interface SnapshotSources {
   gpu_cluster_servers: string;
   k8s_cluster_prices: string;
   catalogue: string;
+  /**
+   * `snaps` is one snapshot and these relations hold only its rows: they are joined to it on true,
+   * not by snapshot id, so the planner keeps their own row estimate (by id it guessed 1/200 of
+   * them match, and then probed every later join once per row).
+   */
+  oneSnapshot?: boolean;
+}
+
+/**
+ * The join condition of rows `rows` to their snapshots `snaps`: by snapshot id, or on true when
+ * `snaps` is one snapshot and the rows only its own (see SnapshotSources.oneSnapshot).
+ */
+export function onSnapshotSql(rows: string, snaps: string, oneSnapshot = false): string {
+  return oneSnapshot ? 'true' : `${rows}.snapshot_id = ${snaps}.id`;
 }
 
 /** The columns pricedResourcesSql reads of each view's rows (besides snapshot_id), and of the flavors for the catalogue. */
@@ -296,7 +310,7 @@ function instanceBranch(snaps: string, ids?: string, sources?: SnapshotSources):
     i.ssh_key_name, null::int as servers_total,
     ${flavorPrices(`case when ${running} then 1 else 0 end`)}
   from ${snapshotsWithFlavors(snaps, 'instance', sources)} s
-  ${ids ? listedInstancesSql(ids) : `join ${sources?.instances ?? 'instances'} i on i.snapshot_id = s.id`}
+  ${ids ? listedInstancesSql(ids) : `join ${sources?.instances ?? 'instances'} i on ${onSnapshotSql('i', 's', sources?.oneSnapshot)}`}
   ${flavorLookupSql('s', 'i.flavor_name', 'i.flavor_id')}`;
 }
 
@@ -321,7 +335,7 @@ function clusterBranch(snaps: string, sources?: SnapshotSources): string {
     c.ssh_key_name, coalesce(sv.total, 0) as servers_total,
     ${flavorPrices('coalesce(sv.active, 0)', 'coalesce(sv.total, 0) > 0')}
   from ${snapshotsWithFlavors(snaps, 'cluster', sources)} s
-  join ${sources?.gpu_clusters ?? 'gpu_clusters'} c on c.snapshot_id = s.id
+  join ${sources?.gpu_clusters ?? 'gpu_clusters'} c on ${onSnapshotSql('c', 's', sources?.oneSnapshot)}
   ${sources ? serverCountsOfSources(sources.gpu_cluster_servers) : `left join lateral (
     select ${SERVER_COUNTS} from gpu_cluster_servers v where v.snapshot_id = c.snapshot_id and v.cluster_id = c.cluster_id) sv on true`}
   ${flavorLookupSql('s', 'c.flavor_name', 'c.flavor_name')}`;
@@ -345,7 +359,7 @@ function k8sBranch(snaps: string, sources?: SnapshotSources): string {
     null::text as ssh_key_name, null::int as servers_total,
     ${priceColumns({ currency: 'k.currency_code', hour: 'k.price_per_hour', month: 'k.price_per_month', quantity: '1' })}
   from ${snaps} s
-  join ${sources?.k8s_cluster_prices ?? 'k8s_cluster_prices'} k on k.snapshot_id = s.id
+  join ${sources?.k8s_cluster_prices ?? 'k8s_cluster_prices'} k on ${onSnapshotSql('k', 's', sources?.oneSnapshot)}
   where s.kind = 'k8s_price'`;
 }
 

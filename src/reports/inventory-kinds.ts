@@ -3,7 +3,7 @@
  * scope), columns, the filters and sorts it supports. SQL here is trusted text written by code;
  * every user value reaches SQL as a bound parameter (see inventory.ts).
  */
-import { PRICED_KINDS, pricedResourcesSql, runningSql, type PricedKind } from '../costing/pricing.js';
+import { onSnapshotSql, PRICED_KINDS, pricedResourcesSql, runningSql, type PricedKind } from '../costing/pricing.js';
 import { SOURCES } from '../costing/snapshot-sources.js';
 import type { SnapshotKind } from '../db/schema.js';
 import type { Column } from './report.js';
@@ -38,11 +38,12 @@ export interface KindSpec {
   /** Snapshot kinds read (latest complete per scope). */
   snapshotKinds: readonly SnapshotKind[];
   /**
-   * SELECT of the source rows over relation `latest` (the latest snapshots). Must yield
-   * snapshot_id, scope_key, row_key (unique within the snapshot) and presence_kind / presence_id
-   * (NULL when not tracked), plus every column key and every column filters use.
+   * SELECT of the source rows over relation `latest` (the latest snapshots), for a statement
+   * that reads several snapshots or one (SnapshotsRead). Must yield snapshot_id, scope_key,
+   * row_key (unique within the snapshot) and presence_kind / presence_id (NULL when not tracked),
+   * plus every column key and every column filters use.
    */
-  source: string;
+  source: (read: SnapshotsRead) => string;
   /**
    * What the source reads besides `latest`: the rows of these views as CTEs named by rowsOf
    * (`rows_<view>`), and the priced resources of these kinds (pricedResourcesSql over the CTEs of
@@ -98,14 +99,30 @@ const PRICE_SORTS: Record<string, SortSpec> = {
   currency: text('b.currency'),
 };
 
+/**
+ * Whether a statement reads several snapshots (`latest` and the rows CTEs hold each snapshot's
+ * rows, joined by snapshot id) or one (`latest` is one row, the CTEs hold only its rows, joined
+ * on true: by id the planner guessed that 1 in 200 rows matched, and at 10,000 rows per snapshot
+ * then probed the presence index once per row instead of hashing the scope's presence).
+ */
+export type SnapshotsRead = 'many' | 'one';
+
+/** The join condition of rows `rows` to the snapshots `l` (see SnapshotsRead). */
+const onSnapshot = (read: SnapshotsRead, rows: string) => onSnapshotSql(rows, 'l', read === 'one');
+
+/** The CTEs of pricedResourcesSql for a statement reading `read` (SOURCES, see SnapshotSources.oneSnapshot). */
+function sourcesOf(read: SnapshotsRead) {
+  return read === 'one' ? { ...SOURCES, oneSnapshot: true } : SOURCES;
+}
+
 /** Priced kinds through the cost model, so every price here is the one the cost reports sum. */
-function pricedSource(kinds: readonly PricedKind[]): string {
+function pricedSource(kinds: readonly PricedKind[], read: SnapshotsRead): string {
   return `select r.snapshot_id, r.scope_key, r.resource_id as row_key,
       case r.kind when 'k8s_price' then 'k8s_price' else r.kind end as presence_kind, r.resource_id as presence_id,
       r.kind, r.resource_id, r.name, r.project_id, r.region_id, r.region_name, r.status, r.running, r.flavor, r.tags,
       r.created_at, r.ssh_key_name, r.servers_total, r.quantity as servers_running,
       r.currency, r.unit_price_per_hour, r.price_per_hour, r.price_per_month
-    from (${pricedResourcesSql('latest', kinds, { sources: SOURCES })}) r`;
+    from (${pricedResourcesSql('latest', kinds, { sources: sourcesOf(read) })}) r`;
 }
 
 /** The CTE holding the rows of `view` for the snapshots of `latest` (see KindSpec.reads). */
@@ -159,7 +176,7 @@ export const KINDS: Record<InventoryKind, KindSpec> = {
   instances: {
     label: 'Instances',
     snapshotKinds: ['instance'],
-    source: pricedSource(['instance']),
+    source: (read) => pricedSource(['instance'], read),
     reads: { priced: ['instance'] },
     columns: [...RESOURCE_COLUMNS.slice(0, 9), { key: 'ssh_key_name', label: 'SSH key', kind: 'text', sortable: true, secondary: true }, ...RESOURCE_COLUMNS.slice(9)],
     filters: PRICED_FILTERS,
@@ -172,7 +189,7 @@ export const KINDS: Record<InventoryKind, KindSpec> = {
   clusters: {
     label: 'GPU clusters',
     snapshotKinds: ['cluster'],
-    source: pricedSource(['cluster']),
+    source: (read) => pricedSource(['cluster'], read),
     reads: { priced: ['cluster'] },
     columns: [
       ...RESOURCE_COLUMNS.slice(0, 7),
@@ -190,7 +207,7 @@ export const KINDS: Record<InventoryKind, KindSpec> = {
   resources: {
     label: 'Priced resources (instances, GPU clusters, Kubernetes clusters)',
     snapshotKinds: PRICED_KINDS,
-    source: pricedSource(PRICED_KINDS),
+    source: (read) => pricedSource(PRICED_KINDS, read),
     reads: { priced: PRICED_KINDS },
     // The kind says more than the flavor here: the flavor waits behind "More columns".
     columns: [{ key: 'kind', label: 'Kind', kind: 'text', sortable: true }, ...RESOURCE_COLUMNS.map((c) => (c.key === 'flavor' ? { ...c, secondary: true } : c))],
@@ -205,7 +222,7 @@ export const KINDS: Record<InventoryKind, KindSpec> = {
     label: 'GPU cluster servers',
     snapshotKinds: ['cluster'],
     // A server costs its cluster's flavor price while it runs.
-    source: `select v.snapshot_id, l.scope_key, v.cluster_id || '/' || v.server_id as row_key,
+    source: (read) => `select v.snapshot_id, l.scope_key, v.cluster_id || '/' || v.server_id as row_key,
         'cluster_server' as presence_kind, v.server_id as presence_id,
         'cluster_server'::text as kind, v.server_id as resource_id, v.name, v.cluster_id, c.name as cluster_name,
         coalesce(v.project_id, l.project_id) as project_id, coalesce(v.region_id, l.region_id) as region_id,
@@ -216,8 +233,8 @@ export const KINDS: Record<InventoryKind, KindSpec> = {
         case when c.currency is not null then case when ${SERVER_RUNNING} then c.unit_price_per_hour else 0 end end as price_per_hour,
         case when c.currency is not null then case when ${SERVER_RUNNING} then c.unit_price_per_month else 0 end end as price_per_month
       from latest l
-      join ${rowsOf('gpu_cluster_servers')} v on v.snapshot_id = l.id
-      left join (${pricedResourcesSql('latest', ['cluster'], { sources: SOURCES })}) c on c.snapshot_id = v.snapshot_id and c.resource_id = v.cluster_id
+      join ${rowsOf('gpu_cluster_servers')} v on ${onSnapshot(read, 'v')}
+      left join (${pricedResourcesSql('latest', ['cluster'], { sources: sourcesOf(read) })}) c on c.snapshot_id = v.snapshot_id and c.resource_id = v.cluster_id
       where l.kind = 'cluster'`,
     reads: { views: ['gpu_cluster_servers'], priced: ['cluster'] },
     columns: [
@@ -252,14 +269,14 @@ export const KINDS: Record<InventoryKind, KindSpec> = {
   ports: {
     label: 'Instance ports',
     snapshotKinds: ['port'],
-    source: `select p.snapshot_id, l.scope_key, p.instance_id || '/' || p.port_id as row_key,
+    source: (read) => `select p.snapshot_id, l.scope_key, p.instance_id || '/' || p.port_id as row_key,
         'port' as presence_kind, p.port_id as presence_id,
         p.port_id as resource_id, p.name, p.instance_id,
         coalesce(p.project_id, l.project_id) as project_id, coalesce(p.region_id, l.region_id) as region_id,
         (select string_agg(coalesce(g ->> 'name', g ->> 'id', ''), ', ') from jsonb_array_elements(coalesce(p.security_groups, '[]'::jsonb)) g) as security_groups,
         -- Ports of an instance that the latest collection could not read are its last known ones.
         coalesce(p.read_at, l.taken_at) as read_at, p.read_at is not null as last_known
-      from latest l join ${rowsOf('instance_ports')} p on p.snapshot_id = l.id where l.kind = 'port'`,
+      from latest l join ${rowsOf('instance_ports')} p on ${onSnapshot(read, 'p')} where l.kind = 'port'`,
     reads: { views: ['instance_ports'] },
     columns: [
       { key: 'resource_id', label: 'Port ID', kind: 'text', sortable: true },
@@ -280,10 +297,10 @@ export const KINDS: Record<InventoryKind, KindSpec> = {
     label: 'Keypairs',
     snapshotKinds: ['keypair'],
     // Presence tracks keypairs by name (legacy answers put the name in the id).
-    source: `select k.snapshot_id, l.scope_key, k.keypair_id as row_key, 'keypair' as presence_kind, k.name as presence_id,
+    source: (read) => `select k.snapshot_id, l.scope_key, k.keypair_id as row_key, 'keypair' as presence_kind, k.name as presence_id,
         k.keypair_id as resource_id, k.name, k.fingerprint, k.state as status, k.shared_in_project, k.created_at,
         coalesce(k.project_id, l.project_id) as project_id, coalesce(k.region_id, l.region_id) as region_id
-      from latest l join ${rowsOf('keypairs')} k on k.snapshot_id = l.id where l.kind = 'keypair'`,
+      from latest l join ${rowsOf('keypairs')} k on ${onSnapshot(read, 'k')} where l.kind = 'keypair'`,
     reads: { views: ['keypairs'] },
     columns: [
       { key: 'name', label: 'Name', kind: 'text', sortable: true },
@@ -303,9 +320,9 @@ export const KINDS: Record<InventoryKind, KindSpec> = {
   'storage-keys': {
     label: 'Storage SSH keys',
     snapshotKinds: ['storage_key'],
-    source: `select k.snapshot_id, l.scope_key, k.key_id::text as row_key, 'storage_key' as presence_kind, k.key_id::text as presence_id,
+    source: (read) => `select k.snapshot_id, l.scope_key, k.key_id::text as row_key, 'storage_key' as presence_kind, k.key_id::text as presence_id,
         k.key_id::text as resource_id, k.name, k.created_at
-      from latest l join ${rowsOf('storage_ssh_keys')} k on k.snapshot_id = l.id where l.kind = 'storage_key'`,
+      from latest l join ${rowsOf('storage_ssh_keys')} k on ${onSnapshot(read, 'k')} where l.kind = 'storage_key'`,
     reads: { views: ['storage_ssh_keys'] },
     columns: [
       { key: 'resource_id', label: 'Key ID', kind: 'text', sortable: true },
@@ -321,10 +338,10 @@ export const KINDS: Record<InventoryKind, KindSpec> = {
   'image-tags': {
     label: 'Image tags',
     snapshotKinds: ['image_tag'],
-    source: `select t.snapshot_id, l.scope_key, t.image_id || '/' || t.key as row_key, 'image_tag' as presence_kind, t.image_id || '/' || t.key as presence_id,
+    source: (read) => `select t.snapshot_id, l.scope_key, t.image_id || '/' || t.key as row_key, 'image_tag' as presence_kind, t.image_id || '/' || t.key as presence_id,
         t.image_id, t.key, t.value, t.read_only,
         coalesce(t.project_id, l.project_id) as project_id, coalesce(t.region_id, l.region_id) as region_id
-      from latest l join ${rowsOf('image_tags')} t on t.snapshot_id = l.id where l.kind = 'image_tag'`,
+      from latest l join ${rowsOf('image_tags')} t on ${onSnapshot(read, 't')} where l.kind = 'image_tag'`,
     reads: { views: ['image_tags'] },
     columns: [
       { key: 'image_id', label: 'Image', kind: 'text', sortable: true },
@@ -342,10 +359,10 @@ export const KINDS: Record<InventoryKind, KindSpec> = {
   'free-features': {
     label: 'Activated free features',
     snapshotKinds: ['free_feature'],
-    source: `select f.snapshot_id, l.scope_key, f.activation_id::text as row_key, 'free_feature' as presence_kind, f.activation_id::text as presence_id,
+    source: (read) => `select f.snapshot_id, l.scope_key, f.activation_id::text as row_key, 'free_feature' as presence_kind, f.activation_id::text as presence_id,
         f.activation_id::text as resource_id, f.feature_name as name, f.feature_service, f.is_free,
         f.client_id::text as client_id, f.feature_id::text as feature_id, f.created_at
-      from latest l join ${rowsOf('free_features')} f on f.snapshot_id = l.id where l.kind = 'free_feature'`,
+      from latest l join ${rowsOf('free_features')} f on ${onSnapshot(read, 'f')} where l.kind = 'free_feature'`,
     reads: { views: ['free_features'] },
     columns: [
       { key: 'resource_id', label: 'Activation ID', kind: 'text', sortable: true },

@@ -148,11 +148,12 @@ function scopeInstancesSql(scope: AccessScope, binds: Binds): string {
 
 function baseSql(spec: KindSpec, binds: Binds, source: SnapshotSource, at: Date | undefined, scope: AccessScope | null = null): string {
   // Phase 2 reads exactly the snapshots phase 1 read, even if a newer one completed in between.
-  const ids = `(select unnest(${binds.add(Array.isArray(source) ? source : [source.id])}::int[]))`;
+  const one = Array.isArray(source) ? undefined : `${binds.add(source.id)}::int`;
+  const ids = one ? `(${one})` : `(select unnest(${binds.add(source)}::int[]))`;
   const snapshots = spec.reads.priced ? pricedSnapshotsSql(ids) : `select ${SNAPSHOT_COLUMNS.join(', ')} from snapshots where id in ${ids}`;
   const rows = [
     ...(spec.reads.views ?? []).map((view) => `${rowsOf(view)} as (${snapshotsRowsSql(versionedTable(view), versionedTable(view).columns, 'latest')})`),
-    ...(spec.reads.priced ? [snapshotSourcesSql(spec.reads.priced, { many: 'latest' })] : []),
+    ...(spec.reads.priced ? [snapshotSourcesSql(spec.reads.priced, one ? { one: 'latest', id: one } : { many: 'latest' })] : []),
     ...(scope && spec === KINDS.ports ? [scopeInstancesSql(scope, binds)] : []),
   ];
   // As of a past time, rows are as collected then: no stop or scheduled stop made since.
@@ -174,7 +175,7 @@ function baseSql(spec: KindSpec, binds: Binds, source: SnapshotSource, at: Date 
   const sameScope = Array.isArray(source) ? '' : ` and p.scope_key = ${binds.add(source.scope_key)}::text`;
   return `latest as (${snapshots}),
     ${rows.join(',\n    ')},
-    src as (${spec.source}),
+    src as (${spec.source(one ? 'one' : 'many')}),
     b as (
       select src.*, p.first_seen_at as first_seen, p.last_seen_at as last_seen ${overridden}
       from src
