@@ -308,7 +308,8 @@ export const overviewReport: Report<OverviewParams> = defineReport({
     const chartDays = coveredChartRange(wholeChart, r.coverage.first_snapshot_at?.slice(0, 10) ?? null);
     // Every group row and the totals in one statement (groupRows reads the rows from it).
     const totalsNow = r.groups.everyRow(GROUP_ORDER).then((all) => all.totals);
-    const [kindDays, groupDays, totals, groups, table, groupTotals, uncovered, allLatest, chartNames] = await Promise.all([
+    // Read beside the figures rather than after them: each would add its wait to the answer's.
+    const [kindDays, groupDays, totals, groups, table, groupTotals, uncovered, allLatest, chartNames, gapDays, scopedNotes, tagKeyNotes] = await Promise.all([
       days,
       dailyCostsFor(ctx.db, ctx.config, ctx.now, r.dim, chartDays.fromDay, chartDays.toDay, { scope: scopeOf(ctx) }),
       latestTotals(ctx.db, { scope: scopeOf(ctx) }),
@@ -318,10 +319,12 @@ export const overviewReport: Report<OverviewParams> = defineReport({
       coverage(ctx),
       latestSnapshots(ctx.db, SNAPSHOT_KINDS),
       groupLabels(ctx.db, r.dim),
+      // Days not fully collected, over the sparkline's days (which hold the forecast's): left out of both.
+      incompleteDays(ctx.db, ctx.config, { fromDay: addDays(isoDay(ctx.now), -SPARKLINE_DAYS), toDay: addDays(isoDay(ctx.now), -1) }),
+      scopedCostNotes(ctx),
+      unknownTagKeyNotes(ctx.db, r.dim),
     ]);
     const missingHistory = forecastHistoryNote(ctx.now, r.coverage);
-    // Days not fully collected, over the sparkline's days (which hold the forecast's): left out of both.
-    const gapDays = await incompleteDays(ctx.db, ctx.config, { fromDay: addDays(isoDay(ctx.now), -SPARKLINE_DAYS), toDay: addDays(isoDay(ctx.now), -1) });
     if (missingHistory === null) for (const day of daysWithoutData(kindDays, forecastDays(ctx.now))) gapDays.add(day);
     const figures = await currencyFigures(ctx, totals, kindDays, missingHistory === null, gapDays);
     const gapNote = forecastGapNote(ctx.now, gapDays);
@@ -331,8 +334,8 @@ export const overviewReport: Report<OverviewParams> = defineReport({
     const showPeriod = periodGiven(params) && r.period.label !== `month to date (${month.month})`;
     const monthCoverage = showPeriod ? await rangeCoverage(ctx, month) : r.coverage;
     const notes = [
-      ...(await scopedCostNotes(ctx)),
-      ...(await unknownTagKeyNotes(ctx.db, r.dim)),
+      ...scopedNotes,
+      ...tagKeyNotes,
       ...freshnessNotes(ctx.now, priced, 'priced resources'),
       `Data age per scope: ${freshnessByScope(ctx.now, allLatest).join('; ') || 'no data yet'}.`,
       unpricedTotal > 0
