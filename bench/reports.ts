@@ -344,6 +344,7 @@ export async function main(args: string[]): Promise<void> {
   const url = withDatabase(o.databaseUrl, dbName);
   let end = new Date(Math.floor(Date.now() / 3600_000) * 3600_000 - 3600_000);
   const shape: BenchShape = { instances: o.instances, scopes: o.scopes, hourlyDays: o.hourlyDays, totalDays: o.days, end };
+  let historyDays = o.days;
   out(`reports benchmark: ${o.instances.toLocaleString('en-US')} instances in ${o.scopes} scopes, ${o.days} days (hourly for the last ${o.hourlyDays}, then daily) -> ${dbName}`);
   if (!o.reuse) await onServer(o.databaseUrl, (c) => c.query(`CREATE DATABASE ${dbName}`));
   let db: Database | null = null;
@@ -354,9 +355,11 @@ export async function main(args: string[]): Promise<void> {
     // A kept database is brought to the current schema first (the code measured expects it).
     await migrateDatabase(db);
     if (o.reuse) {
-      const [last] = await db.query<{ t: Date }>("select max(taken_at) as t from snapshots where kind = 'instance'");
+      const [last] = await db.query<{ t: Date; first: Date }>("select max(taken_at) as t, min(taken_at) as first from snapshots where kind = 'instance'");
       end = new Date(Math.floor(last!.t.getTime() / 3600_000) * 3600_000);
-      out(`reusing ${dbName}: newest snapshot ${end.toISOString()}`);
+      // The days the kept history spans (what --days was when it was built): the past inventories measured.
+      historyDays = Math.round((last!.t.getTime() - last!.first.getTime()) / 86_400_000) + 1;
+      out(`reusing ${dbName}: newest snapshot ${end.toISOString()}, ${historyDays} days of history`);
       results.shape = { reused: dbName, end: end.toISOString() };
     } else {
       // With --team-scope, as the service does when a team scope is configured: the history gets the team key's cost partitions.
@@ -437,7 +440,7 @@ export async function main(args: string[]): Promise<void> {
         ['inventory page, tag filter', 'inventory?kind=instances&tag=team%3Adata'],
         // Past inventory (issue target: first page p95 < 200 ms): the instances as collected 1, 10 and 30 days back, within the history built.
         ...[1, 10, 30]
-          .filter((days) => days < o.days)
+          .filter((days) => days < historyDays)
           .map((days): [string, string] => [`inventory ${days} day${days === 1 ? '' : 's'} back`, `inventory?kind=instances&at=${encodeURIComponent(new Date(now.getTime() - days * 86_400_000).toISOString())}`]),
         ['changes (24 h)', 'changes?kind=instances'],
         ['FOCUS (first page of 30 days)', `focus?from=${thirtyAgo}&to=${today}`],
