@@ -34,8 +34,21 @@ export interface Renderer {
   keptPage: RenderKeptPage;
 }
 
-/** Page templates whose body (all but `layout('/layout')`) is a template of its own. */
-const BODY_TEMPLATES: ReadonlyMap<string, string> = new Map([['pages/report', 'pages/report-body']]);
+/**
+ * Page templates whose body (all but `layout('/layout')`) is a template of its own, which may be
+ * kept: the generic report page, and the overview (the first screen, the page most users open).
+ * A body that draws a form carries its user's CSRF token and must not be kept: the custom views
+ * of idle candidates, the inventory and scheduled stops stay whole.
+ */
+const BODY_TEMPLATES: ReadonlyMap<string, string> = new Map([
+  ['pages/report', 'pages/report-body'],
+  ['reports/overview', 'reports/overview-body'],
+]);
+
+/** The body template of a page template whose body is kept (BODY_TEMPLATES), or undefined. */
+export function keptBodyTemplate(template: string): string | undefined {
+  return BODY_TEMPLATES.get(template);
+}
 
 const CUSTOM_VIEW_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
 
