@@ -9,6 +9,7 @@ const BENCHMARKS: Record<string, () => Promise<{ main(args: string[]): Promise<v
   periods: () => import('./periods.js'),
   anomalies: () => import('./anomalies.js'),
   history: () => import('./history.js'),
+  storage: () => import('./storage.js'),
   'overview-load': () => import('./overview-load.js'),
   citus: () => import('./citus.js'),
   writes: () => import('./writes.js'),
