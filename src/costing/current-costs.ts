@@ -41,6 +41,13 @@ export interface CurrencyTotal {
 const LATEST_PRICED = sql.raw(latestSnapshotsSql(sqlLiteral(PRICED_KINDS)));
 
 /**
+ * The rollup rows of the latest snapshots only, by their ids: the join alone let the planner
+ * (which cannot tell how few snapshots `latest` holds) hash every rollup of the dimension over
+ * the whole history to keep a few dozen snapshots' rows.
+ */
+const LATEST_ROLLUPS = sql.raw('r.snapshot_id = any(array(select id from latest))');
+
+/**
  * CTEs `latest` and `eff`: the effective rollup rows of `dimension` for the latest priced
  * snapshots, filtered by `filter`. Rows without a currency (no known price) carry NULL amounts
  * (see effectiveRollupsSql).
@@ -51,7 +58,7 @@ export function latestEffectiveCte(dimension: string, filter: CostFilter): SQL {
   const regionId = filter.regionId ?? null;
   return sql`latest as (${LATEST_PRICED}),
     eff as (
-      select * from (${effectiveRollupsSql(sql.raw('latest'), dimensionWithin(filter.scope, dimension))}) e
+      select * from (${effectiveRollupsSql(sql.raw('latest'), dimensionWithin(filter.scope, dimension), [], LATEST_ROLLUPS)}) e
       where (${kind}::text is null or e.kind = ${kind}::text) and (${projectId}::int is null or e.project_id = ${projectId}::int)
         and (${regionId}::int is null or e.region_id = ${regionId}::int)
     )`;
