@@ -104,13 +104,20 @@ export async function dailyGaps(q: Queryable, settings: GapCapSettings, range: {
     expected as (
       select d.ds, d.de, p.kind, p.scope_key from days d join spans p on p.first_at < d.ds and p.last_at >= d.ds
     ),
+    -- Each snapshot's interval cut at the UTC midnights it spans (a run-rate holds for at most its
+    -- gap cap: mostly one day, two across midnight): one pass over the snapshots, where joining
+    -- each expected day to its scope's snapshots compared every day with every snapshot.
+    pieces as (
+      select s.kind, s.scope_key, d.ds, extract(epoch from least(s.e, d.ds + interval '1 day') - greatest(s.taken_at, d.ds)) as secs
+      from snaps s
+      cross join lateral generate_series(date_trunc('day', s.taken_at), s.e - interval '1 microsecond', interval '1 day') as d(ds)
+      where s.e > s.taken_at and s.e > ${start}::timestamptz
+    ),
+    day_secs as (select ds, kind, scope_key, sum(secs) as secs from pieces group by ds, kind, scope_key),
     covered as (
-      select x.ds, x.kind, x.scope_key,
-        -- least/greatest skip NULLs: a day without any snapshot (s is NULL) must sum to 0, not 24 h.
-        coalesce(sum(case when s.taken_at is not null then extract(epoch from least(s.e, x.de) - greatest(s.taken_at, x.ds)) end), 0)::float8 as secs
+      select x.ds, x.kind, x.scope_key, coalesce(c.secs, 0)::float8 as secs
       from expected x
-      left join snaps s on s.kind = x.kind and s.scope_key = x.scope_key and s.e > x.ds and s.taken_at < x.de
-      group by x.ds, x.kind, x.scope_key
+      left join day_secs c on c.ds = x.ds and c.kind = x.kind and c.scope_key = x.scope_key
     )
     select to_char(ds at time zone 'UTC', 'YYYY-MM-DD') as day, kind, scope_key, secs as covered_secs
     -- Judged on the hours as shown (hoursOf): a day whose gaps round to nothing is no gap.
