@@ -13,6 +13,18 @@ export const DEFAULT_MAX_GAP_HOURS: Readonly<GapCaps> = Object.freeze({ instance
  * every day; for day-restricted ones an upper bound: a week, or a month).
  */
 export function cronGapHours(expression: string): number {
+  // Asked for by every cost statement a report builds: node-cron's parse is the costly part.
+  let hours = gapHoursByExpression.get(expression);
+  if (hours === undefined) {
+    hours = computeCronGapHours(expression);
+    if (gapHoursByExpression.size < 64) gapHoursByExpression.set(expression, hours);
+  }
+  return hours;
+}
+
+const gapHoursByExpression = new Map<string, number>();
+
+function computeCronGapHours(expression: string): number {
   const fields = cron.parse(expression);
   const everyDay = fields.dayOfMonth.length >= 31 && fields.month.length >= 12 && fields.dayOfWeek.length >= 7;
   if (!everyDay) return fields.dayOfMonth.length >= 31 && fields.month.length >= 12 ? 7 * 24 : 31 * 24;
