@@ -23,6 +23,13 @@ export interface PeriodGroupsInput {
   currentKnown?: boolean | Promise<boolean>;
   /** False when the previous period is covered worse than this one: no change % (default: previousKnown). */
   comparable?: boolean | Promise<boolean>;
+  /**
+   * Starts reading every row in this order (everyRow) at once, as if both periods were known and
+   * comparable, the usual case, instead of after the promises above: everyRow(order) answers
+   * from it when both periods are known (the change in percent then cleared where they are not
+   * comparable, unless the order uses it), and it is dropped when not.
+   */
+  everyRowAhead?: string;
 }
 
 interface Known {
@@ -137,15 +144,31 @@ function joinedCte(settings: GapCapSettings, now: Date, input: PeriodGroupsInput
   )`;
 }
 
-export async function periodGroups(ctx: { db: Queryable; config: GapCapSettings; now: Date }, input: PeriodGroupsInput): Promise<PeriodGroups> {
-  const [latest, previous, current, comparable] = await Promise.all([
-    latestGroupCosts(ctx.db, input.dimension, input.filter),
-    Promise.resolve(input.previousKnown),
-    Promise.resolve(input.currentKnown ?? true),
-    Promise.resolve(input.comparable ?? input.previousKnown),
-  ]);
-  const known: Known = { current, previous, comparable: comparable && current && previous };
-  const joined = joinedCte(ctx.config, ctx.now, input, known);
+/**
+ * Every row read as if both periods were known and comparable (everyRowAhead), as the statement
+ * of what is known (the current period is) reads it: without the change in percent where the
+ * periods are not comparable; with the previous period unknown, without its spend and without
+ * the groups only it had (current_group false: the previous period is then not read at all).
+ */
+function asKnown(read: EveryRow, known: Known): EveryRow {
+  if (known.previous && known.comparable) return read;
+  const previous = known.previous ? {} : { previous_cost: null };
+  const rows = read.rows
+    .filter((r) => known.previous || r.current_group !== false)
+    .map((r) => ({ ...r, ...previous, ...(known.previous ? {} : { previous_seconds: null }), change_percent: null }));
+  return {
+    rows: rows.map((r) => ({ ...r, total_rows: rows.length })),
+    total: rows.length,
+    totals: read.totals.map((t) => ({ ...t, ...previous, change_percent: null })),
+  };
+}
+
+/** Known when every period is: the SQL of the usual case, read ahead (everyRowAhead). */
+const ALL_KNOWN: Known = { current: true, previous: true, comparable: true };
+
+/** The statements of `joined` for what is known: the rows, and the totals per currency. */
+function statementsFor(settings: GapCapSettings, now: Date, input: PeriodGroupsInput, known: Known): { joined: SQL; rowsSql: SQL; totalsSql: SQL } {
+  const joined = joinedCte(settings, now, input, known);
   const rowsSql = sql.raw(`select *, ${change(known, 'cost', 'previous_cost')}::float8 as change_percent,
       case when currency is not null then round(100 * price_per_hour / nullif(sum(price_per_hour) over (partition by currency), 0), 2) end as share,
       trim_scale(round(gpu_cost / nullif(gpu_hours, 0), 6))::text as cost_per_gpu_hour,
@@ -157,8 +180,31 @@ export async function periodGroups(ctx: { db: Queryable; config: GapCapSettings;
       sum(resources)::int as resources, sum(unpriced)::int as unpriced, ${gpuAggregatesSql()}
     from joined where currency is not null
     group by currency`);
+  return { joined, rowsSql, totalsSql };
+}
+
+export async function periodGroups(ctx: { db: Queryable; config: GapCapSettings; now: Date }, input: PeriodGroupsInput): Promise<PeriodGroups> {
+  const readAhead = (order: string) => {
+    const usual = statementsFor(ctx.config, ctx.now, input, ALL_KNOWN);
+    const read = readEveryRow(ctx.db, usual.joined, usual.rowsSql, usual.totalsSql, order);
+    // When it is dropped, its failure is nobody's answer: the statement read instead reports its own.
+    read.catch(() => undefined);
+    return { order, read };
+  };
+  const ahead = input.everyRowAhead === undefined ? null : readAhead(input.everyRowAhead);
+  const [latest, previous, current, comparable] = await Promise.all([
+    latestGroupCosts(ctx.db, input.dimension, input.filter),
+    Promise.resolve(input.previousKnown),
+    Promise.resolve(input.currentKnown ?? true),
+    Promise.resolve(input.comparable ?? input.previousKnown),
+  ]);
+  const known: Known = { current, previous, comparable: comparable && current && previous };
+  const { joined, rowsSql, totalsSql } = statementsFor(ctx.config, ctx.now, input, known);
   const totalRows = (rows: Array<Record<string, unknown>>) => rows.map((r) => ({ group: 'Total', ...r, share: r.currency === null ? null : '100.00' }));
   const everyRowByOrder = new Map<string, Promise<EveryRow>>();
+  if (ahead && known.current && (known.comparable || !ahead.order.includes('change_percent'))) {
+    everyRowByOrder.set(ahead.order, ahead.read.then((r) => asKnown(r, known)).then((r) => ({ ...r, totals: totalRows(r.totals) })));
+  }
   const everyRow = (order: string): Promise<EveryRow> => {
     let read = everyRowByOrder.get(order);
     if (!read) {

@@ -216,6 +216,9 @@ interface Resolved {
   groups: PeriodGroups;
 }
 
+/** The order of the top groups: by currency, the largest run-rate first. */
+const GROUP_ORDER = 'currency asc nulls last, price_per_hour desc, cost desc, group_value';
+
 async function resolve(ctx: ReportCtx, params: OverviewParams): Promise<Resolved> {
   const dim = dimension(ctx, params);
   const period = resolvePeriod(params, ctx.now);
@@ -233,6 +236,7 @@ async function resolve(ctx: ReportCtx, params: OverviewParams): Promise<Resolved
       currentKnown: covered.then(hasData),
       previousKnown: previousCovered.then(hasData),
       comparable: Promise.all([covered, previousCovered]).then(([c, p]) => changeReason(c, p) === null),
+      everyRowAhead: GROUP_ORDER,
     }),
   ]);
   return { dim, period, coverage, previousCoverage, groups };
@@ -242,9 +246,6 @@ async function resolve(ctx: ReportCtx, params: OverviewParams): Promise<Resolved
 function periodLink(params: OverviewParams): { period?: string; from?: string; to?: string } {
   return { period: params.period, from: params.from, to: params.to };
 }
-
-/** The order of the top groups: by currency, the largest run-rate first. */
-const GROUP_ORDER = 'currency asc nulls last, price_per_hour desc, cost desc, group_value';
 
 /** Top groups of the chosen grouping: run-rate, share and spend in the period per currency. */
 async function groupRows(ctx: ReportCtx, r: Resolved): Promise<{ rows: Row[]; total: number }> {
@@ -302,28 +303,30 @@ export const overviewReport: Report<OverviewParams> = defineReport({
   async run(ctx, params, page) {
     const month = monthToDate(ctx.now);
     const wholeChart = chartRange(ctx, params, resolvePeriod(params, ctx.now));
-    // The cost per day does not wait for the period's figures: both are read at once.
-    const days = kindDailyCosts(ctx, wholeChart);
-    const [r] = await Promise.all([resolve(ctx, params), days]);
-    const chartDays = coveredChartRange(wholeChart, r.coverage.first_snapshot_at?.slice(0, 10) ?? null);
+    const dim = dimension(ctx, params);
+    // Everything that does not need the period's coverage is read beside it, not after it: each
+    // wait would add to the answer's. The chart's days are cut to the covered ones afterwards
+    // (stackedDailyCharts keeps only the rows of its days).
+    const resolved = resolve(ctx, params);
     // Every group row and the totals in one statement (groupRows reads the rows from it).
-    const totalsNow = r.groups.everyRow(GROUP_ORDER).then((all) => all.totals);
-    // Read beside the figures rather than after them: each would add its wait to the answer's.
-    const [kindDays, groupDays, totals, groups, table, groupTotals, uncovered, allLatest, chartNames, gapDays, scopedNotes, tagKeyNotes] = await Promise.all([
-      days,
-      dailyCostsFor(ctx.db, ctx.config, ctx.now, r.dim, chartDays.fromDay, chartDays.toDay, { scope: scopeOf(ctx) }),
+    const totalsNow = resolved.then((r) => r.groups.everyRow(GROUP_ORDER)).then((all) => all.totals);
+    const [r, kindDays, groupDays, totals, table, groupTotals, uncovered, allLatest, chartNames, gapDays, scopedNotes, tagKeyNotes] = await Promise.all([
+      resolved,
+      kindDailyCosts(ctx, wholeChart),
+      dailyCostsFor(ctx.db, ctx.config, ctx.now, dim, wholeChart.fromDay, wholeChart.toDay, { scope: scopeOf(ctx) }),
       latestTotals(ctx.db, { scope: scopeOf(ctx) }),
-      r.groups.latest, // the run-rate per group, read once by periodGroups
-      footedGroupRows(ctx, r, totalsNow.then((t) => totalsOf(r, t))),
+      resolved.then((r) => footedGroupRows(ctx, r, totalsNow.then((t) => totalsOf(r, t)))),
       totalsNow,
       coverage(ctx),
       latestSnapshots(ctx.db, SNAPSHOT_KINDS),
-      groupLabels(ctx.db, r.dim),
+      groupLabels(ctx.db, dim),
       // Days not fully collected, over the sparkline's days (which hold the forecast's): left out of both.
       incompleteDays(ctx.db, ctx.config, { fromDay: addDays(isoDay(ctx.now), -SPARKLINE_DAYS), toDay: addDays(isoDay(ctx.now), -1) }),
       scopedCostNotes(ctx),
-      unknownTagKeyNotes(ctx.db, r.dim),
+      unknownTagKeyNotes(ctx.db, dim),
     ]);
+    const groups = r.groups.latest; // the run-rate per group, read once by periodGroups
+    const chartDays = coveredChartRange(wholeChart, r.coverage.first_snapshot_at?.slice(0, 10) ?? null);
     const missingHistory = forecastHistoryNote(ctx.now, r.coverage);
     if (missingHistory === null) for (const day of daysWithoutData(kindDays, forecastDays(ctx.now))) gapDays.add(day);
     const figures = await currencyFigures(ctx, totals, kindDays, missingHistory === null, gapDays);
