@@ -84,6 +84,9 @@ function requestViewKey(layout: LayoutView): string {
   return JSON.stringify([layout.dataState, layout.collect !== null, user ? [user.role, user.canAct, user.canAdmin] : null, layout.banners.map((b) => b.text)]);
 }
 
+/** Where the layout places a kept body (layout.eta writes `it.body` raw): text no page contains. */
+const BODY_MARK = '\u0000cloudtally:kept-body\u0000';
+
 /**
  * Server-side HTML with eta: each page template sets `layout('/layout')`; the data of a page is
  * the layout's (navigation, banners, flash, collect button) plus the page's own.
@@ -91,7 +94,7 @@ function requestViewKey(layout: LayoutView): string {
 export function createRenderer(deps: LayoutDeps): Renderer {
   const eta = createEta();
   const bodies = new PageBodies();
-  const send = (res: Response, html: string, options: PageOptions) => {
+  const send = (res: Response, html: string | Buffer, options: PageOptions) => {
     res.status(options.status ?? 200);
     res.setHeader('Cache-Control', 'no-store');
     res.type('html').send(html);
@@ -108,10 +111,14 @@ export function createRenderer(deps: LayoutDeps): Renderer {
       const data = kept.data();
       // The body sees what the layout passes it (`{...it, body}`), so the layout's data too.
       const html = await eta.renderAsync(bodyTemplate, { ...layout, ...data });
-      return { html, layoutData: { pageTitle: data.pageTitle, charts: data.charts, foldsNotices: data.foldsNotices } };
+      return { html: Buffer.from(html), layoutData: { pageTitle: data.pageTitle, charts: data.charts, foldsNotices: data.foldsNotices } };
     });
-    // What the page template's layout('/layout') does: the layout with the page's data and body.
-    send(res, await eta.renderAsync('/layout', { ...layout, ...body.layoutData, body: body.html }), options);
+    // What the page template's layout('/layout') does: the layout with the page's data and body;
+    // the layout is rendered around a mark, and only its own text is encoded per request.
+    const around = await eta.renderAsync('/layout', { ...layout, ...body.layoutData, body: BODY_MARK });
+    const at = around.indexOf(BODY_MARK);
+    if (at < 0) throw new Error('the layout did not place the page body');
+    send(res, Buffer.concat([Buffer.from(around.slice(0, at)), body.html, Buffer.from(around.slice(at + BODY_MARK.length))]), options);
   };
   return { page, keptPage };
 }
