@@ -91,7 +91,7 @@ export async function dailyGaps(q: Queryable, settings: GapCapSettings, range: {
   const rows = await queryRows<{ day: string; kind: string; scope_key: string; covered_secs: number }>(
     q,
     sql`with days as (
-      select d as ds, d + interval '1 day' as de from generate_series(${start}::timestamptz, ${end}::timestamptz - interval '1 day', interval '1 day') d
+      select d as ds from generate_series(${start}::timestamptz, ${end}::timestamptz - interval '1 day', interval '1 day') d
       where (d at time zone 'UTC')::date not in (select day from cost_daily_sealed_days where day between ${range.fromDay}::date and ${range.toDay}::date)
     ),
     snaps as (
@@ -102,7 +102,7 @@ export async function dailyGaps(q: Queryable, settings: GapCapSettings, range: {
     ),
     spans as (select kind, scope_key, min(taken_at) as first_at, max(taken_at) as last_at from snaps group by kind, scope_key),
     expected as (
-      select d.ds, d.de, p.kind, p.scope_key from days d join spans p on p.first_at < d.ds and p.last_at >= d.ds
+      select d.ds, p.kind, p.scope_key from days d join spans p on p.first_at < d.ds and p.last_at >= d.ds
     ),
     -- Each snapshot's interval cut at the UTC midnights it spans (a run-rate holds for at most its
     -- gap cap: mostly one day, two across midnight): one pass over the snapshots, where joining

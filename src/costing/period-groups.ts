@@ -152,15 +152,11 @@ function joinedCte(settings: GapCapSettings, now: Date, input: PeriodGroupsInput
  */
 function asKnown(read: EveryRow, known: Known): EveryRow {
   if (known.previous && known.comparable) return read;
-  const previous = known.previous ? {} : { previous_cost: null };
+  const unknown = known.previous ? { change_percent: null } : { change_percent: null, previous_cost: null };
   const rows = read.rows
     .filter((r) => known.previous || r.current_group !== false)
-    .map((r) => ({ ...r, ...previous, ...(known.previous ? {} : { previous_seconds: null }), change_percent: null }));
-  return {
-    rows: rows.map((r) => ({ ...r, total_rows: rows.length })),
-    total: rows.length,
-    totals: read.totals.map((t) => ({ ...t, ...previous, change_percent: null })),
-  };
+    .map((r) => ({ ...r, ...unknown, ...(known.previous ? {} : { previous_seconds: null }) }));
+  return { rows: rows.map((r) => ({ ...r, total_rows: rows.length })), total: rows.length, totals: read.totals.map((t) => ({ ...t, ...unknown })) };
 }
 
 /** Known when every period is: the SQL of the usual case, read ahead (everyRowAhead). */
@@ -184,14 +180,13 @@ function statementsFor(settings: GapCapSettings, now: Date, input: PeriodGroupsI
 }
 
 export async function periodGroups(ctx: { db: Queryable; config: GapCapSettings; now: Date }, input: PeriodGroupsInput): Promise<PeriodGroups> {
-  const readAhead = (order: string) => {
+  let ahead: { order: string; read: Promise<EveryRow> } | null = null;
+  if (input.everyRowAhead !== undefined) {
     const usual = statementsFor(ctx.config, ctx.now, input, ALL_KNOWN);
-    const read = readEveryRow(ctx.db, usual.joined, usual.rowsSql, usual.totalsSql, order);
+    ahead = { order: input.everyRowAhead, read: readEveryRow(ctx.db, usual.joined, usual.rowsSql, usual.totalsSql, input.everyRowAhead) };
     // When it is dropped, its failure is nobody's answer: the statement read instead reports its own.
-    read.catch(() => undefined);
-    return { order, read };
-  };
-  const ahead = input.everyRowAhead === undefined ? null : readAhead(input.everyRowAhead);
+    ahead.read.catch(() => undefined);
+  }
   const [latest, previous, current, comparable] = await Promise.all([
     latestGroupCosts(ctx.db, input.dimension, input.filter),
     Promise.resolve(input.previousKnown),
@@ -199,7 +194,9 @@ export async function periodGroups(ctx: { db: Queryable; config: GapCapSettings;
     Promise.resolve(input.comparable ?? input.previousKnown),
   ]);
   const known: Known = { current, previous, comparable: comparable && current && previous };
-  const { joined, rowsSql, totalsSql } = statementsFor(ctx.config, ctx.now, input, known);
+  // Built when first read: the overview answers every read from the statement read ahead.
+  let built: ReturnType<typeof statementsFor> | null = null;
+  const statements = () => (built ??= statementsFor(ctx.config, ctx.now, input, known));
   const totalRows = (rows: Array<Record<string, unknown>>) => rows.map((r) => ({ group: 'Total', ...r, share: r.currency === null ? null : '100.00' }));
   const everyRowByOrder = new Map<string, Promise<EveryRow>>();
   if (ahead && known.current && (known.comparable || !ahead.order.includes('change_percent'))) {
@@ -208,6 +205,7 @@ export async function periodGroups(ctx: { db: Queryable; config: GapCapSettings;
   const everyRow = (order: string): Promise<EveryRow> => {
     let read = everyRowByOrder.get(order);
     if (!read) {
+      const { joined, rowsSql, totalsSql } = statements();
       read = readEveryRow(ctx.db, joined, rowsSql, totalsSql, order).then((r) => ({ ...r, totals: totalRows(r.totals) }));
       everyRowByOrder.set(order, read);
     }
@@ -221,6 +219,7 @@ export async function periodGroups(ctx: { db: Queryable; config: GapCapSettings;
         const { rows, total } = await everyRow(order);
         return { rows, total };
       }
+      const { joined, rowsSql } = statements();
       const rows = await queryRows<Record<string, unknown>>(ctx.db, sql`with ${joined} ${rowsSql} order by ${sql.raw(order)} limit ${limit} offset ${offset}`);
       return { rows, total: Number(rows[0]?.total_rows ?? 0) };
     },
@@ -228,6 +227,7 @@ export async function periodGroups(ctx: { db: Queryable; config: GapCapSettings;
       // Already read with every row (everyRow): the same figures, from the same statement.
       const started = everyRowByOrder.values().next();
       if (!started.done) return (await started.value).totals;
+      const { joined, totalsSql } = statements();
       return totalRows(await queryRows<Record<string, unknown>>(ctx.db, sql`with ${joined} ${totalsSql} order by currency`));
     },
   };
