@@ -15,16 +15,14 @@
 import { loadAverage, out, secs as secsOf } from './measure.js';
 import { BENCH_SERVER, parseBenchOptions } from './options.js';
 import { performance } from 'node:perf_hooks';
-import { prepareBulkCopy } from '../src/db/bulk.js';
 import { deleteSnapshots } from '../src/db/delete-snapshots.js';
 import { openDatabase, type Database } from '../src/db/connection.js';
 import { migrateDatabase } from '../src/db/migrate.js';
-import { instances } from '../src/db/schema.js';
 import { loadConfig } from '../src/config/index.js';
 import { refreshCurrentInstances } from '../src/costing/derive/current-instances.js';
 import { idleTagExtraction } from '../src/read-models/idle-rules-sql.js';
 import { benchDatabaseName, onServer, withDatabase } from './database.js';
-import { collect, instanceRow, PAGE, T0, type InstanceRow } from './synthetic-instances.js';
+import { collect, copyPlain, T0 } from './synthetic-instances.js';
 
 
 const parseOptions = (args: string[]) =>
@@ -67,7 +65,7 @@ export async function main(args: string[]): Promise<void> {
     for (let round = 1; round <= o.rounds; round++) {
       const same = await collect(db, o, new Date(T0.getTime() + round * 3600_000), () => 0, true);
       await db.execute('TRUNCATE plain_copy');
-      const plain = await timePlainCopy(db, o);
+      const plain = await copyPlain(db, o);
       const sameMs = same.copyMs + same.finaliseMs;
       ratios.push(sameMs / plain);
       out(`collection, nothing changed (${round}/${o.rounds}): ${secs(sameMs)} (COPY into staging ${secs(same.copyMs)} + finalise/fold ${secs(same.finaliseMs)}: ${same.profile})`);
@@ -132,23 +130,6 @@ export async function main(args: string[]): Promise<void> {
     if (o.keep) out(`kept database ${dbName}`);
     else await onServer(o.databaseUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`));
   }
-}
-
-/** COPY of the same rows into plain_copy (no versions, no fold), timed. */
-async function timePlainCopy(db: Database, o: Options): Promise<number> {
-  const perScope = Math.ceil(o.instances / o.scopes);
-  let ms = 0;
-  for (let scope = 1; scope <= o.scopes; scope++) {
-    for (let start = 0; start < perScope; start += PAGE) {
-      const page: InstanceRow[] = [];
-      for (let n = start; n < Math.min(start + PAGE, perScope); n++) page.push({ snapshotId: 0, ...instanceRow(scope, n, 0) });
-      const copied = prepareBulkCopy(instances, page);
-      const t = performance.now();
-      for (const part of copied.parts) await db.copyFrom(part.into.replace('"instances_staged"', 'plain_copy'), part.data);
-      ms += performance.now() - t;
-    }
-  }
-  return ms;
 }
 
 /**

@@ -18,17 +18,16 @@ import { closeCompleteDays } from '../src/costing/derive/closed-days.js';
 import { deriveAfterRun } from '../src/costing/derive/after-run.js';
 import { gapCapsFor } from '../src/costing/gap-caps.js';
 import { loadConfig } from '../src/config/index.js';
-import { prepareBulkCopy } from '../src/db/bulk.js';
 import { openDatabase, type Database } from '../src/db/connection.js';
 import { migrateDatabase } from '../src/db/migrate.js';
-import { gpuFlavors, instances } from '../src/db/schema.js';
+import { gpuFlavors } from '../src/db/schema.js';
 import { silentLogger } from '../src/logger.js';
 import { idleTagExtraction } from '../src/read-models/idle-rules-sql.js';
 import { explanationSource } from '../src/reports/anomalies.js';
 import { benchDatabaseName, onServer, withDatabase } from './database.js';
 import { loadAverage, out, percentile } from './measure.js';
 import { BENCH_SERVER, parseBenchOptions } from './options.js';
-import { collect, instanceRow, PAGE, T0, type InstanceRow } from './synthetic-instances.js';
+import { collect, copyPlain, T0 } from './synthetic-instances.js';
 
 const parseOptions = (args: string[]) =>
   parseBenchOptions('storage', args, { databaseUrl: BENCH_SERVER as string, instances: 10_000, scopes: 10, days: 30, keep: false });
@@ -86,14 +85,7 @@ async function databaseSize(db: Database): Promise<number> {
 /** The storage without versions: one collection's rows as a plain table of the staging table's shape. */
 async function plainCopySize(db: Database, o: Options): Promise<number> {
   await db.execute('CREATE TABLE plain_copy (LIKE instances_staged INCLUDING ALL)');
-  const perScope = Math.ceil(o.instances / o.scopes);
-  for (let scope = 1; scope <= o.scopes; scope++) {
-    for (let start = 0; start < perScope; start += PAGE) {
-      const page: InstanceRow[] = [];
-      for (let n = start; n < Math.min(start + PAGE, perScope); n++) page.push({ snapshotId: 0, ...instanceRow(scope, n, 0) });
-      for (const part of prepareBulkCopy(instances, page).parts) await db.copyFrom(part.into.replace('"instances_staged"', 'plain_copy'), part.data);
-    }
-  }
+  await copyPlain(db, o);
   await db.execute('VACUUM ANALYZE plain_copy');
   const [r] = await db.query<{ n: string }>(`select pg_total_relation_size('plain_copy') as n`);
   await db.execute('DROP TABLE plain_copy');

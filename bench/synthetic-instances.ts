@@ -4,6 +4,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { openSnapshot } from '../src/collect/snapshot-writer.js';
+import { prepareBulkCopy } from '../src/db/bulk.js';
 import type { Database, Queryable } from '../src/db/connection.js';
 import { instances } from '../src/db/schema.js';
 import { secs as secsOf } from './measure.js';
@@ -121,3 +122,23 @@ export function timedStatements(db: Database, spent: Map<string, number>): Datab
   return wrap(db) as Database;
 }
 
+
+/**
+ * COPY of one collection's rows (every instance's first content) into `plain_copy`, a table of
+ * the staging table's shape made by the caller: the storage without versions, no fold. Timed.
+ */
+export async function copyPlain(db: Database, o: { instances: number; scopes: number }): Promise<number> {
+  const perScope = Math.ceil(o.instances / o.scopes);
+  let ms = 0;
+  for (let scope = 1; scope <= o.scopes; scope++) {
+    for (let start = 0; start < perScope; start += PAGE) {
+      const page: InstanceRow[] = [];
+      for (let n = start; n < Math.min(start + PAGE, perScope); n++) page.push({ snapshotId: 0, ...instanceRow(scope, n, 0) });
+      const copied = prepareBulkCopy(instances, page);
+      const t = performance.now();
+      for (const part of copied.parts) await db.copyFrom(part.into.replace('"instances_staged"', 'plain_copy'), part.data);
+      ms += performance.now() - t;
+    }
+  }
+  return ms;
+}
