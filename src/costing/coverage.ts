@@ -127,5 +127,9 @@ export async function dailyGaps(q: Queryable, settings: GapCapSettings, range: {
   return rows.map((r) => ({ day: r.day, kind: r.kind, scope_key: r.scope_key, covered_hours: hoursOf(Number(r.covered_secs)) }));
 }
 
-/** Hours to 2 decimals. */
-export const hoursOf = (secs: number) => Math.round((secs / 3600) * 100) / 100;
+/**
+ * Hours to 2 decimals, but a covered second never rounds to none: "has data" is judged on these
+ * hours (reports/shared/coverage.ts hasData), and the seconds right after the first collection
+ * are data.
+ */
+export const hoursOf = (secs: number) => (secs > 0 ? Math.max(0.01, Math.round((secs / 3600) * 100) / 100) : 0);

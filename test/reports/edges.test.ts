@@ -14,7 +14,11 @@ import { appTest } from '../helpers/reports-app.js';
 import { parseCsv } from '../web/fixtures.js';
 import { dec, okText, pick, type ReportsApp } from './helpers.js';
 import { loadConfig } from '../../src/config/index.js';
-import { PERIODS_NOW, seedPeriods } from './periods-fixture.js';
+import { A, B, instance, PERIODS_NOW, run, seedPeriodFlavors, seedPeriods, snapshot } from './periods-fixture.js';
+import { bulkInsert } from '../../src/db/bulk.js';
+import type { Database } from '../../src/db/connection.js';
+import { computeCostRollups } from '../../src/costing/derive/rollups.js';
+import { instancesKept } from '../../src/db/schema.js';
 
 /** The fixture's 24 h cap, and a budget in EUR. */
 const config = loadConfig({ CLOUDTALLY_CONFIG: 'test.json' }, { readFile: () => JSON.stringify({ cost_max_gap_hours: 24, budgets: [{ name: 'All EUR', currency: 'EUR', amount_per_month: '1000' }] }) });
@@ -28,6 +32,18 @@ interface Body {
   coverage?: Coverage;
   previous_coverage?: Coverage;
   column_coverage?: Record<string, Coverage>;
+}
+
+/** Only the first collection: the flavor lists and one instance snapshot per scope, at 2025-03-01 00:00. */
+async function seedFirstCollection(db: Database): Promise<void> {
+  const at = new Date('2025-03-01T00:00:00Z');
+  await seedPeriodFlavors(db, at);
+  const runId = await run(db, at);
+  const a = await snapshot(db, runId, 'instance', A, at);
+  await bulkInsert(db, instancesKept, [{ snapshotId: a, ...instance(A, 'i1', 'g-a100', 'ml', true) }]);
+  const b = await snapshot(db, runId, 'instance', B, at);
+  await bulkInsert(db, instancesKept, [{ snapshotId: b, ...instance(B, 'j1', 'g-a100', 'web', true) }]);
+  for (const id of [a, b]) await computeCostRollups(db, id);
 }
 
 describe.each(testDatabases())('numbers at the edges of what is known on $name', (database) => {
@@ -130,6 +146,26 @@ describe.each(testDatabases())('numbers at the edges of what is known on $name',
       }
       const html = await (await request(`${later.base}/reports/overview`)).body.text();
       expect(html).toMatch(/Month to date 2025-05 \(EUR\)[\s\S]{0,200}no data/);
+    });
+  });
+
+  describe('a month seconds after its first snapshot (right after the first collection)', () => {
+    let early: ReportsApp;
+    appTest.beforeAll(async ({ reportsApps }) => {
+      // The first collection, at 2025-03-01 00:00, covers the month's first 10 s: i1 at 2.50 EUR/h, j1 at 3.00 USD/h.
+      ({ app: early } = await reportsApps.open(database, { seed: seedFirstCollection, config, now: new Date('2025-03-01T00:00:10Z') }));
+    }, 120_000);
+
+    it('gives the spend of those seconds, never "no data", and says they are covered', async () => {
+      const res = await request(`${early.base}/api/reports/overview`);
+      const body = JSON.parse(await res.body.text()) as Body;
+      expect(res.statusCode).toBe(200);
+      // 10 s rounds to 0.00 h: the coverage says the least covered amount it can show, not none.
+      expect(body.coverage).toMatchObject({ covered_hours: 0.01, period_hours: 0.01 });
+      expect(dec(body.summary.find((s) => s.label === 'Month to date 2025-03 (EUR)')!.value)).toBe(dec((2.5 * 10) / 3600));
+      expect(dec(body.summary.find((s) => s.label === 'Month to date 2025-03 (USD)')!.value)).toBe(dec((3 * 10) / 3600));
+      const html = await (await request(`${early.base}/reports/overview`)).body.text();
+      expect(html).not.toMatch(/Month to date 2025-03 \(EUR\)[\s\S]{0,200}no data/);
     });
   });
 
