@@ -30,12 +30,23 @@ interface Series {
   at: (day: string) => number;
 }
 
+/**
+ * The links of a chart's bars, unless every bar leads where its day does (a grouping the cost
+ * report cannot narrow to, a tag value say): a click beside a link of its own falls back to the
+ * day's (public/charts.js), and the spec would repeat the day's link once per group (a third of
+ * the overview page at 8 groups).
+ */
+function barHrefs(hrefs: Array<Array<string | null>>, labelHrefs: readonly string[]): { hrefs?: Array<Array<string | null>> } {
+  return hrefs.every((row) => row.every((href, i) => href === null || href === labelHrefs[i])) ? {} : { hrefs };
+}
+
 /** Cost per day of each group of `dimension` (rows of dailyCosts), stacked, one chart per currency. */
 export function stackedDailyCharts(range: DailyChartRange, rows: readonly DailyCostRow[], dimension: string, label: (value: string) => string): ChartSpec[] {
   const labels = daysBetween(range.fromDay, range.toDay);
   const inRange = rows.filter((r) => r.currency !== null && r.day >= range.fromDay && r.day <= range.toDay);
   const currencies = [...new Set(inRange.map((r) => r.currency as string))].sort();
   const dayHref = (day: string, group: string | null) => costReportHref(dimension, group, { from: day, to: day });
+  const labelHrefs = labels.map((d) => dayHref(d, null));
   return currencies.map((currency): ChartSpec => {
     const perGroup = new Map<string, Map<string, number>>();
     const known = new Set<string>();
@@ -58,8 +69,8 @@ export function stackedDailyCharts(range: DailyChartRange, rows: readonly DailyC
       labels,
       // A day without any data (a gap in collection) is a gap, not a day that cost 0.
       datasets: series.map((s) => ({ label: s.label, data: labels.map((d) => (known.has(d) ? s.at(d) : null)) })),
-      hrefs: series.map((s) => labels.map((d) => (known.has(d) ? dayHref(d, s.group) : null))),
-      labelHrefs: labels.map((d) => dayHref(d, null)),
+      ...barHrefs(series.map((s) => labels.map((d) => (known.has(d) ? dayHref(d, s.group) : null))), labelHrefs),
+      labelHrefs,
       valueLabel: `${currency} per day`,
       currency,
     };

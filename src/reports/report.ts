@@ -71,7 +71,8 @@ export interface ChartSpec {
   /**
    * Where a click on a bar or slice leads, by dataset then label (null: nowhere), e.g. the cost
    * report of that day and group; `labelHrefs` where each label leads (the table's row headers,
-   * and a click on the axis's column outside a bar).
+   * and a click on the axis's column outside a bar). Without `hrefs`, a bar leads where its
+   * label does.
    */
   hrefs?: Array<Array<string | null>>;
   labelHrefs?: string[];

@@ -74,6 +74,10 @@ export function createWebApp(deps: WebDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  // No ETag on what res.send answers: the pages and the API are no-store, so no client ever
+  // revalidates them, and hashing a 100 KB report page cost each view a SHA-1 of its body.
+  // Static files keep theirs (serve-static's own).
+  app.set('etag', false);
   // X-Forwarded-For / -Proto / -Host count only from the configured proxies (req.ip, req.protocol, req.host).
   app.set('trust proxy', trustProxy(site.trustedProxies));
 

@@ -96,7 +96,9 @@ describe.each(testDatabases())('the overview headline and the period presets on 
     // Not collected: a gap in every series, not 0.
     expect(eur.datasets.map((d) => d.data[at('2025-02-10')])).toEqual([null, null]);
     expect(eur.datasets.map((d) => d.data[at('2025-02-12')])).toEqual([60, 96]);
-    expect(eur.hrefs![1]![at('2025-02-12')]).toBe('/reports/cost?by=tag%3Ateam&from=2025-02-12&to=2025-02-12');
+    // A tag value is a row of the cost report, not a filter: every bar leads where its day does,
+    // so the spec gives the day's link alone rather than repeating it per group.
+    expect(eur.hrefs).toBeUndefined();
     expect(eur.labelHrefs![at('2025-02-12')]).toBe('/reports/cost?by=tag%3Ateam&from=2025-02-12&to=2025-02-12');
     // By project: the bar's group is a filter of the cost report; a slice keeps the period.
     const byProject = (await json('/api/reports/overview?period=last-month&by=project')).body;
