@@ -6,13 +6,12 @@
  *   ml  EUR i1 60/day every covered day; web EUR i2 96/day in February only; web USD j1 72/day
  *   (stopped 02-20 .. 02-28 and 03-05). NOW = 2025-03-10 12:00.
  */
-import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import type { Coverage, Row } from '../../src/reports/report.js';
 import { testDatabases } from '../helpers/databases.js';
 import { appTest } from '../helpers/reports-app.js';
 import { parseCsv } from '../web/fixtures.js';
-import { dec, okText, pick, type ReportsApp } from './helpers.js';
+import { dec, okJson, okText, pick, type ReportsApp } from './helpers.js';
 import { loadConfig } from '../../src/config/index.js';
 import { A, B, instance, PERIODS_NOW, run, seedPeriodFlavors, seedPeriods, snapshot } from './periods-fixture.js';
 import { bulkInsert } from '../../src/db/bulk.js';
@@ -137,14 +136,12 @@ describe.each(testDatabases())('numbers at the edges of what is known on $name',
     }, 120_000);
 
     it('gives month to date and both projections null ("no data") in the overview, never 0', async () => {
-      const res = await request(`${later.base}/api/reports/overview`);
-      const body = JSON.parse(await res.body.text()) as Body;
-      expect(res.statusCode).toBe(200);
+      const body = await okJson<Body>(later, '/api/reports/overview');
       expect(body.coverage?.covered_hours).toBe(0);
       for (const label of ['Month to date 2025-05 (EUR)', 'Projected 2025-05, run-rate method (EUR)', 'Projected 2025-05, daily history (EUR)']) {
         expect(body.summary.find((s) => s.label === label), label).toMatchObject({ value: null });
       }
-      const html = await (await request(`${later.base}/reports/overview`)).body.text();
+      const html = await okText(later, '/reports/overview');
       expect(html).toMatch(/Month to date 2025-05 \(EUR\)[\s\S]{0,200}no data/);
     });
   });
@@ -157,14 +154,12 @@ describe.each(testDatabases())('numbers at the edges of what is known on $name',
     }, 120_000);
 
     it('gives the spend of those seconds, never "no data", and says they are covered', async () => {
-      const res = await request(`${early.base}/api/reports/overview`);
-      const body = JSON.parse(await res.body.text()) as Body;
-      expect(res.statusCode).toBe(200);
+      const body = await okJson<Body>(early, '/api/reports/overview');
       // 10 s rounds to 0.00 h: the coverage says the least covered amount it can show, not none.
       expect(body.coverage).toMatchObject({ covered_hours: 0.01, period_hours: 0.01 });
       expect(dec(body.summary.find((s) => s.label === 'Month to date 2025-03 (EUR)')!.value)).toBe(dec((2.5 * 10) / 3600));
       expect(dec(body.summary.find((s) => s.label === 'Month to date 2025-03 (USD)')!.value)).toBe(dec((3 * 10) / 3600));
-      const html = await (await request(`${early.base}/reports/overview`)).body.text();
+      const html = await okText(early, '/reports/overview');
       expect(html).not.toMatch(/Month to date 2025-03 \(EUR\)[\s\S]{0,200}no data/);
     });
   });
