@@ -171,6 +171,8 @@ async function sealDays(db: Database, step: Step, candidates: readonly Candidate
     await step(async (tx) => {
       await refreshCostDaily(tx, { fromDay: range[0]!, toDay: range[range.length - 1]! }, { now, maxGapHours });
       await tx.execute('INSERT INTO cost_daily_sealed_days (day) SELECT unnest($1::date[]) ON CONFLICT DO NOTHING', [range]);
+      // A sealed day counts as covered whole: its per-scope coverage (kept while it was closed) is not read again.
+      await tx.execute('DELETE FROM cost_daily_coverage WHERE day = ANY($1::date[])', [range]);
       await writeDailyTotals(tx, range);
     });
   }

@@ -57,6 +57,7 @@ export const REFERENCE_TABLES: readonly string[] = [
   'collection_runs',
   'cost_daily_sealed_days',
   'cost_daily_closed_days',
+  'cost_daily_coverage',
   'cost_daily_totals',
   'cost_daily_totals_days',
   'anomaly_explanations',

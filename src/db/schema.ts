@@ -881,7 +881,31 @@ export const costDailyClosedDays = pgTable('cost_daily_closed_days', {
   caps: text('caps').notNull(),
   reachSecs: integer('reach_secs').notNull(),
   closedAt: timestamptz('closed_at').notNull().defaultNow(),
+  /**
+   * The seconds of the day that some complete priced snapshot's rate covers, merged over every
+   * scope (costing/coverage.ts), computed with the day's cost_daily rows from the same pieces of
+   * time; its cost_daily_coverage rows are written with it. NULL: not stored (a day closed before
+   * coverage was stored, until closeCompleteDays fills it in); readers then integrate the day live.
+   */
+  coveredSecs: numeric('covered_secs'),
 });
+
+/**
+ * Per closed day (cost_daily_closed_days with covered_secs), the seconds each (kind, scope)'s
+ * complete priced snapshots cover: what dailyGaps reads for closed days instead of integrating
+ * their snapshots. A (kind, scope) without a row covered none of the day. Rows of a day that was
+ * re-opened are stale until it is closed again: readers join them through cost_daily_closed_days.
+ */
+export const costDailyCoverage = pgTable(
+  'cost_daily_coverage',
+  {
+    day: date('day', { mode: 'string' }).notNull(),
+    kind: text('kind').notNull(),
+    scopeKey: text('scope_key').notNull(),
+    coveredSecs: numeric('covered_secs').notNull(),
+  },
+  (t) => [primaryKey({ name: 'cost_daily_coverage_pk', columns: [t.day, t.kind, t.scopeKey] })],
+);
 
 // ---------------------------------------------------------------------------------------------
 // Notification outbox (written by src/notify).

@@ -15,6 +15,7 @@ const EXPECTED_TABLES = [
   'collection_runs',
   'cost_daily',
   'cost_daily_closed_days',
+  'cost_daily_coverage',
   'cost_daily_sealed_days',
   'cost_daily_totals',
   'cost_daily_totals_days',

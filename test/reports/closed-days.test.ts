@@ -59,6 +59,9 @@ describe.each(testDatabases())('closed days on $name', (database) => {
       '/api/reports/overview?period=ytd',
       '/api/reports/trend?by=kind&days=30',
       '/api/reports/focus?period=2025-02&limit=10000',
+      // The sparkline's and the forecast's days not fully collected (02-10, 02-11 are missing).
+      '/api/reports/overview',
+      '/api/reports/anomalies',
     ];
 
     appTest.beforeAll(async ({ reportsApps }) => {
@@ -91,6 +94,57 @@ describe.each(testDatabases())('closed days on $name', (database) => {
       } finally {
         await db.execute(`update cost_daily set price_seconds = price_seconds - 1000 * 3600 where day = '2025-02-03' and dimension = 'tag:team' and group_value = 'ml'`);
       }
+    });
+
+    it('stores each closed day\'s coverage, and reads it from there', async () => {
+      const stored = await db.query<{ day: string; covered_secs: number | null }>(
+        `select to_char(day, 'YYYY-MM-DD') as day, covered_secs::float8 as covered_secs from cost_daily_closed_days order by day`,
+      );
+      // One daily snapshot per day and a 24 h cap: every closed day is covered whole but the two
+      // missing ones (02-09's rate ends at 02-10 00:00, and the next snapshot is 02-12's).
+      expect(stored.filter((r) => r.covered_secs !== 86_400).map((r) => [r.day, r.covered_secs])).toEqual([
+        ['2025-02-10', 0],
+        ['2025-02-11', 0],
+      ]);
+      const coverage = async () => {
+        const body = (await getJson(app, '/api/reports/overview?period=2025-02')) as { coverage: { covered_hours: number } };
+        return body.coverage.covered_hours;
+      };
+      const gapNote = async () => {
+        const body = (await getJson(app, '/api/reports/overview')) as { notes: string[] };
+        return body.notes.find((n) => n.includes('complete days:')) ?? null;
+      };
+      const before = await coverage();
+      expect(await gapNote()).toBeNull();
+      // What closing stored, made smaller: the reports follow it (closed_at bumped, as a new closing would).
+      await db.execute(`update cost_daily_closed_days set covered_secs = covered_secs - 3600, closed_at = closed_at + interval '1 second' where day = '2025-02-03'`);
+      await db.execute(`update cost_daily_coverage set covered_secs = covered_secs - 7200 where day = '2025-03-05' and scope_key = '${A.scopeKey}'`);
+      await db.execute(`update cost_daily_closed_days set closed_at = closed_at + interval '1 second' where day = '2025-03-05'`);
+      try {
+        expect(await coverage()).toBe(before - 1);
+        expect(await gapNote()).toContain('2025-03-05 was not fully collected');
+      } finally {
+        await db.execute(`update cost_daily_closed_days set covered_secs = covered_secs + 3600 where day = '2025-02-03'`);
+        await db.execute(`update cost_daily_coverage set covered_secs = covered_secs + 7200 where day = '2025-03-05' and scope_key = '${A.scopeKey}'`);
+        await db.execute(`update cost_daily_closed_days set closed_at = closed_at + interval '1 second' where day in ('2025-02-03', '2025-03-05')`);
+      }
+      expect(await coverage()).toBe(before);
+    });
+
+    it('stores the coverage of days closed before it was stored, and the reports answer the same', async () => {
+      // Figures of the data as it is (a test above changed cost_daily and put it back without a new closing).
+      await db.execute(`update cost_daily_closed_days set closed_at = closed_at + interval '1 second'`);
+      const before = await getAll(app, PATHS);
+      await db.execute('delete from cost_daily_coverage');
+      await db.execute(`update cost_daily_closed_days set covered_secs = null, closed_at = closed_at + interval '1 second'`);
+      // Read live meanwhile.
+      expect(await getAll(app, PATHS)).toEqual(before);
+      expect(await close()).toEqual([]);
+      const missing = await db.query(`select day from cost_daily_closed_days where covered_secs is null`);
+      expect(missing).toEqual([]);
+      expect((await db.query<{ n: number }>(`select count(distinct day)::int as n from cost_daily_coverage`))[0]!.n).toBe((await closedDays(db)).length - 2);
+      await db.execute(`update cost_daily_closed_days set closed_at = closed_at + interval '1 second'`);
+      expect(await getAll(app, PATHS)).toEqual(before);
     });
 
     it('re-opens the days a backdated snapshot affects, and closes them again with the new figure', async () => {

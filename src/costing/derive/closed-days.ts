@@ -4,6 +4,7 @@ import { UNTAGGED } from '../../db/schema.js';
 import { sqlLiteral as sqlText } from '../../db/sql-literal.js';
 import { inTransaction } from '../../db/transaction.js';
 import { PRICED_KINDS } from '../pricing.js';
+import { storeClosedDayCoverage } from '../coverage.js';
 import { storedIsTagSql, storedPartitionSql } from '../partitions.js';
 import { executeStatement, sql } from '../../db/statement.js';
 import { capsKey, checkDayRange, reachSecs, gpuSums, pieceWindow, piecesCte, type CostOverTimeOptions } from '../time-pieces.js';
@@ -12,14 +13,16 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /**
  * Closes every complete UTC day not closed yet (or closed under other gap caps) and not sealed:
  * computes its cost_daily rows with refreshCostDaily (the very integration reports do live) and
- * records it in cost_daily_closed_days with its cost_daily_totals, one transaction per day. A day is complete once it
+ * records it in cost_daily_closed_days with its cost_daily_totals and its coverage (costing/coverage.ts),
+ * one transaction per day. A day is complete once it
  * has ended: a rate still running (the newest snapshot's, until `now`, capped) is cut at the day's
  * end like any other, so `now` no longer matters to it; a snapshot written later that affects it
  * (a late or backdated collection: taken at T, it changes [T, T + cap)) re-opens it
  * (computeCostRollups, reopenDaysAffectedBy). So yesterday is read from cost_daily from the first
  * run after midnight, not from noon (the longest cap, Kubernetes prices' 12 h, used to be waited for).
- * Then writes the totals still missing for sealed and closed days (sumStoredDays). Returns
- * the days closed. Cheap when nothing is left to close or sum (two queries). Aborting stops
+ * Then writes the coverage still missing for closed days (storeMissingCoverage) and the totals
+ * still missing for sealed and closed days (sumStoredDays). Returns the days closed. Cheap when
+ * nothing is left to close or sum (three queries). Aborting stops
  * between days.
  */
 export async function closeCompleteDays(db: Database, opts: CostOverTimeOptions & { signal?: AbortSignal } = {}): Promise<string[]> {
@@ -53,12 +56,40 @@ export async function closeCompleteDays(db: Database, opts: CostOverTimeOptions 
          on conflict (day) do update set caps = excluded.caps, reach_secs = excluded.reach_secs, closed_at = excluded.closed_at`,
         [day, caps, reach],
       );
+      await storeClosedDayCoverage(tx, [day], { maxGapHours: opts.maxGapHours, now });
       await writeDailyTotals(tx, [day]);
       closed.push(day);
     });
   }
+  if (!opts.signal?.aborted) await storeMissingCoverage(db, caps, { maxGapHours: opts.maxGapHours, now }, opts.signal);
   if (!opts.signal?.aborted) await sumStoredDays(db, caps, opts.signal);
   return closed;
+}
+
+/** Most days whose coverage one transaction of storeMissingCoverage writes. */
+const COVERAGE_BATCH_DAYS = 31;
+
+/**
+ * Stores the coverage of the days closed under `caps` without it (closed before coverage was
+ * stored), a batch of days per transaction, so the readers stop integrating their snapshots.
+ * Cheap when none is missing (one query).
+ */
+async function storeMissingCoverage(db: Database, caps: string, opts: { maxGapHours: CostOverTimeOptions['maxGapHours']; now: Date }, signal?: AbortSignal): Promise<void> {
+  const missing = await db.query<{ day: string }>(
+    `select to_char(day, 'YYYY-MM-DD') as day from cost_daily_closed_days where caps = $1 and covered_secs is null order by day`,
+    [caps],
+  );
+  for (let i = 0; i < missing.length && !signal?.aborted; i += COVERAGE_BATCH_DAYS) {
+    await db.transaction(async (tx) => {
+      // As closing does; a day re-opened meanwhile is no longer closed, and is skipped.
+      await tx.execute('lock table cost_daily_closed_days in share row exclusive mode');
+      const still = await tx.query<{ day: string }>(
+        `select to_char(day, 'YYYY-MM-DD') as day from cost_daily_closed_days where caps = $1 and covered_secs is null and day = any($2::date[])`,
+        [caps, missing.slice(i, i + COVERAGE_BATCH_DAYS).map((r) => r.day)],
+      );
+      await storeClosedDayCoverage(tx, still.map((r) => r.day), opts);
+    });
+  }
 }
 
 /** Most days whose totals one transaction of sumStoredDays writes. */
