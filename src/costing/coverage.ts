@@ -208,11 +208,16 @@ export async function storeClosedDayCoverage(q: Queryable, days: readonly string
         and taken_at < ${sorted[sorted.length - 1]}::date + 1 + make_interval(secs => ${reach}::int)
     ),
     pieces as (select * from (${dayPiecesSql('iv')}) p where p.day = any(${arrayParam(sorted)}::date[]))`;
-  const pairs = await queryRows<{ day: string; kind: string; scope_key: string; secs: string }>(
+  // One pass over the pieces: per (kind, scope) rows, and per day the merged seconds (kind NULL).
+  const rows = await queryRows<{ day: string; kind: string | null; scope_key: string | null; secs: string }>(
     q,
-    sql`with ${iv} select to_char(day, 'YYYY-MM-DD') as day, kind, scope_key, sum(extract(epoch from e - s))::text as secs from pieces group by day, kind, scope_key`,
+    sql`with ${iv}
+      select to_char(day, 'YYYY-MM-DD') as day, kind, scope_key, sum(extract(epoch from e - s))::text as secs from pieces group by day, kind, scope_key
+      union all
+      select to_char(grp, 'YYYY-MM-DD'), null, null, secs::text from (${mergedSecondsSql('pieces', 'day')}) m`,
   );
-  const merged = await queryRows<{ day: string; secs: string }>(q, sql`with ${iv} select to_char(grp, 'YYYY-MM-DD') as day, secs::text from (${mergedSecondsSql('pieces', 'day')}) m`);
+  const pairs = rows.filter((r) => r.kind !== null);
+  const merged = rows.filter((r) => r.kind === null);
   await q.execute('delete from cost_daily_coverage where day = any($1::date[])', [sorted]);
   if (pairs.length > 0) {
     await q.execute(
