@@ -79,6 +79,13 @@ export interface CostFigures {
 
 export interface DailyCostRow extends CostFigures {
   day: string;
+  /**
+   * With DailyCostQuery.withSeconds: the GPU figures x 3600, exact and undivided (NULL like
+   * gpu_hours), so that a sum over days can be divided once like price_seconds.
+   */
+  gpu_seconds?: string | null;
+  gpu_price_seconds?: string | null;
+  gpu_unknown_resource_seconds?: string | null;
 }
 
 export interface DailyCostQuery extends CostOverTimeOptions {
@@ -90,6 +97,8 @@ export interface DailyCostQuery extends CostOverTimeOptions {
   kind?: PricedKind;
   projectId?: number;
   regionId?: number;
+  /** Also the GPU figures' undivided seconds (DailyCostRow.gpu_seconds and the like). */
+  withSeconds?: boolean;
 }
 
 /**
@@ -149,10 +158,18 @@ export function dividedOnce(secondsSum: string): string {
 /** The columns every part of costOverDaysSql's union gives: amounts in seconds, undivided. */
 const SECONDS_COLUMNS = `day, group_value, currency, price_seconds, resource_seconds, unpriced_resource_seconds, gpu_seconds, gpu_price_seconds, gpu_unknown_resource_seconds`;
 
-/** The GPU columns of costOverDays: NULL when a day of the bucket has none (GPUs not counted then). */
-const GPU_TOTALS = `case when bool_and(gpu_seconds is not null) then ${dividedOnce('sum(gpu_seconds)')}::text end as gpu_hours,
+/**
+ * The GPU columns of costOverDays from the seconds columns gpu_seconds, gpu_price_seconds and
+ * gpu_unknown_resource_seconds: NULL when a day of the bucket has none (GPUs not counted then).
+ */
+export const GPU_TOTALS = `case when bool_and(gpu_seconds is not null) then ${dividedOnce('sum(gpu_seconds)')}::text end as gpu_hours,
       case when bool_and(gpu_seconds is not null) then ${dividedOnce('sum(gpu_price_seconds)')}::text end as gpu_cost,
       case when bool_and(gpu_seconds is not null) then ${dividedOnce('sum(gpu_unknown_resource_seconds)')}::text end as gpu_unknown_resource_hours`;
+
+/** The GPU columns' seconds, undivided (DailyCostQuery.withSeconds). */
+const GPU_SECONDS = `, case when bool_and(gpu_seconds is not null) then trim_scale(sum(gpu_seconds))::text end as gpu_seconds,
+      case when bool_and(gpu_seconds is not null) then trim_scale(sum(gpu_price_seconds))::text end as gpu_price_seconds,
+      case when bool_and(gpu_seconds is not null) then trim_scale(sum(gpu_unknown_resource_seconds))::text end as gpu_unknown_resource_seconds`;
 
 /**
  * The SELECT of costOverDays (columns as BucketCostRow), a statement of its own or a subquery of
@@ -244,7 +261,7 @@ export function costOverDaysSql(query: DailyCostQuery, bucket: CostBucket): SQL 
       ${sql.raw(dividedOnce('sum(price_seconds)'))}::text as cost, ${sql.raw(dividedOnce('sum(resource_seconds)'))}::text as resource_hours,
       ${sql.raw(dividedOnce('sum(unpriced_resource_seconds)'))}::text as unpriced_resource_hours,
       ${sql.raw(GPU_TOTALS)},
-      trim_scale(sum(price_seconds))::text as price_seconds
+      trim_scale(sum(price_seconds))::text as price_seconds${sql.raw(query.withSeconds ? GPU_SECONDS : '')}
     from (
       select ${sql.raw(SECONDS_COLUMNS)} from live
       union all
@@ -258,8 +275,17 @@ export function costOverDaysSql(query: DailyCostQuery, bucket: CostBucket): SQL 
 
 
 /** Daily cost rows for [fromDay, toDay] with the configured caps and the report's now. */
-export function dailyCostsFor(q: Queryable, config: GapCapSettings, now: Date, dimension: string, fromDay: string, toDay: string, filter: CostFilter = {}): Promise<DailyCostRow[]> {
-  return dailyCosts(q, { fromDay, toDay, now, maxGapHours: gapCapsFor(config), kind: filter.kind, projectId: filter.projectId, regionId: filter.regionId, dimension: dimensionWithin(filter.scope, dimension) });
+export function dailyCostsFor(
+  q: Queryable,
+  config: GapCapSettings,
+  now: Date,
+  dimension: string,
+  fromDay: string,
+  toDay: string,
+  filter: CostFilter = {},
+  options: { withSeconds?: boolean } = {},
+): Promise<DailyCostRow[]> {
+  return dailyCosts(q, { fromDay, toDay, now, maxGapHours: gapCapsFor(config), kind: filter.kind, projectId: filter.projectId, regionId: filter.regionId, dimension: dimensionWithin(filter.scope, dimension), withSeconds: options.withSeconds });
 }
 
 /** The query of bucketCostsFor: cost per group and currency over `range` with the configured caps. */

@@ -6,8 +6,8 @@
  * statement.
  */
 import type { Queryable } from '../db/connection.js';
-import { queryRows, sql, type SQL } from '../db/statement.js';
-import { bucketCostQuery, costOverDaysSql, dividedOnce } from './cost-over-time.js';
+import { arrayParam, queryRows, sql, type SQL } from '../db/statement.js';
+import { bucketCostQuery, costOverDaysSql, dividedOnce, GPU_TOTALS, type DailyCostRow } from './cost-over-time.js';
 import { latestGroupCosts, latestGroupCostsSql, type CostFilter, type GroupCost } from './current-costs.js';
 import type { GapCapSettings } from './gap-caps.js';
 
@@ -30,6 +30,13 @@ export interface PeriodGroupsInput {
    * comparable, unless the order uses it), and it is dropped when not.
    */
   everyRowAhead?: string;
+  /**
+   * The grouping's cost per day over at least the period's days, read with their GPU seconds
+   * (DailyCostQuery.withSeconds) by a caller that needs them anyway (the overview's chart): the
+   * spend in the period is then summed from them, exactly as integrating it again would give
+   * (seconds summed, divided once), instead of integrating the live days a second time.
+   */
+  currentDays?: Promise<readonly DailyCostRow[]>;
 }
 
 interface Known {
@@ -110,14 +117,14 @@ const change = (known: Known, cost: string, previous: string) => (known.comparab
 export const changePercentSql = (cost: string, previous: string) => `round((${cost} - ${previous}) * 100 / nullif(${previous}, 0), 2)`;
 
 /** The CTEs up to `joined`: one row per group and currency with run-rate, spend, previous spend and GPU figures. */
-function joinedCte(settings: GapCapSettings, now: Date, input: PeriodGroupsInput, known: Known): SQL {
+function joinedCte(settings: GapCapSettings, now: Date, input: PeriodGroupsInput, known: Known, currentDays: readonly DailyCostRow[] | null): SQL {
   const previousKnown = known.previous;
   const query = (range: { fromDay: string; toDay: string }) => bucketCostQuery(settings, now, input.dimension, range, input.filter);
   const previous = previousKnown
     ? sql`select group_value, currency, cost, price_seconds from (${costOverDaysSql(query(input.previous), 'all')}) p`
     : sql`select null::text as group_value, null::text as currency, null::numeric as cost, null::numeric as price_seconds where false`;
   return sql`now_groups as (${latestGroupCostsSql(input.dimension, input.filter)}),
-  cur as (select * from (${costOverDaysSql(query(input.range), 'all')}) c),
+  cur as (${currentDays ? summedDaysSql(currentDays, input.range) : sql`select * from (${costOverDaysSql(query(input.range), 'all')}) c`}),
   prev as (${previous}),
   keys as (select group_value, currency from now_groups union select group_value, currency from cur union select group_value, currency from prev),
   joined as (
@@ -145,6 +152,21 @@ function joinedCte(settings: GapCapSettings, now: Date, input: PeriodGroupsInput
 }
 
 /**
+ * costOverDaysSql's figures over `range` (bucket 'all': group_value, currency, cost,
+ * price_seconds and the GPU figures) summed from a grouping's cost per day with their seconds:
+ * every amount summed in seconds and divided once, so the digits are the ones costOverDaysSql gives.
+ */
+function summedDaysSql(days: readonly DailyCostRow[], range: { fromDay: string; toDay: string }): SQL {
+  const rows = days.filter((d) => d.day >= range.fromDay && d.day <= range.toDay);
+  if (rows.some((d) => d.gpu_seconds === undefined)) throw new Error('periodGroups: currentDays must be read withSeconds');
+  return sql`select group_value, currency, ${sql.raw(dividedOnce('sum(price_seconds)'))}::text as cost, trim_scale(sum(price_seconds))::text as price_seconds, ${sql.raw(GPU_TOTALS)}
+    from unnest(${arrayParam(rows.map((d) => d.group_value))}::text[], ${arrayParam(rows.map((d) => d.currency))}::text[], ${arrayParam(rows.map((d) => d.price_seconds))}::numeric[],
+      ${arrayParam(rows.map((d) => d.gpu_seconds))}::numeric[], ${arrayParam(rows.map((d) => d.gpu_price_seconds))}::numeric[], ${arrayParam(rows.map((d) => d.gpu_unknown_resource_seconds))}::numeric[])
+      as d(group_value, currency, price_seconds, gpu_seconds, gpu_price_seconds, gpu_unknown_resource_seconds)
+    group by group_value, currency`;
+}
+
+/**
  * Every row read as if both periods were known and comparable (everyRowAhead), as the statement
  * of what is known (the current period is) reads it: without the change in percent where the
  * periods are not comparable; with the previous period unknown, without its spend and without
@@ -163,8 +185,8 @@ function asKnown(read: EveryRow, known: Known): EveryRow {
 const ALL_KNOWN: Known = { current: true, previous: true, comparable: true };
 
 /** The statements of `joined` for what is known: the rows, and the totals per currency. */
-function statementsFor(settings: GapCapSettings, now: Date, input: PeriodGroupsInput, known: Known): { joined: SQL; rowsSql: SQL; totalsSql: SQL } {
-  const joined = joinedCte(settings, now, input, known);
+function statementsFor(settings: GapCapSettings, now: Date, input: PeriodGroupsInput, known: Known, currentDays: readonly DailyCostRow[] | null): { joined: SQL; rowsSql: SQL; totalsSql: SQL } {
+  const joined = joinedCte(settings, now, input, known, currentDays);
   const rowsSql = sql.raw(`select *, ${change(known, 'cost', 'previous_cost')}::float8 as change_percent,
       case when currency is not null then round(100 * price_per_hour / nullif(sum(price_per_hour) over (partition by currency), 0), 2) end as share,
       trim_scale(round(gpu_cost / nullif(gpu_hours, 0), 6))::text as cost_per_gpu_hour,
@@ -182,21 +204,26 @@ function statementsFor(settings: GapCapSettings, now: Date, input: PeriodGroupsI
 export async function periodGroups(ctx: { db: Queryable; config: GapCapSettings; now: Date }, input: PeriodGroupsInput): Promise<PeriodGroups> {
   let ahead: { order: string; read: Promise<EveryRow> } | null = null;
   if (input.everyRowAhead !== undefined) {
-    const usual = statementsFor(ctx.config, ctx.now, input, ALL_KNOWN);
-    ahead = { order: input.everyRowAhead, read: readEveryRow(ctx.db, usual.joined, usual.rowsSql, usual.totalsSql, input.everyRowAhead) };
+    const order = input.everyRowAhead;
+    const read = Promise.resolve(input.currentDays ?? null).then((days) => {
+      const usual = statementsFor(ctx.config, ctx.now, input, ALL_KNOWN, days);
+      return readEveryRow(ctx.db, usual.joined, usual.rowsSql, usual.totalsSql, order);
+    });
+    ahead = { order, read };
     // When it is dropped, its failure is nobody's answer: the statement read instead reports its own.
     ahead.read.catch(() => undefined);
   }
-  const [latest, previous, current, comparable] = await Promise.all([
+  const [latest, previous, current, comparable, currentDays] = await Promise.all([
     latestGroupCosts(ctx.db, input.dimension, input.filter),
     Promise.resolve(input.previousKnown),
     Promise.resolve(input.currentKnown ?? true),
     Promise.resolve(input.comparable ?? input.previousKnown),
+    Promise.resolve(input.currentDays ?? null),
   ]);
   const known: Known = { current, previous, comparable: comparable && current && previous };
   // Built when first read: the overview answers every read from the statement read ahead.
   let built: ReturnType<typeof statementsFor> | null = null;
-  const statements = () => (built ??= statementsFor(ctx.config, ctx.now, input, known));
+  const statements = () => (built ??= statementsFor(ctx.config, ctx.now, input, known, currentDays));
   const totalRows = (rows: Array<Record<string, unknown>>) => rows.map((r) => ({ group: 'Total', ...r, share: r.currency === null ? null : '100.00' }));
   const everyRowByOrder = new Map<string, Promise<EveryRow>>();
   if (ahead && known.current && (known.comparable || !ahead.order.includes('change_percent'))) {

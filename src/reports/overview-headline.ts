@@ -14,13 +14,13 @@ import type { ResolvedPeriod } from './shared/period.js';
 export const SPARKLINE_DAYS = 30;
 
 /**
- * Cost per day of one currency over the covered days among the last `days` complete days (from
- * `kindDays`, which start at least that far back), oldest first: not today (not over yet), not a
+ * Cost per day of one currency over the covered days among the last `days` complete days (summed
+ * over the groups of `dailyCosts`, a grouping's cost per day starting at least that far back), oldest first: not today (not over yet), not a
  * day without data or not fully collected (`incomplete`), and not the day collection began on
  * unless it began at 00:00 UTC (a part of a day would read as a drop in spend).
  */
 export function sparkline(
-  kindDays: readonly DailyCostRow[],
+  dailyCosts: readonly DailyCostRow[],
   currency: string,
   today: string,
   firstSnapshotAt: string | null,
@@ -30,7 +30,7 @@ export function sparkline(
   const partFirst = firstSnapshotAt !== null && !firstSnapshotAt.endsWith('T00:00:00.000Z') ? firstSnapshotAt.slice(0, 10) : null;
   const perDay = new Map<string, number>();
   const first = addDays(today, -days);
-  for (const r of kindDays) if (r.currency === currency && r.day >= first && r.day < today && r.day !== partFirst && !incomplete.has(r.day)) perDay.set(r.day, (perDay.get(r.day) ?? 0) + (chartNumber(r.cost) ?? 0));
+  for (const r of dailyCosts) if (r.currency === currency && r.day >= first && r.day < today && r.day !== partFirst && !incomplete.has(r.day)) perDay.set(r.day, (perDay.get(r.day) ?? 0) + (chartNumber(r.cost) ?? 0));
   return [...perDay]
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([day, cost]) => ({ day, cost }));
@@ -49,7 +49,8 @@ export interface HeadlineInput {
   totals: readonly Row[];
   /** Per currency: the run-rate and the run-rate projection. */
   figures: ReadonlyArray<{ currency: string | null; price_per_hour: string | null; price_per_month: string | null; projected_month: string }>;
-  kindDays: readonly DailyCostRow[];
+  /** A grouping's cost per day, every group, over at least the sparkline's days. */
+  dailyCosts: readonly DailyCostRow[];
   today: string;
 }
 
@@ -74,7 +75,7 @@ export function headlineOf(input: HeadlineInput): Headline {
         month: input.month,
         projected_month: monthKnown ? f.projected_month : null,
         projection_coverage: { covered_hours: input.monthCoverage.covered_hours, period_hours: input.monthCoverage.period_hours },
-        sparkline: sparkline(input.kindDays, f.currency, input.today, input.coverage.first_snapshot_at, input.incompleteDays),
+        sparkline: sparkline(input.dailyCosts, f.currency, input.today, input.coverage.first_snapshot_at, input.incompleteDays),
       };
     });
   return {

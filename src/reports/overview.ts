@@ -65,14 +65,14 @@ interface CurrencyFigures extends CurrencyTotal {
 
 /**
  * Month-to-date, the run-rate projection and the daily-history forecast (shared/forecast.ts) per
- * currency, summed in SQL: projected = MTD + rate/h x hours left. `kindDays` = the cost per day of
- * the `kind` dimension over at least the month so far and the forecast's days.
+ * currency, summed in SQL: projected = MTD + rate/h x hours left. `dailyCosts` = the cost per day of
+ * a grouping (every group) over at least the month so far and the forecast's days.
  */
-async function currencyFigures(ctx: ReportCtx, totals: readonly CurrencyTotal[], kindDays: readonly DailyCostRow[], historyEnough: boolean, gapDays: ReadonlySet<string>): Promise<CurrencyFigures[]> {
+async function currencyFigures(ctx: ReportCtx, totals: readonly CurrencyTotal[], dailyCosts: readonly DailyCostRow[], historyEnough: boolean, gapDays: ReadonlySet<string>): Promise<CurrencyFigures[]> {
   const month = monthToDate(ctx.now);
   const none = { forecast: null, forecast_low: null, forecast_high: null, forecast_daily_mean: null, forecast_days: 0 };
   const priced = totals.filter((t): t is CurrencyTotal & { currency: string } => t.currency !== null);
-  const forecasts = await monthForecasts(ctx.db, kindDays, { now: ctx.now, historyEnough, currencies: priced.map((t) => t.currency), gapDays });
+  const forecasts = await monthForecasts(ctx.db, dailyCosts, { now: ctx.now, historyEnough, currencies: priced.map((t) => t.currency), gapDays });
   if (forecasts.length === 0) return totals.filter((t) => t.currency === null).map((t) => ({ ...t, month_to_date: '0', projected_month: '0', ...none }));
   const projected = await ctx.db.query<{ currency: string; projected_month: string }>(
     `select f.currency, ${dividedOnce('f.mtd_seconds + coalesce(r.per_hour, 0) * $5::numeric')} as projected_month
@@ -162,13 +162,18 @@ function chartRange(ctx: ReportCtx, params: OverviewParams, period: ResolvedPeri
 }
 
 /**
- * Cost per day of the `kind` dimension (every priced resource) from the earliest of the chart's
- * first day, the month's, the forecast's and the sparkline's: one integration serves them all (a
- * day's cost does not depend on the range it is read in).
+ * Cost per day of the grouping from the earliest of the chart's first day, the month's, the
+ * forecast's and the sparkline's, to the later of the chart's last day and today: one integration
+ * serves the chart, the groups' spend in the period (whose days are the chart's when a period is
+ * given, the month's otherwise) and, summed per currency, the month to date, the forecast and the
+ * sparkline (every grouping puts each priced resource in exactly one group, so its days add up to
+ * the same figures whatever the grouping; a day's cost does not depend on the range it is read in).
  */
-function kindDailyCosts(ctx: ReportCtx, chart: { fromDay: string }): Promise<DailyCostRow[]> {
-  const from = [chart.fromDay, monthToDate(ctx.now).fromDay, forecastDays(ctx.now).fromDay, addDays(isoDay(ctx.now), -SPARKLINE_DAYS)].sort()[0]!;
-  return dailyCostsFor(ctx.db, ctx.config, ctx.now, 'kind', from, isoDay(ctx.now), { scope: scopeOf(ctx) });
+function groupingDailyCosts(ctx: ReportCtx, dim: string, chart: DailyChartRange): Promise<DailyCostRow[]> {
+  const today = isoDay(ctx.now);
+  const from = [chart.fromDay, monthToDate(ctx.now).fromDay, forecastDays(ctx.now).fromDay, addDays(today, -SPARKLINE_DAYS)].sort()[0]!;
+  const to = chart.toDay > today ? chart.toDay : today;
+  return dailyCostsFor(ctx.db, ctx.config, ctx.now, dim, from, to, { scope: scopeOf(ctx) }, { withSeconds: true });
 }
 
 /** Unpriced resources by flavor (the `flavor` dimension's rows without a currency). */
@@ -219,7 +224,8 @@ interface Resolved {
 /** The order of the top groups: by currency, the largest run-rate first. */
 const GROUP_ORDER = 'currency asc nulls last, price_per_hour desc, cost desc, group_value';
 
-async function resolve(ctx: ReportCtx, params: OverviewParams): Promise<Resolved> {
+/** `currentDays`: the grouping's cost per day over at least the period's days, with their seconds (PeriodGroupsInput.currentDays). */
+async function resolve(ctx: ReportCtx, params: OverviewParams, currentDays?: Promise<readonly DailyCostRow[]>): Promise<Resolved> {
   const dim = dimension(ctx, params);
   const period = resolvePeriod(params, ctx.now);
   // The previous period is read for the headline's change, given only when it is honest.
@@ -237,6 +243,7 @@ async function resolve(ctx: ReportCtx, params: OverviewParams): Promise<Resolved
       previousKnown: previousCovered.then(hasData),
       comparable: Promise.all([covered, previousCovered]).then(([c, p]) => changeReason(c, p) === null),
       everyRowAhead: GROUP_ORDER,
+      currentDays,
     }),
   ]);
   return { dim, period, coverage, previousCoverage, groups };
@@ -307,13 +314,15 @@ export const overviewReport: Report<OverviewParams> = defineReport({
     // Everything that does not need the period's coverage is read beside it, not after it: each
     // wait would add to the answer's. The chart's days are cut to the covered ones afterwards
     // (stackedDailyCharts keeps only the rows of its days).
-    const resolved = resolve(ctx, params);
+    // The grouping's cost per day serves the chart, the month's figures and the groups' spend in
+    // the period (the period's days are among its days: chartRange), integrated once.
+    const days = groupingDailyCosts(ctx, dim, wholeChart);
+    const resolved = resolve(ctx, params, days);
     // Every group row and the totals in one statement (groupRows reads the rows from it).
     const totalsNow = resolved.then((r) => r.groups.everyRow(GROUP_ORDER)).then((all) => all.totals);
-    const [r, kindDays, groupDays, totals, table, groupTotals, uncovered, allLatest, chartNames, gapDays, scopedNotes, tagKeyNotes] = await Promise.all([
+    const [r, groupDays, totals, table, groupTotals, uncovered, allLatest, chartNames, gapDays, scopedNotes, tagKeyNotes] = await Promise.all([
       resolved,
-      kindDailyCosts(ctx, wholeChart),
-      dailyCostsFor(ctx.db, ctx.config, ctx.now, dim, wholeChart.fromDay, wholeChart.toDay, { scope: scopeOf(ctx) }),
+      days,
       latestTotals(ctx.db, { scope: scopeOf(ctx) }),
       resolved.then((r) => footedGroupRows(ctx, r, totalsNow.then((t) => totalsOf(r, t)))),
       totalsNow,
@@ -328,8 +337,8 @@ export const overviewReport: Report<OverviewParams> = defineReport({
     const groups = r.groups.latest; // the run-rate per group, read once by periodGroups
     const chartDays = coveredChartRange(wholeChart, r.coverage.first_snapshot_at?.slice(0, 10) ?? null);
     const missingHistory = forecastHistoryNote(ctx.now, r.coverage);
-    if (missingHistory === null) for (const day of daysWithoutData(kindDays, forecastDays(ctx.now))) gapDays.add(day);
-    const figures = await currencyFigures(ctx, totals, kindDays, missingHistory === null, gapDays);
+    if (missingHistory === null) for (const day of daysWithoutData(groupDays, forecastDays(ctx.now))) gapDays.add(day);
+    const figures = await currencyFigures(ctx, totals, groupDays, missingHistory === null, gapDays);
     const gapNote = forecastGapNote(ctx.now, gapDays);
     const daily = stackedDailyCharts(chartDays, groupDays, r.dim, chartNames);
     const priced = allLatest.filter((s) => (PRICED_KINDS as readonly string[]).includes(s.kind));
@@ -369,7 +378,7 @@ export const overviewReport: Report<OverviewParams> = defineReport({
         monthCoverage,
         totals: groupTotals,
         figures,
-        kindDays,
+        dailyCosts: groupDays,
         incompleteDays: gapDays,
         today: isoDay(ctx.now),
       }),
