@@ -161,19 +161,41 @@ function chartRange(ctx: ReportCtx, params: OverviewParams, period: ResolvedPeri
   return { fromDay: addDays(isoDay(ctx.now), -(days - 1)), toDay: isoDay(ctx.now), title: `Cost per day, last ${days} days` };
 }
 
+/** A read of cost per day over [fromDay, toDay]. */
+interface DailyRead {
+  fromDay: string;
+  toDay: string;
+  rows: Promise<DailyCostRow[]>;
+}
+
 /**
- * Cost per day of the grouping from the earliest of the chart's first day, the month's, the
- * forecast's and the sparkline's, to the later of the chart's last day and today: one integration
- * serves the chart, the groups' spend in the period (whose days are the chart's when a period is
- * given, the month's otherwise) and, summed per currency, the month to date, the forecast and the
- * sparkline (every grouping puts each priced resource in exactly one group, so its days add up to
- * the same figures whatever the grouping; a day's cost does not depend on the range it is read in).
+ * The overview's costs per day: for the chart (the grouping's, with their seconds: the groups'
+ * spend in the period is summed from them when they cover it, PeriodGroupsInput.currentDays), and
+ * for the figures per currency (the month to date, the forecast and the sparkline, from the month's
+ * first day, the forecast's and the sparkline's to today). When the chart's days meet the figures'
+ * (always without a period: its last `days` days end today), one read of the grouping over both
+ * serves all of them: every grouping puts each priced resource in exactly one group, so its days
+ * summed per currency are the figures whatever the grouping, and a day's cost does not depend on
+ * the range it is read in; today's hours are then integrated once, not three times. A period apart
+ * from the last weeks (a past month) is read alone, and the figures from the `kind` dimension (a
+ * few groups), so that a fine-grained grouping is not read over every day in between.
  */
-function groupingDailyCosts(ctx: ReportCtx, dim: string, chart: DailyChartRange): Promise<DailyCostRow[]> {
+function dailyReads(ctx: ReportCtx, dim: string, chart: DailyChartRange): { chart: DailyRead; figures: DailyRead } {
   const today = isoDay(ctx.now);
-  const from = [chart.fromDay, monthToDate(ctx.now).fromDay, forecastDays(ctx.now).fromDay, addDays(today, -SPARKLINE_DAYS)].sort()[0]!;
-  const to = chart.toDay > today ? chart.toDay : today;
-  return dailyCostsFor(ctx.db, ctx.config, ctx.now, dim, from, to, { scope: scopeOf(ctx) }, { withSeconds: true });
+  const figuresFrom = [monthToDate(ctx.now).fromDay, forecastDays(ctx.now).fromDay, addDays(today, -SPARKLINE_DAYS)].sort()[0]!;
+  const grouping = (fromDay: string, toDay: string): DailyRead => ({
+    fromDay,
+    toDay,
+    rows: dailyCostsFor(ctx.db, ctx.config, ctx.now, dim, fromDay, toDay, { scope: scopeOf(ctx) }, { withSeconds: true }),
+  });
+  if (chart.fromDay <= addDays(today, 1) && chart.toDay >= addDays(figuresFrom, -1)) {
+    const both = grouping(chart.fromDay < figuresFrom ? chart.fromDay : figuresFrom, chart.toDay > today ? chart.toDay : today);
+    return { chart: both, figures: both };
+  }
+  return {
+    chart: grouping(chart.fromDay, chart.toDay),
+    figures: { fromDay: figuresFrom, toDay: today, rows: dailyCostsFor(ctx.db, ctx.config, ctx.now, 'kind', figuresFrom, today, { scope: scopeOf(ctx) }) },
+  };
 }
 
 /** Unpriced resources by flavor (the `flavor` dimension's rows without a currency). */
@@ -224,8 +246,8 @@ interface Resolved {
 /** The order of the top groups: by currency, the largest run-rate first. */
 const GROUP_ORDER = 'currency asc nulls last, price_per_hour desc, cost desc, group_value';
 
-/** `currentDays`: the grouping's cost per day over at least the period's days, with their seconds (PeriodGroupsInput.currentDays). */
-async function resolve(ctx: ReportCtx, params: OverviewParams, currentDays?: Promise<readonly DailyCostRow[]>): Promise<Resolved> {
+/** `days`: the grouping's cost per day with their seconds; the groups' spend is summed from them when they cover the period (PeriodGroupsInput.currentDays). */
+async function resolve(ctx: ReportCtx, params: OverviewParams, days?: DailyRead): Promise<Resolved> {
   const dim = dimension(ctx, params);
   const period = resolvePeriod(params, ctx.now);
   // The previous period is read for the headline's change, given only when it is honest.
@@ -243,7 +265,7 @@ async function resolve(ctx: ReportCtx, params: OverviewParams, currentDays?: Pro
       previousKnown: previousCovered.then(hasData),
       comparable: Promise.all([covered, previousCovered]).then(([c, p]) => changeReason(c, p) === null),
       everyRowAhead: GROUP_ORDER,
-      currentDays,
+      currentDays: days && days.fromDay <= period.fromDay && days.toDay >= period.lastDay ? days.rows : undefined,
     }),
   ]);
   return { dim, period, coverage, previousCoverage, groups };
@@ -314,15 +336,16 @@ export const overviewReport: Report<OverviewParams> = defineReport({
     // Everything that does not need the period's coverage is read beside it, not after it: each
     // wait would add to the answer's. The chart's days are cut to the covered ones afterwards
     // (stackedDailyCharts keeps only the rows of its days).
-    // The grouping's cost per day serves the chart, the month's figures and the groups' spend in
-    // the period (the period's days are among its days: chartRange), integrated once.
-    const days = groupingDailyCosts(ctx, dim, wholeChart);
-    const resolved = resolve(ctx, params, days);
+    // The grouping's cost per day serves the chart and the groups' spend in the period (its days
+    // are the chart's, or among them), and usually the figures per currency too (dailyReads).
+    const reads = dailyReads(ctx, dim, wholeChart);
+    const resolved = resolve(ctx, params, reads.chart);
     // Every group row and the totals in one statement (groupRows reads the rows from it).
     const totalsNow = resolved.then((r) => r.groups.everyRow(GROUP_ORDER)).then((all) => all.totals);
-    const [r, groupDays, totals, table, groupTotals, uncovered, allLatest, chartNames, gapDays, scopedNotes, tagKeyNotes] = await Promise.all([
+    const [r, groupDays, figureDays, totals, table, groupTotals, uncovered, allLatest, chartNames, gapDays, scopedNotes, tagKeyNotes] = await Promise.all([
       resolved,
-      days,
+      reads.chart.rows,
+      reads.figures.rows,
       latestTotals(ctx.db, { scope: scopeOf(ctx) }),
       resolved.then((r) => footedGroupRows(ctx, r, totalsNow.then((t) => totalsOf(r, t)))),
       totalsNow,
@@ -337,8 +360,8 @@ export const overviewReport: Report<OverviewParams> = defineReport({
     const groups = r.groups.latest; // the run-rate per group, read once by periodGroups
     const chartDays = coveredChartRange(wholeChart, r.coverage.first_snapshot_at?.slice(0, 10) ?? null);
     const missingHistory = forecastHistoryNote(ctx.now, r.coverage);
-    if (missingHistory === null) for (const day of daysWithoutData(groupDays, forecastDays(ctx.now))) gapDays.add(day);
-    const figures = await currencyFigures(ctx, totals, groupDays, missingHistory === null, gapDays);
+    if (missingHistory === null) for (const day of daysWithoutData(figureDays, forecastDays(ctx.now))) gapDays.add(day);
+    const figures = await currencyFigures(ctx, totals, figureDays, missingHistory === null, gapDays);
     const gapNote = forecastGapNote(ctx.now, gapDays);
     const daily = stackedDailyCharts(chartDays, groupDays, r.dim, chartNames);
     const priced = allLatest.filter((s) => (PRICED_KINDS as readonly string[]).includes(s.kind));
@@ -378,7 +401,7 @@ export const overviewReport: Report<OverviewParams> = defineReport({
         monthCoverage,
         totals: groupTotals,
         figures,
-        dailyCosts: groupDays,
+        dailyCosts: figureDays,
         incompleteDays: gapDays,
         today: isoDay(ctx.now),
       }),

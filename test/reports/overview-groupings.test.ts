@@ -5,11 +5,15 @@
  * resource in exactly one group, untagged ones included, so any other figure would be a bug in
  * the integration. On the known dataset (two scopes, a tag present only on the last snapshot, a
  * stopped instance, unpriced ones) and the periods fixture (ten days of history, with the forecast
- * and the sparkline, and a day collected 12 h late that both must leave out).
+ * and the sparkline, and a day collected 12 h late that both must leave out). A period apart
+ * from the last weeks is read alone, the figures per currency then from the `kind` dimension: the
+ * figures must not move with the period either. The groups' spend in a period, summed from the
+ * overview's cost per day, must be the cost report's (which integrates it on its own), exactly.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import type { Database } from '../../src/db/connection.js';
+import { costReport } from '../../src/reports/cost.js';
 import { overviewReport } from '../../src/reports/overview.js';
 import type { ReportOutput } from '../../src/reports/report.js';
 import { testDatabases } from '../helpers/databases.js';
@@ -63,5 +67,30 @@ describe.each(testDatabases())('the overview per currency under every grouping, 
     expect(eur.sparkline.map((p) => p.day)).toEqual(expect.arrayContaining(['2025-03-05', '2025-03-07']));
     expect(eur.sparkline.map((p) => p.day)).not.toContain('2025-03-06');
     await expectSameUnderEveryGrouping(ctx, { days: '7' });
+
+    // The month to date, the projections and the sparkline do not depend on the period: a period
+    // whose days meet the figures' (February: one read) and one apart from them (January: its own read).
+    const notPeriod = (f: ReturnType<typeof perCurrency>) => ({
+      summary: f.summary.filter((s) => s.label.startsWith('Month to date') || s.label.startsWith('Projected')),
+      sparklines: f.kpis.map((k) => [k.currency, k.sparkline]),
+    });
+    for (const period of ['2025-02', '2025-01']) expect({ period, ...notPeriod(await expectSameUnderEveryGrouping(ctx, { period })) }).toEqual({ period, ...notPeriod(figures) });
+
+    // The groups' spend in the period (summed from the overview's cost per day where they cover it)
+    // is the cost report's, digit for digit, and so are the totals.
+    for (const period of [{}, { period: '2025-02' }, { period: '2025-03' }, { from: '2025-02-25', to: '2025-03-10' }]) {
+      for (const by of ['tag:team', 'flavor']) {
+        const overview = await run(overviewReport, ctx, { ...period, by });
+        const cost = await run(costReport, ctx, { ...period, by });
+        const spend = (rows: readonly Record<string, unknown>[]) => rows.map((r) => [r.group, r.currency, r.cost]).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+        // The overview leaves out groups only the previous period had (no spend in this one, nothing running now).
+        const listed = new Set(overview.rows.map((r) => JSON.stringify([r.group, r.currency])));
+        const onlyBefore = cost.rows.filter((r) => !listed.has(JSON.stringify([r.group, r.currency])));
+        expect(onlyBefore.every((r) => Number(r.cost) === 0 && Number(r.price_per_hour) === 0)).toBe(true);
+        const costListed = cost.rows.filter((r) => listed.has(JSON.stringify([r.group, r.currency])));
+        expect({ period, by, rows: spend(overview.rows), totals: spend(overview.totals ?? []) }).toEqual({ period, by, rows: spend(costListed), totals: spend(cost.totals ?? []) });
+        expect(overview.rows.some((r) => Number(r.cost) > 0)).toBe(true);
+      }
+    }
   });
 });
