@@ -78,7 +78,8 @@ describe.each(testDatabases())('the overview per currency under every grouping, 
 
     // The groups' spend in the period (summed from the overview's cost per day where they cover it)
     // is the cost report's, digit for digit, and so are the totals.
-    for (const period of [{}, { period: '2025-02' }, { period: '2025-03' }, { from: '2025-02-25', to: '2025-03-10' }]) {
+    const periods: Array<Record<string, string>> = [{}, { period: '2025-02' }, { period: '2025-03' }, { from: '2025-02-25', to: '2025-03-10' }];
+    for (const period of periods) {
       for (const by of ['tag:team', 'flavor']) {
         const overview = await run(overviewReport, ctx, { ...period, by });
         const cost = await run(costReport, ctx, { ...period, by });
