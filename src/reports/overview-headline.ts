@@ -14,10 +14,11 @@ import type { ResolvedPeriod } from './shared/period.js';
 export const SPARKLINE_DAYS = 30;
 
 /**
- * Cost per day of one currency over the covered days among the last `days` complete days (summed
- * over the groups of `dailyCosts`, a grouping's cost per day starting at least that far back), oldest first: not today (not over yet), not a
- * day without data or not fully collected (`incomplete`), and not the day collection began on
- * unless it began at 00:00 UTC (a part of a day would read as a drop in spend).
+ * Cost per day of one currency over the covered days among the last `days` complete days, summed
+ * over the groups of `dailyCosts` (a grouping's cost per day starting at least that far back),
+ * oldest first: not today (not over yet), not a day without data or not fully collected
+ * (`incomplete`), and not the day collection began on unless it began at 00:00 UTC (a part of a
+ * day would read as a drop in spend).
  */
 export function sparkline(
   dailyCosts: readonly DailyCostRow[],
