@@ -170,7 +170,13 @@ export async function generateClustersAndK8s(db: Database): Promise<void> {
   );
 }
 
-/** First/last seen of every instance that ever appeared, as the collector would have written it. */
+/**
+ * First/last seen of every instance that ever appeared, as the collector's presence writer
+ * (src/collect/presence.ts) leaves it: an instance still present has last_seen_at NULL, which
+ * means its scope's seen_at in resource_presence_scopes (the scope's newest instance snapshot); a
+ * gone one has its last seen stored. Rows are inserted in the order the writer adds them: each
+ * scope's first collection, then each hour's new instances scope by scope.
+ */
 export async function generatePresence(db: Database, shape: BenchShape): Promise<void> {
   const perScope = Math.ceil(shape.instances / shape.scopes);
   const runs = await db.query<{ first: Date; last: Date }>('select min(started_at) as first, max(started_at) as last from collection_runs');
@@ -179,13 +185,22 @@ export async function generatePresence(db: Database, shape: BenchShape): Promise
   const hours = Math.round((last.getTime() - first.getTime()) / 3600_000);
   await db.execute(
     `insert into resource_presence (kind, scope_key, resource_id, name, first_seen_at, last_seen_at, gone_at)
-     select 'instance', s.scope_key, s.scope_key || '-i' || lpad(n::text, 7, '0'), 'vm-' || n,
-       $1::timestamptz + greatest(0, (n - $4::int + 1) / ${CHURN_PER_HOUR}) * interval '1 hour',
-       least($2::timestamptz, $1::timestamptz + (n / ${CHURN_PER_HOUR}) * interval '1 hour'),
-       case when n / ${CHURN_PER_HOUR} < $3::int then $1::timestamptz + (n / ${CHURN_PER_HOUR} + 1) * interval '1 hour' end
-     from (select distinct scope_key from snapshots) s
-     cross join generate_series(0, $3::int * ${CHURN_PER_HOUR} + $4::int - 1) n`,
+     select 'instance', scope_key, resource_id, name, first_seen_at, case when gone_at is not null then last_seen_at end, gone_at
+     from (
+       select s.scope_key, s.scope_key || '-i' || lpad(n::text, 7, '0') as resource_id, 'vm-' || n as name,
+         $1::timestamptz + greatest(0, (n - $4::int + 1) / ${CHURN_PER_HOUR}) * interval '1 hour' as first_seen_at,
+         least($2::timestamptz, $1::timestamptz + (n / ${CHURN_PER_HOUR}) * interval '1 hour') as last_seen_at,
+         case when n / ${CHURN_PER_HOUR} < $3::int then $1::timestamptz + (n / ${CHURN_PER_HOUR} + 1) * interval '1 hour' end as gone_at, n
+       from (select distinct scope_key from snapshots) s
+       cross join generate_series(0, $3::int * ${CHURN_PER_HOUR} + $4::int - 1) n) r
+     order by first_seen_at, scope_key, n`,
     [first.toISOString(), last.toISOString(), hours, perScope],
+  );
+  await db.execute(
+    `insert into resource_presence_scopes (kind, scope_key, seen_at, snapshot_id)
+     select distinct on (scope_key) 'instance', scope_key, taken_at, id
+     from snapshots where kind = 'instance' and complete
+     order by scope_key, taken_at desc, id desc`,
   );
 }
 
