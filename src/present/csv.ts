@@ -270,16 +270,59 @@ async function* copiedCsvChunks(
 ): AsyncGenerator<string | Buffer> {
   const totalLines = totalsAhead(columns, options);
   let header: string | null = headerLine(columns);
-  for (const query of queries) {
-    for await (const piece of withCrlf(sql.csvCopy(query.text, query.values), progress)) {
-      if (header !== null) {
-        yield header;
-        header = null;
+  const start = (i: number) => (i < queries.length ? startedNow(sql.csvCopy(queries[i]!.text, queries[i]!.values)) : null);
+  // Each statement starts while the one before it streams, on another pooled connection: its scan,
+  // joins and sort, all done before its first row, overlap the transfer (so at most two run at once).
+  let next = start(0);
+  try {
+    for (let i = 0; next; i++) {
+      const current = next;
+      next = start(i + 1);
+      for await (const piece of withCrlf(current, progress)) {
+        if (header !== null) {
+          yield header;
+          header = null;
+        }
+        yield piece;
       }
-      yield piece;
     }
+  } finally {
+    // Not awaited: a statement started ahead and never read ends once its first rows or its error
+    // arrive (its connection is then dropped), and the export's own error must not wait for that.
+    // Its error is of no use to anyone: the export has failed or been abandoned already.
+    void next?.close().catch(() => undefined);
   }
   yield (header ?? '') + (await totalLines());
+}
+
+/** An async iterable whose work starts at once (its first item is asked for now), and that can be closed unread. */
+interface StartedIterable<T> extends AsyncIterable<T> {
+  close(): Promise<void>;
+}
+
+function startedNow<T>(iterable: AsyncIterable<T>): StartedIterable<T> {
+  const it = iterable[Symbol.asyncIterator]();
+  let first: Promise<IteratorResult<T>> | null = it.next();
+  // Awaited when read; until then (or if it is closed unread) a failure must not count as unhandled.
+  first.catch(() => undefined);
+  const close = async () => {
+    first = null;
+    await it.return?.();
+  };
+  return {
+    [Symbol.asyncIterator]: () => ({
+      next: () => {
+        const item = first ?? it.next();
+        first = null;
+        return item;
+      },
+      return: async () => {
+        await close();
+        return { done: true, value: undefined };
+      },
+    }),
+    close,
+  };
 }
 
 /**
