@@ -24,7 +24,7 @@ import { DECIMAL_DIGITS, HOURLY_EXTRA_DIGITS } from './money.js';
 
 /** A report's rows as SQL, for the database to write the CSV (see ReportExport.sql). */
 export interface ExportSql {
-  /** Statements run in turn, whose results one after the other are the rows in order. */
+  /** Statements whose results, one after the other, are the rows in order (each may start while the one before streams: csv.ts). */
   queries(select: (value: (key: string) => string) => string[]): Array<{ text: string; values: unknown[] }>;
   /** The query's result as CSV written by the database, in pieces (a record may span two). */
   csvCopy(text: string, values: readonly unknown[]): AsyncIterable<Buffer>;
