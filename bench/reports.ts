@@ -345,7 +345,12 @@ export async function main(args: string[]): Promise<void> {
   let end = new Date(Math.floor(Date.now() / 3600_000) * 3600_000 - 3600_000);
   const shape: BenchShape = { instances: o.instances, scopes: o.scopes, hourlyDays: o.hourlyDays, totalDays: o.days, end };
   let historyDays = o.days;
-  out(`reports benchmark: ${o.instances.toLocaleString('en-US')} instances in ${o.scopes} scopes, ${o.days} days (hourly for the last ${o.hourlyDays}, then daily) -> ${dbName}`);
+  // A reused database has the shape it was built with (printed below from its data), not the options'.
+  out(
+    o.reuse
+      ? `reports benchmark on the kept database ${dbName}`
+      : `reports benchmark: ${o.instances.toLocaleString('en-US')} instances in ${o.scopes} scopes, ${o.days} days (hourly for the last ${o.hourlyDays}, then daily) -> ${dbName}`,
+  );
   if (!o.reuse) await onServer(o.databaseUrl, (c) => c.query(`CREATE DATABASE ${dbName}`));
   let db: Database | null = null;
   let server: Server | null = null;
