@@ -183,19 +183,16 @@ interface DailyRead {
 function dailyReads(ctx: ReportCtx, dim: string, chart: DailyChartRange): { chart: DailyRead; figures: DailyRead } {
   const today = isoDay(ctx.now);
   const figuresFrom = [monthToDate(ctx.now).fromDay, forecastDays(ctx.now).fromDay, addDays(today, -SPARKLINE_DAYS)].sort()[0]!;
-  const grouping = (fromDay: string, toDay: string): DailyRead => ({
+  const read = (dimension: string, fromDay: string, toDay: string, withSeconds: boolean): DailyRead => ({
     fromDay,
     toDay,
-    rows: dailyCostsFor(ctx.db, ctx.config, ctx.now, dim, fromDay, toDay, { scope: scopeOf(ctx) }, { withSeconds: true }),
+    rows: dailyCostsFor(ctx.db, ctx.config, ctx.now, dimension, fromDay, toDay, { scope: scopeOf(ctx) }, { withSeconds }),
   });
   if (chart.fromDay <= addDays(today, 1) && chart.toDay >= addDays(figuresFrom, -1)) {
-    const both = grouping(chart.fromDay < figuresFrom ? chart.fromDay : figuresFrom, chart.toDay > today ? chart.toDay : today);
+    const both = read(dim, chart.fromDay < figuresFrom ? chart.fromDay : figuresFrom, chart.toDay > today ? chart.toDay : today, true);
     return { chart: both, figures: both };
   }
-  return {
-    chart: grouping(chart.fromDay, chart.toDay),
-    figures: { fromDay: figuresFrom, toDay: today, rows: dailyCostsFor(ctx.db, ctx.config, ctx.now, 'kind', figuresFrom, today, { scope: scopeOf(ctx) }) },
-  };
+  return { chart: read(dim, chart.fromDay, chart.toDay, true), figures: read('kind', figuresFrom, today, false) };
 }
 
 /** Unpriced resources by flavor (the `flavor` dimension's rows without a currency). */

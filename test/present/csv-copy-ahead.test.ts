@@ -5,7 +5,7 @@
  * running. Real Postgres (PGlite has no COPY TO STDOUT stream): skipped without TEST_DATABASE_URL.
  */
 import { Writable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Database } from '../../src/db/connection.js';
 import type { PresentedColumn } from '../../src/present/column.js';
 import { streamCsv } from '../../src/present/csv.js';
@@ -32,12 +32,14 @@ async function runningTagged(db: Database, tag: string): Promise<number> {
   return row!.n;
 }
 
-async function waitFor(what: string, check: () => Promise<boolean>, ms = 5_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+/** Resolves once `check` holds, polling every 25 ms; rejects after 5 s naming what it waited for. */
+function waitFor(what: string, check: () => Promise<boolean>): Promise<void> {
+  return vi.waitFor(
+    async () => {
+      if (!(await check())) throw new Error(`timed out waiting for ${what}`);
+    },
+    { timeout: 5_000, interval: 25 },
+  );
 }
 
 describe.runIf(postgres.length > 0)('an export written by the database in several statements', () => {
